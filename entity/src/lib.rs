@@ -1,0 +1,16 @@
+//! SeaORM entities, one module per table. Timestamps are UTC epoch milliseconds.
+
+pub mod api_key;
+pub mod auth_session;
+pub mod daily_salt;
+pub mod event;
+pub mod identity;
+pub mod link;
+pub mod link_click;
+pub mod member;
+pub mod org;
+pub mod site;
+pub mod tracked_session;
+pub mod user;
+pub mod visitor;
+pub mod webhook_delivery;

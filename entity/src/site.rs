@@ -1,0 +1,38 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "sites")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub org_id: i64,
+    pub name: String,
+    pub domain: String,
+    /// Globally unique; the first path segment of a short link.
+    pub slug: String,
+    /// `cookie` or `cookieless`.
+    pub tracking_mode: String,
+    pub first_party_domain: Option<String>,
+    /// JSON array of path patterns that count as high-value views.
+    pub high_value_patterns: String,
+    pub hot_threshold: i32,
+    pub created_at: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::org::Entity",
+        from = "Column::OrgId",
+        to = "super::org::Column::Id"
+    )]
+    Org,
+}
+
+impl Related<super::org::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Org.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,52 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[sea_orm(table_name = "tracked_sessions")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub site_id: i64,
+    pub visitor_id: i64,
+    pub tracker_vid: String,
+    pub started_at: i64,
+    pub ended_at: i64,
+    pub duration_seconds: i64,
+    pub pageview_count: i32,
+    pub event_count: i32,
+    pub entry_page: Option<String>,
+    pub exit_page: Option<String>,
+    pub referrer: Option<String>,
+    pub channel: String,
+    pub utm_source: Option<String>,
+    pub utm_medium: Option<String>,
+    pub utm_campaign: Option<String>,
+    pub utm_content: Option<String>,
+    pub utm_term: Option<String>,
+    pub is_bot: bool,
+    pub country: Option<String>,
+    pub city: Option<String>,
+    pub region: Option<String>,
+    pub lat: Option<f64>,
+    pub lon: Option<f64>,
+    pub device_type: Option<String>,
+    pub browser: Option<String>,
+    pub os: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::visitor::Entity",
+        from = "Column::VisitorId",
+        to = "super::visitor::Column::Id"
+    )]
+    Visitor,
+}
+
+impl Related<super::visitor::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Visitor.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

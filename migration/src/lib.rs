@@ -1,0 +1,77 @@
+//! Schema migrations. Every timestamp column holds UTC epoch milliseconds as a
+//! BIGINT, so SQLite and PostgreSQL sort, compare and bucket them identically.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261121_000001_create_accounts;
+mod m20261121_000002_create_sites;
+mod m20261121_000003_create_tracking;
+mod m20261121_000004_create_links;
+mod m20261121_000005_create_webhook_deliveries;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261121_000001_create_accounts::Migration),
+            Box::new(m20261121_000002_create_sites::Migration),
+            Box::new(m20261121_000003_create_tracking::Migration),
+            Box::new(m20261121_000004_create_links::Migration),
+            Box::new(m20261121_000005_create_webhook_deliveries::Migration),
+        ]
+    }
+}
+
+/// A foreign key that deletes the child rows with their parent.
+pub(crate) fn cascade(
+    from: (&'static str, &'static str),
+    to: &'static str,
+) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .name(format!("fk_{}_{}", from.0, from.1))
+        .from(from.0, from.1)
+        .to(to, "id")
+        .on_delete(ForeignKeyAction::Cascade)
+        .to_owned()
+}
+
+pub(crate) fn index(table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
+    let mut stmt = Index::create();
+    stmt.name(format!("idx_{}_{}", table, columns.join("_")))
+        .table(table);
+    for column in columns {
+        stmt.col(*column);
+    }
+    stmt.to_owned()
+}
+
+pub(crate) fn unique_index(table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
+    let mut stmt = index(table, columns);
+    stmt.name(format!("uq_{}_{}", table, columns.join("_")))
+        .unique();
+    stmt
+}
+
+pub(crate) async fn create_indexes(
+    manager: &SchemaManager<'_>,
+    indexes: Vec<IndexCreateStatement>,
+) -> Result<(), DbErr> {
+    for stmt in indexes {
+        manager.create_index(stmt).await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn drop_tables(
+    manager: &SchemaManager<'_>,
+    tables: &[&'static str],
+) -> Result<(), DbErr> {
+    for table in tables {
+        manager
+            .drop_table(Table::drop().table(*table).if_exists().to_owned())
+            .await?;
+    }
+    Ok(())
+}

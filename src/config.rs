@@ -1,0 +1,153 @@
+//! Runtime configuration: every setting is a CLI flag with an environment variable.
+
+use std::net::IpAddr;
+
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// Database URL: `sqlite://path?mode=rwc` or `postgres://user@host/db`.
+    #[arg(
+        long,
+        global = true,
+        env = "DATABASE_URL",
+        default_value = "sqlite://leadtrail.db?mode=rwc"
+    )]
+    pub database_url: String,
+
+    #[arg(long, global = true, env = "HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+
+    #[arg(long, global = true, env = "PORT", default_value_t = 8080)]
+    pub port: u16,
+
+    /// Public URL of this service ({base_url} in the spec).
+    #[arg(
+        long,
+        global = true,
+        env = "BASE_URL",
+        default_value = "http://localhost:8080"
+    )]
+    pub base_url: String,
+
+    /// Base of short links ({short_link_base}); defaults to BASE_URL.
+    #[arg(long, global = true, env = "SHORT_LINK_BASE")]
+    pub short_link_base: Option<String>,
+
+    /// Site used by identify and webhook calls that give no siteId.
+    #[arg(long, global = true, env = "DEFAULT_SITE_ID", default_value_t = 4)]
+    pub default_site_id: i64,
+
+    #[arg(long, global = true, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// A GeoIP2/GeoLite2 City database (.mmdb) for IP geolocation.
+    #[arg(long, global = true, env = "GEOIP_DB_PATH")]
+    pub geoip_db_path: Option<String>,
+
+    /// Which proxy's client-IP and geo headers to believe.
+    #[arg(long, global = true, env = "TRUST_PROXY", value_enum, default_value_t = TrustProxy::None)]
+    pub trust_proxy: TrustProxy,
+
+    #[arg(
+        long,
+        global = true,
+        env = "DISABLE_REGISTRATION",
+        default_value_t = false
+    )]
+    pub disable_registration: bool,
+
+    #[arg(
+        long,
+        global = true,
+        env = "MAX_SITES_PER_ACCOUNT",
+        default_value_t = 10
+    )]
+    pub max_sites_per_account: u32,
+
+    #[arg(long, global = true, env = "GRAPHQL_INTROSPECTION", default_value_t = true, action = clap::ArgAction::Set)]
+    pub graphql_introspection: bool,
+
+    #[arg(
+        long,
+        global = true,
+        env = "WEBHOOK_TIMEOUT_SECS",
+        default_value_t = 10
+    )]
+    pub webhook_timeout_secs: u64,
+
+    /// Requests per client IP per minute on each credential endpoint.
+    #[arg(
+        long,
+        global = true,
+        env = "AUTH_RATE_LIMIT_PER_MINUTE",
+        default_value_t = 10
+    )]
+    pub auth_rate_limit_per_minute: u32,
+
+    /// Collect requests per client IP per second.
+    #[arg(
+        long,
+        global = true,
+        env = "COLLECT_RATE_LIMIT_PER_SECOND",
+        default_value_t = 200
+    )]
+    pub collect_rate_limit_per_second: u32,
+
+    /// Allow webhook targets on private and loopback addresses and any host.
+    /// For local development and tests only.
+    #[arg(
+        long,
+        global = true,
+        env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET",
+        default_value_t = false
+    )]
+    pub webhook_unsafe_allow_any_target: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrustProxy {
+    None,
+    Cloudflare,
+    Vercel,
+    Xff,
+}
+
+impl Config {
+    /// The configuration from environment variables and defaults alone (no flags).
+    pub fn from_env() -> Result<Self, clap::Error> {
+        use clap::{Command, FromArgMatches};
+        let matches = Config::augment_args(Command::new("leadtrail"))
+            .no_binary_name(true)
+            .try_get_matches_from(Vec::<String>::new())?;
+        Config::from_arg_matches(&matches)
+    }
+
+    pub fn base_url(&self) -> &str {
+        self.base_url.trim_end_matches('/')
+    }
+
+    pub fn short_link_base(&self) -> &str {
+        self.short_link_base
+            .as_deref()
+            .unwrap_or(&self.base_url)
+            .trim_end_matches('/')
+    }
+
+    /// The origin (`scheme://host[:port]`) of BASE_URL, for the CSRF check.
+    pub fn base_origin(&self) -> String {
+        url::Url::parse(self.base_url())
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or_else(|_| self.base_url().to_owned())
+    }
+
+    pub fn secure_cookies(&self) -> bool {
+        self.base_url.starts_with("https://")
+    }
+}

@@ -1,0 +1,121 @@
+use std::{net::SocketAddr, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use leadtrail::{
+    config::{Config, LogFormat},
+    db,
+    state::AppState,
+};
+use tracing_subscriber::EnvFilter;
+
+/// Leadtrail: self-hosted web-visitor analytics and lead intelligence.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    config: Config,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run migrations, then serve HTTP (the default).
+    Serve,
+    /// Run pending database migrations and exit.
+    Migrate,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.config.log_format);
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(cli.config).await,
+        Command::Migrate => migrate(&cli.config).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err}");
+            eprintln!("leadtrail: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn,sea_orm_migration=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn migrate(config: &Config) -> Result<(), BoxError> {
+    let db = db::connect(&config.database_url).await?;
+    db::migrate(&db).await?;
+    tracing::info!("migrations are up to date");
+    Ok(())
+}
+
+async fn serve(config: Config) -> Result<(), BoxError> {
+    let db = db::connect(&config.database_url).await?;
+    db::migrate(&db).await?;
+    let addr = SocketAddr::new(config.host, config.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let base = config.base_url().to_owned();
+    let state = AppState::new(db, config);
+    let app = leadtrail::app(state);
+    tracing::info!(%addr, "Leadtrail is listening");
+    println!("Leadtrail is listening on http://{addr}");
+    println!("  REST API:        {base}/api  (sign up: POST {base}/api/auth/sign-up/email)");
+    println!(
+        "  GraphQL:         {base}/graphql  (explorer in the browser, subscriptions at /graphql/ws)"
+    );
+    println!("  Health, metrics: {base}/health/ready, {base}/metrics");
+    println!("  Docs:            README.md");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl+C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %err, "cannot listen for Ctrl+C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

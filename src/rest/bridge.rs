@@ -1,0 +1,83 @@
+//! The in-process REST → GraphQL bridge. A REST route is a static GraphQL
+//! document plus extraction: it runs with the same caller and data as
+//! `/graphql`, and GraphQL error codes become HTTP statuses and the error body.
+
+use async_graphql::Variables;
+use axum::{
+    Json,
+    extract::{FromRef, FromRequestParts},
+    http::request::Parts,
+    response::{IntoResponse, Response},
+};
+use serde_json::Value;
+
+use crate::{
+    auth::RequestContext,
+    error::{AppError, AppResult},
+    graphql::AppSchema,
+};
+
+pub struct Bridge {
+    schema: AppSchema,
+    ctx: RequestContext,
+}
+
+impl<S> FromRequestParts<S> for Bridge
+where
+    S: Send + Sync,
+    AppSchema: FromRef<S>,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        Ok(Bridge {
+            schema: AppSchema::from_ref(state),
+            ctx: RequestContext::from_request_parts(parts, state).await?,
+        })
+    }
+}
+
+/// A successful run: its data, and the headers resolvers set (cookies).
+pub struct Output {
+    data: Value,
+    headers: axum::http::HeaderMap,
+}
+
+impl Bridge {
+    pub async fn run(
+        self,
+        document: &'static str,
+        variables: impl Into<Value>,
+    ) -> AppResult<Output> {
+        let request = async_graphql::Request::new(document)
+            .variables(Variables::from_json(variables.into()))
+            .data(self.ctx);
+        let response = self.schema.execute(request).await;
+        if let Some(error) = response.errors.first() {
+            return Err(AppError::from(error));
+        }
+        let data = response.data.into_json().map_err(AppError::internal)?;
+        Ok(Output {
+            data,
+            headers: response.http_headers,
+        })
+    }
+}
+
+impl Output {
+    /// The whole `data` object is the response: the document's aliases already
+    /// give it the REST field names.
+    pub fn whole(self) -> Response {
+        (self.headers, Json(self.data)).into_response()
+    }
+
+    /// One top-level field of `data` is the response.
+    pub fn field(mut self, name: &str) -> Response {
+        let value = self
+            .data
+            .get_mut(name)
+            .map(Value::take)
+            .unwrap_or(Value::Null);
+        (self.headers, Json(value)).into_response()
+    }
+}

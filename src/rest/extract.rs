@@ -1,0 +1,69 @@
+//! Request extractors whose rejections are the JSON error body, never axum's
+//! plain-text ones.
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Request, rejection::BytesRejection},
+    http::{StatusCode, request::Parts},
+};
+use serde_json::{Map, Value};
+
+use crate::{
+    auth::RequestContext,
+    error::{AppError, ErrorCode},
+};
+
+impl<S: Send + Sync> FromRequestParts<S> for RequestContext {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, AppError> {
+        parts
+            .extensions
+            .get::<RequestContext>()
+            .cloned()
+            .ok_or_else(|| AppError::internal("authenticate middleware is not installed"))
+    }
+}
+
+/// The raw body, within the route's body limit.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = AppError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, AppError> {
+        Bytes::from_request(request, state)
+            .await
+            .map(RawBody)
+            .map_err(body_error)
+    }
+}
+
+fn body_error(rejection: BytesRejection) -> AppError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        AppError::new(ErrorCode::PayloadTooLarge, "request body is too large")
+    } else {
+        AppError::bad_request(rejection.body_text())
+    }
+}
+
+/// A JSON object body. An empty body reads as `{}`, so endpoints whose fields
+/// are all optional can be called without one. Field types are checked later,
+/// by the GraphQL document the body feeds.
+pub struct JsonBody(pub Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = AppError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, AppError> {
+        let RawBody(bytes) = RawBody::from_request(request, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody(Map::new()));
+        }
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(JsonBody(map)),
+            Ok(_) => Err(AppError::bad_request("request body must be a JSON object")),
+            Err(err) => Err(AppError::bad_request(format!("malformed JSON: {err}"))),
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! The `/api` routes: each is a static GraphQL document run through the bridge.
+
+pub mod account;
+pub mod auth;
+pub mod bridge;
+pub mod extract;
+
+use axum::{
+    Router,
+    routing::{get, post, put},
+};
+
+use crate::RouterState;
+
+pub fn routes() -> Router<RouterState> {
+    Router::new()
+        .route("/api/auth/sign-up/email", post(auth::sign_up))
+        .route("/api/auth/sign-in/email", post(auth::sign_in))
+        .route("/api/auth/sign-out", post(auth::sign_out))
+        .route("/api/auth/get-session", get(auth::get_session))
+        .route("/api/auth/update-user", post(auth::update_user))
+        .route("/api/auth/change-email", post(auth::change_email))
+        .route("/api/auth/change-password", post(auth::change_password))
+        .route("/api/auth/delete-user", post(auth::delete_user))
+        .route("/api/profile", get(account::profile))
+        .route(
+            "/api/sites",
+            get(account::list_sites).post(account::create_site),
+        )
+        .route(
+            "/api/sites/{id}",
+            put(account::update_site).delete(account::delete_site),
+        )
+}

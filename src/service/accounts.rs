@@ -1,0 +1,260 @@
+//! Users: sign-up, sign-in, and changes to the signed-in account.
+
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,
+    EntityTrait, QueryFilter, TransactionTrait,
+};
+
+use entity::user;
+
+use super::{is_unique_violation, orgs, sessions};
+use crate::{
+    auth::{RequestMeta, password},
+    error::{AppError, AppResult, ErrorCode},
+    time::{DAY_MS, now_ms},
+};
+
+const MAX_NAME_LEN: usize = 100;
+const MAX_EMAIL_LEN: usize = 254;
+/// Deleting an account without re-entering the password needs a fresh sign-in.
+const FRESH_SESSION_MS: i64 = DAY_MS;
+
+pub struct SignedIn {
+    pub token: String,
+    pub user: user::Model,
+    pub persistent: bool,
+}
+
+pub fn normalize_email(email: &str) -> AppResult<String> {
+    let email = email.trim().to_lowercase();
+    if email.len() > MAX_EMAIL_LEN || !email_address::EmailAddress::is_valid(&email) {
+        return Err(AppError::validation(
+            "email",
+            "must be a valid email address",
+        ));
+    }
+    Ok(email)
+}
+
+fn validate_name(name: &str) -> AppResult<String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(AppError::validation("name", "must not be empty"));
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(AppError::validation(
+            "name",
+            format!("must be at most {MAX_NAME_LEN} characters"),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+fn email_in_use() -> AppError {
+    AppError::new(
+        ErrorCode::EmailInUse,
+        "an account with this email already exists",
+    )
+}
+
+pub async fn find(db: &impl ConnectionTrait, user_id: i64) -> AppResult<user::Model> {
+    user::Entity::find_by_id(user_id)
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::not_found("user"))
+}
+
+async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Option<user::Model>> {
+    Ok(user::Entity::find()
+        .filter(user::Column::Email.eq(email))
+        .one(db)
+        .await?)
+}
+
+/// Creates the user, their personal org (with them as owner) and a session.
+pub async fn sign_up(
+    db: &DatabaseConnection,
+    registration_disabled: bool,
+    name: &str,
+    email: &str,
+    password: String,
+    meta: &RequestMeta,
+) -> AppResult<SignedIn> {
+    if registration_disabled {
+        return Err(AppError::forbidden(
+            "registration is disabled on this server",
+        ));
+    }
+    let name = validate_name(name)?;
+    let email = normalize_email(email)?;
+    password::validate(&password)?;
+    if find_by_email(db, &email).await?.is_some() {
+        return Err(email_in_use());
+    }
+    let password_hash = password::hash(password).await?;
+    let txn = db.begin().await?;
+    let now = now_ms();
+    let user = user::ActiveModel {
+        name: Set(name),
+        email: Set(email),
+        password_hash: Set(password_hash),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await
+    .map_err(|err| {
+        if is_unique_violation(&err) {
+            email_in_use()
+        } else {
+            err.into()
+        }
+    })?;
+    orgs::create_personal(&txn, &user).await?;
+    let token = sessions::create(&txn, user.id, true, meta).await?;
+    txn.commit().await?;
+    Ok(SignedIn {
+        token,
+        user,
+        persistent: true,
+    })
+}
+
+pub async fn sign_in(
+    db: &DatabaseConnection,
+    email: &str,
+    password: String,
+    remember_me: bool,
+    meta: &RequestMeta,
+) -> AppResult<SignedIn> {
+    let rejected = || {
+        AppError::new(
+            ErrorCode::InvalidEmailOrPassword,
+            "invalid email or password",
+        )
+    };
+    // Over-long input cannot match a stored password; refuse it before hashing.
+    if password.chars().count() > password::MAX_LEN {
+        return Err(rejected());
+    }
+    let email = email.trim().to_lowercase();
+    let Some(user) = find_by_email(db, &email).await? else {
+        password::burn_verify_time(password).await;
+        return Err(rejected());
+    };
+    if !password::verify(password, user.password_hash.clone()).await? {
+        return Err(rejected());
+    }
+    let token = sessions::create(db, user.id, remember_me, meta).await?;
+    Ok(SignedIn {
+        token,
+        user,
+        persistent: remember_me,
+    })
+}
+
+pub async fn update_name(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    name: &str,
+) -> AppResult<user::Model> {
+    let name = validate_name(name)?;
+    let mut active: user::ActiveModel = find(db, user_id).await?.into();
+    active.name = Set(name);
+    active.updated_at = Set(now_ms());
+    Ok(active.update(db).await?)
+}
+
+/// Takes effect at once (the spec): there is no verification mail.
+pub async fn change_email(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    new_email: &str,
+) -> AppResult<user::Model> {
+    let email = normalize_email(new_email)?;
+    let user = find(db, user_id).await?;
+    if user.email == email {
+        return Ok(user);
+    }
+    if find_by_email(db, &email).await?.is_some() {
+        return Err(email_in_use());
+    }
+    let mut active: user::ActiveModel = user.into();
+    active.email = Set(email);
+    active.updated_at = Set(now_ms());
+    active.update(db).await.map_err(|err| {
+        if is_unique_violation(&err) {
+            email_in_use()
+        } else {
+            err.into()
+        }
+    })
+}
+
+async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
+    let wrong = || AppError::new(ErrorCode::InvalidPassword, "the password is not correct");
+    if password.chars().count() > password::MAX_LEN {
+        return Err(wrong());
+    }
+    if password::verify(password, user.password_hash.clone()).await? {
+        Ok(())
+    } else {
+        Err(wrong())
+    }
+}
+
+/// Returns a new session token when the other sessions were revoked, because
+/// revoking replaces the caller's own session too.
+pub async fn change_password(
+    db: &DatabaseConnection,
+    user_id: i64,
+    current: String,
+    new: String,
+    revoke_other_sessions: bool,
+    meta: &RequestMeta,
+) -> AppResult<(Option<String>, user::Model)> {
+    password::validate(&new)?;
+    let user = find(db, user_id).await?;
+    check_password(&user, current).await?;
+    let password_hash = password::hash(new).await?;
+    let txn = db.begin().await?;
+    let mut active: user::ActiveModel = user.into();
+    active.password_hash = Set(password_hash);
+    active.updated_at = Set(now_ms());
+    let user = active.update(&txn).await?;
+    let token = if revoke_other_sessions {
+        sessions::delete_all_of_user(&txn, user_id).await?;
+        Some(sessions::create(&txn, user_id, true, meta).await?)
+    } else {
+        None
+    };
+    txn.commit().await?;
+    Ok((token, user))
+}
+
+/// Removes the user, their sessions and memberships, and every org in which
+/// they were the only owner, with its sites and all their data.
+pub async fn delete(
+    db: &DatabaseConnection,
+    user_id: i64,
+    session_created_at: i64,
+    password: Option<String>,
+) -> AppResult<()> {
+    let user = find(db, user_id).await?;
+    match password {
+        Some(password) => check_password(&user, password).await?,
+        None if now_ms() - session_created_at > FRESH_SESSION_MS => {
+            return Err(AppError::new(
+                ErrorCode::SessionExpired,
+                "sign in again or give your password to delete the account",
+            ));
+        }
+        None => {}
+    }
+    let txn = db.begin().await?;
+    orgs::delete_solely_owned(&txn, user_id).await?;
+    user::Entity::delete_by_id(user_id).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(())
+}

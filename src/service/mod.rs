@@ -1,0 +1,17 @@
+//! All business logic and all database access, one module per capability.
+//! Tenant data is only ever reached through the scoped finders in `access`.
+
+pub mod access;
+pub mod accounts;
+pub mod api_keys;
+pub mod orgs;
+pub mod profile;
+pub mod sessions;
+pub mod sites;
+
+use sea_orm::{DbErr, SqlErr};
+
+/// Whether an insert or update failed on a unique constraint.
+pub(crate) fn is_unique_violation(err: &DbErr) -> bool {
+    matches!(err.sql_err(), Some(SqlErr::UniqueConstraintViolation(_)))
+}

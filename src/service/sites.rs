@@ -1,0 +1,250 @@
+//! Tracked sites.
+
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait,
+    QueryFilter,
+};
+
+use entity::site;
+
+use super::{access, is_unique_violation, orgs};
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult, ErrorCode},
+    time::now_ms,
+};
+
+pub const DEFAULT_HIGH_VALUE_PATTERNS: [&str; 5] =
+    ["/pricing", "/demo", "/contact", "/signup", "/trial"];
+pub const DEFAULT_HOT_THRESHOLD: i32 = 70;
+const MAX_NAME_LEN: usize = 100;
+const MAX_PATTERNS: usize = 50;
+const MAX_PATTERN_LEN: usize = 200;
+
+pub struct NewSite {
+    /// The org to create the site in; the viewer's primary org when absent.
+    pub org_id: Option<i64>,
+    pub domain: String,
+    pub name: Option<String>,
+}
+
+#[derive(Default)]
+pub struct SiteChanges {
+    pub name: Option<String>,
+    pub domain: Option<String>,
+    pub tracking_mode: Option<String>,
+    /// `Some("")` clears it.
+    pub first_party_domain: Option<String>,
+    pub hot_threshold: Option<i32>,
+    pub high_value_patterns: Option<Vec<String>>,
+}
+
+/// Accepts a host (`Example.com`) or a URL (`https://example.com/x`) and
+/// returns the lower-case host.
+pub fn normalize_domain(field: &str, input: &str) -> AppResult<String> {
+    let input = input.trim();
+    if input.is_empty() {
+        return Err(AppError::validation(field, "must not be empty"));
+    }
+    let with_scheme = if input.contains("://") {
+        input.to_owned()
+    } else {
+        format!("http://{input}")
+    };
+    let url = url::Url::parse(&with_scheme)
+        .map_err(|_| AppError::validation(field, "must be a host name or an http(s) URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(AppError::validation(
+            field,
+            "must be a host name or an http(s) URL",
+        ));
+    }
+    let host = url
+        .host_str()
+        .map(|host| host.trim_end_matches('.').to_owned())
+        .filter(|host| !host.is_empty() && host.len() <= 253)
+        .ok_or_else(|| AppError::validation(field, "must contain a host name"))?;
+    Ok(host)
+}
+
+fn validate_name(name: &str) -> AppResult<String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(AppError::validation("name", "must not be empty"));
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(AppError::validation(
+            "name",
+            format!("must be at most {MAX_NAME_LEN} characters"),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+fn validate_patterns(patterns: Vec<String>) -> AppResult<Vec<String>> {
+    if patterns.len() > MAX_PATTERNS {
+        return Err(AppError::validation(
+            "highValuePatterns",
+            format!("at most {MAX_PATTERNS} patterns"),
+        ));
+    }
+    for pattern in &patterns {
+        if !pattern.starts_with('/') || pattern.len() > MAX_PATTERN_LEN {
+            return Err(AppError::validation(
+                "highValuePatterns",
+                format!(
+                    "each pattern is a path starting with / of at most {MAX_PATTERN_LEN} characters"
+                ),
+            ));
+        }
+    }
+    Ok(patterns)
+}
+
+/// The site's high-value path patterns.
+pub fn high_value_patterns(site: &site::Model) -> Vec<String> {
+    serde_json::from_str(&site.high_value_patterns).unwrap_or_default()
+}
+
+fn patterns_json(patterns: &[String]) -> String {
+    serde_json::Value::from(patterns.to_vec()).to_string()
+}
+
+async fn slug_taken(db: &impl ConnectionTrait, slug: &str) -> AppResult<bool> {
+    Ok(site::Entity::find()
+        .filter(site::Column::Slug.eq(slug))
+        .count(db)
+        .await?
+        > 0)
+}
+
+/// A service-wide unique slug derived from the domain: `example-com`, then
+/// `example-com-2` and so on, then a random suffix.
+async fn unique_slug(db: &impl ConnectionTrait, domain: &str) -> AppResult<String> {
+    let base = orgs::slugify(domain, 40);
+    let base = if base.is_empty() {
+        "site".to_owned()
+    } else {
+        base
+    };
+    if !slug_taken(db, &base).await? {
+        return Ok(base);
+    }
+    for n in 2..=5 {
+        let candidate = format!("{base}-{n}");
+        if !slug_taken(db, &candidate).await? {
+            return Ok(candidate);
+        }
+    }
+    Ok(format!("{base}-{}", orgs::random_suffix()))
+}
+
+pub async fn create(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    max_sites: u32,
+    new: NewSite,
+) -> AppResult<site::Model> {
+    let org_id = match (new.org_id, viewer) {
+        (Some(org_id), _) => org_id,
+        (None, Viewer::ApiKey { org_id, .. }) => *org_id,
+        (None, Viewer::User { user_id, .. }) => orgs::primary(db, *user_id).await?.1.id,
+    };
+    access::find_org(db, viewer, org_id, Role::Admin).await?;
+    let domain = normalize_domain("domain", &new.domain)?;
+    let name = match new.name.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => validate_name(name)?,
+        _ => domain.clone(),
+    };
+    let count = site::Entity::find()
+        .filter(site::Column::OrgId.eq(org_id))
+        .count(db)
+        .await?;
+    if count >= u64::from(max_sites) {
+        return Err(AppError::new(
+            ErrorCode::SiteLimitReached,
+            format!("this account can have at most {max_sites} sites"),
+        ));
+    }
+    let mut slug = unique_slug(db, &domain).await?;
+    loop {
+        let inserted = site::ActiveModel {
+            org_id: Set(org_id),
+            name: Set(name.clone()),
+            domain: Set(domain.clone()),
+            slug: Set(slug.clone()),
+            tracking_mode: Set("cookie".to_owned()),
+            first_party_domain: Set(None),
+            high_value_patterns: Set(patterns_json(
+                &DEFAULT_HIGH_VALUE_PATTERNS.map(str::to_owned),
+            )),
+            hot_threshold: Set(DEFAULT_HOT_THRESHOLD),
+            created_at: Set(now_ms()),
+            ..Default::default()
+        }
+        .insert(db)
+        .await;
+        match inserted {
+            Ok(site) => return Ok(site),
+            // Another request took the slug between our check and insert.
+            Err(err) if is_unique_violation(&err) => {
+                slug = format!("{slug}-{}", orgs::random_suffix())
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+pub async fn update(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+    changes: SiteChanges,
+) -> AppResult<site::Model> {
+    let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
+    let mut active: site::ActiveModel = site.into();
+    if let Some(name) = changes.name {
+        active.name = Set(validate_name(&name)?);
+    }
+    if let Some(domain) = changes.domain {
+        active.domain = Set(normalize_domain("domain", &domain)?);
+    }
+    if let Some(mode) = changes.tracking_mode {
+        if !matches!(mode.as_str(), "cookie" | "cookieless") {
+            return Err(AppError::validation(
+                "trackingMode",
+                "must be cookie or cookieless",
+            ));
+        }
+        active.tracking_mode = Set(mode);
+    }
+    if let Some(host) = changes.first_party_domain {
+        let host = host.trim();
+        active.first_party_domain = Set(if host.is_empty() {
+            None
+        } else {
+            Some(normalize_domain("firstPartyDomain", host)?)
+        });
+    }
+    if let Some(threshold) = changes.hot_threshold {
+        if !(1..=100).contains(&threshold) {
+            return Err(AppError::validation(
+                "hotThreshold",
+                "must be between 1 and 100",
+            ));
+        }
+        active.hot_threshold = Set(threshold);
+    }
+    if let Some(patterns) = changes.high_value_patterns {
+        active.high_value_patterns = Set(patterns_json(&validate_patterns(patterns)?));
+    }
+    Ok(active.update(db).await?)
+}
+
+/// Deletes the site; the database cascades to its links, visitors, sessions,
+/// events, identities, clicks and deliveries.
+pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64) -> AppResult<()> {
+    let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
+    site::Entity::delete_by_id(site.id).exec(db).await?;
+    Ok(())
+}

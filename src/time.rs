@@ -1,0 +1,24 @@
+//! Timestamps are UTC epoch milliseconds inside; ISO 8601 with milliseconds outside.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+pub const MINUTE_MS: i64 = 60_000;
+pub const HOUR_MS: i64 = 60 * MINUTE_MS;
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+pub fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// `2026-11-21T09:30:00.000Z`, the spec's timestamp shape.
+pub fn iso(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+pub fn parse_iso(value: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(value)
+        .ok()
+        .map(|dt| dt.timestamp_millis())
+}
