@@ -22,18 +22,22 @@ pub struct Shared {
     /// Every stored visitor event, for the `liveVisitors` subscription.
     pub live: broadcast::Sender<LiveActivity>,
     pub metrics: Metrics,
+    /// BASE_URL's origin, which cookie-authenticated writes must come from.
+    pub base_origin: String,
 }
 
 impl AppState {
     pub fn new(db: DatabaseConnection, config: Config) -> Self {
         let credential_limiter = KeyedLimiter::per_minute(config.auth_rate_limit_per_minute);
         let (live, _) = broadcast::channel(1024);
+        let base_origin = config.base_origin();
         Self(Arc::new(Shared {
             db,
             config,
             credential_limiter,
             live,
             metrics: Metrics::default(),
+            base_origin,
         }))
     }
 }

@@ -70,17 +70,16 @@ pub async fn check_origin(State(state): State<AppState>, request: Request, next:
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
     );
-    if unsafe_method && cookie::session_token(request.headers()).is_some() {
-        if let Some(origin) = request.headers().get(header::ORIGIN) {
-            let expected = state.config.base_origin();
-            if origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(expected.as_str()) {
-                return AppError::new(
-                    ErrorCode::InvalidOrigin,
-                    "request origin does not match this service",
-                )
-                .into_response();
-            }
-        }
+    if unsafe_method
+        && cookie::session_token(request.headers()).is_some()
+        && let Some(origin) = request.headers().get(header::ORIGIN)
+        && origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(state.base_origin.as_str())
+    {
+        return AppError::new(
+            ErrorCode::InvalidOrigin,
+            "request origin does not match this service",
+        )
+        .into_response();
     }
     next.run(request).await
 }

@@ -104,7 +104,7 @@ pub async fn ws(
     // Browsers send cookies on cross-site websocket upgrades; refuse foreign origins.
     if cookie::session_token(&headers).is_some()
         && let Some(origin) = headers.get(header::ORIGIN)
-        && origin.to_str().ok() != Some(app.config.base_origin().as_str())
+        && origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(app.base_origin.as_str())
     {
         return Err(AppError::new(
             ErrorCode::InvalidOrigin,
