@@ -94,6 +94,15 @@ pub struct Config {
     )]
     pub collect_rate_limit_per_second: u32,
 
+    /// Events the write queue holds before collect answers 503.
+    #[arg(
+        long,
+        global = true,
+        env = "COLLECT_QUEUE_CAPACITY",
+        default_value_t = 10_000
+    )]
+    pub collect_queue_capacity: usize,
+
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
     #[arg(

@@ -3,9 +3,11 @@
 pub mod auth;
 pub mod config;
 pub mod db;
+pub mod enrich;
 pub mod error;
 pub mod graphql;
 pub mod health;
+pub mod ingest;
 pub mod metrics;
 pub mod rest;
 pub mod service;
@@ -15,13 +17,16 @@ pub mod time;
 use axum::{
     Router,
     extract::{DefaultBodyLimit, FromRef},
-    http::{HeaderName, HeaderValue, header},
+    http::{HeaderName, HeaderValue, Method, header},
     middleware,
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{get, post},
 };
 use tower_http::{
-    catch_panic::CatchPanicLayer, set_header::SetResponseHeaderLayer, trace::TraceLayer,
+    catch_panic::CatchPanicLayer,
+    cors::{Any, CorsLayer},
+    set_header::SetResponseHeaderLayer,
+    trace::TraceLayer,
 };
 
 use crate::{error::AppError, graphql::AppSchema, state::AppState};
@@ -36,6 +41,8 @@ pub struct RouterState {
 /// Request bodies of the account API are small; larger ones are refused early.
 const API_BODY_LIMIT: usize = 64 * 1024;
 const GRAPHQL_BODY_LIMIT: usize = 256 * 1024;
+/// A full batch of 100 events with every field at its limit fits.
+const COLLECT_BODY_LIMIT: usize = 1024 * 1024;
 
 pub fn app(state: AppState) -> Router {
     let schema = graphql::build_schema(state.clone());
@@ -63,8 +70,21 @@ pub fn app(state: AppState) -> Router {
             auth::middleware::check_origin,
         ));
 
+    // Collection is public and called from every customer's pages.
+    let collect_cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::POST, Method::OPTIONS])
+        .allow_headers([header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(86_400));
+    let public = Router::new()
+        .route("/api/collect", post(ingest::collect::collect))
+        .layer(DefaultBodyLimit::max(COLLECT_BODY_LIMIT))
+        .layer(collect_cors)
+        .route("/script.js", get(ingest::script::script));
+
     Router::new()
         .merge(authenticated)
+        .merge(public)
         .route("/graphql/explorer.js", get(graphql::explorer::script))
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
@@ -88,4 +108,22 @@ pub fn app(state: AppState) -> Router {
 
 async fn not_found() -> Response {
     AppError::not_found("route").into_response()
+}
+
+/// Serves until `shutdown` resolves, then lets open requests finish and
+/// drains the write queue, so every event answered 2xx is stored.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let router = app(state.clone());
+    let served = axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await;
+    state.writer.shutdown().await;
+    served
 }

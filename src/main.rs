@@ -71,8 +71,7 @@ async fn serve(config: Config) -> Result<(), BoxError> {
         .await
         .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
     let base = config.base_url().to_owned();
-    let state = AppState::new(db, config);
-    let app = leadtrail::app(state);
+    let state = AppState::new(db, config)?;
     tracing::info!(%addr, "Leadtrail is listening");
     println!("Leadtrail is listening on http://{addr}");
     println!("  REST API:        {base}/api  (sign up: POST {base}/api/auth/sign-up/email)");
@@ -80,13 +79,11 @@ async fn serve(config: Config) -> Result<(), BoxError> {
         "  GraphQL:         {base}/graphql  (explorer in the browser, subscriptions at /graphql/ws)"
     );
     println!("  Health, metrics: {base}/health/ready, {base}/metrics");
+    println!(
+        "  Tracker:         <script defer src=\"{base}/script.js\" data-site-id=\"SITE_ID\"></script>"
+    );
     println!("  Docs:            README.md");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await?;
+    leadtrail::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("shut down cleanly");
     Ok(())
 }

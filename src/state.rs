@@ -8,8 +8,10 @@ use tokio::sync::broadcast;
 use crate::{
     auth::rate_limit::{CredentialLimiter, KeyedLimiter},
     config::Config,
-    graphql::types::LiveActivity,
+    enrich::GeoIp,
+    ingest::{SaltCache, writer::Writer},
     metrics::Metrics,
+    service::tracking::Activity,
 };
 
 #[derive(Clone)]
@@ -19,26 +21,43 @@ pub struct Shared {
     pub db: DatabaseConnection,
     pub config: Config,
     pub credential_limiter: CredentialLimiter,
+    pub collect_limiter: KeyedLimiter<std::net::IpAddr>,
     /// Every stored visitor event, for the `liveVisitors` subscription.
-    pub live: broadcast::Sender<LiveActivity>,
+    pub live: broadcast::Sender<Activity>,
+    pub writer: Writer,
+    pub geoip: Option<Arc<GeoIp>>,
+    pub salts: SaltCache,
     pub metrics: Metrics,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
 }
 
 impl AppState {
-    pub fn new(db: DatabaseConnection, config: Config) -> Self {
-        let credential_limiter = KeyedLimiter::per_minute(config.auth_rate_limit_per_minute);
+    /// Opens the GeoIP database if one is configured and starts the batch
+    /// writer; call it inside the Tokio runtime.
+    pub fn new(db: DatabaseConnection, config: Config) -> Result<Self, String> {
+        let geoip = match &config.geoip_db_path {
+            Some(path) => {
+                Some(Arc::new(GeoIp::open(path).map_err(|err| {
+                    format!("cannot open GEOIP_DB_PATH {path}: {err}")
+                })?))
+            }
+            None => None,
+        };
         let (live, _) = broadcast::channel(1024);
-        let base_origin = config.base_origin();
-        Self(Arc::new(Shared {
+        let writer = Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone());
+        Ok(Self(Arc::new(Shared {
+            credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
+            collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
+            base_origin: config.base_origin(),
             db,
             config,
-            credential_limiter,
             live,
+            writer,
+            geoip,
+            salts: SaltCache::default(),
             metrics: Metrics::default(),
-            base_origin,
-        }))
+        })))
     }
 }
 

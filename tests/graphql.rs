@@ -350,13 +350,13 @@ async fn live_visitors_subscription_streams_the_sites_activity() {
         for (site, vid) in [(other_site, "someone-else"), (site_id, "visitor-1")] {
             app.state
                 .live
-                .send(leadtrail::graphql::types::LiveActivity {
+                .send(leadtrail::service::tracking::Activity {
                     site_id: site,
                     tracker_vid: vid.to_owned(),
                     identified_user_id: None,
-                    event_type: "pageview".to_owned(),
+                    event_type: "pageview",
                     page: "/pricing".to_owned(),
-                    timestamp: leadtrail::graphql::types::Timestamp(0),
+                    timestamp: 0,
                 })
                 .unwrap();
         }

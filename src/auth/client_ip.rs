@@ -32,3 +32,19 @@ pub fn client_ip(parts: &Parts, trust: TrustProxy) -> IpAddr {
         .and_then(|value| value.parse().ok())
         .unwrap_or(peer)
 }
+
+/// Extracts the client address as TRUST_PROXY says to find it.
+pub struct ClientIp(pub IpAddr);
+
+impl<S> axum::extract::FromRequestParts<S> for ClientIp
+where
+    S: Send + Sync,
+    crate::state::AppState: axum::extract::FromRef<S>,
+{
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let app = <crate::state::AppState as axum::extract::FromRef<S>>::from_ref(state);
+        Ok(ClientIp(client_ip(parts, app.config.trust_proxy)))
+    }
+}

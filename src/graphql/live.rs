@@ -23,7 +23,10 @@ impl LiveSubscription {
         let updates = BroadcastStream::new(app.live.subscribe());
         // A subscriber that falls behind skips what it missed rather than ending.
         Ok(updates.filter_map(move |update| async move {
-            update.ok().filter(|activity| activity.site_id == site_id)
+            update
+                .ok()
+                .filter(|activity| activity.site_id == site_id)
+                .map(LiveActivity)
         }))
     }
 }

@@ -4,6 +4,7 @@ pub mod account;
 pub mod context;
 pub mod explorer;
 pub mod handler;
+pub mod identify;
 pub mod live;
 pub mod orgs;
 pub mod sites;
@@ -14,7 +15,12 @@ use async_graphql::{MergedObject, Schema, SchemaBuilder};
 use crate::state::AppState;
 
 #[derive(MergedObject, Default)]
-pub struct Query(account::AccountQuery, orgs::OrgQuery, sites::SiteQuery);
+pub struct Query(
+    account::AccountQuery,
+    orgs::OrgQuery,
+    sites::SiteQuery,
+    identify::IdentifyQuery,
+);
 
 #[derive(MergedObject, Default)]
 pub struct Mutation(

@@ -7,7 +7,7 @@ use async_graphql::{
 use entity::{api_key, auth_session, org, site, user};
 
 use crate::{
-    service::{profile, sites},
+    service::{profile, sites, tracking::Activity},
     time,
 };
 
@@ -268,14 +268,28 @@ impl Org {
 }
 
 /// One stored visitor event, pushed by the `liveVisitors` subscription.
-#[derive(SimpleObject, Clone, Debug)]
-pub struct LiveActivity {
-    pub site_id: i64,
-    pub tracker_vid: String,
-    pub identified_user_id: Option<String>,
-    /// `pageview`, `custom_event` or `ping`.
+pub struct LiveActivity(pub Activity);
+
+#[Object]
+impl LiveActivity {
+    async fn site_id(&self) -> i64 {
+        self.0.site_id
+    }
+    async fn tracker_vid(&self) -> &str {
+        &self.0.tracker_vid
+    }
+    async fn identified_user_id(&self) -> Option<&str> {
+        self.0.identified_user_id.as_deref()
+    }
+    /// `pageview` or `custom_event`.
     #[graphql(name = "type")]
-    pub event_type: String,
-    pub page: String,
-    pub timestamp: Timestamp,
+    async fn event_type(&self) -> &str {
+        self.0.event_type
+    }
+    async fn page(&self) -> &str {
+        &self.0.page
+    }
+    async fn timestamp(&self) -> Timestamp {
+        Timestamp(self.0.timestamp)
+    }
 }

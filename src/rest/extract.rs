@@ -67,3 +67,21 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         }
     }
 }
+
+/// Query-string parameters; a malformed query string is a 400 with the JSON body.
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(value)| ApiQuery(value))
+            .map_err(|err| AppError::new(ErrorCode::ValidationError, err.body_text()))
+    }
+}

@@ -4,10 +4,14 @@
 pub mod access;
 pub mod accounts;
 pub mod api_keys;
+pub mod identify;
 pub mod orgs;
 pub mod profile;
+pub mod salts;
+pub mod scoring;
 pub mod sessions;
 pub mod sites;
+pub mod tracking;
 
 use sea_orm::{DbErr, SqlErr};
 

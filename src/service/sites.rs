@@ -248,3 +248,27 @@ pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64) ->
     site::Entity::delete_by_id(site.id).exec(db).await?;
     Ok(())
 }
+
+/// Sites by id for the public collect endpoint, which names sites by their
+/// (public) id and needs no caller.
+pub async fn public_by_ids(
+    db: &impl ConnectionTrait,
+    ids: impl IntoIterator<Item = i64>,
+) -> AppResult<std::collections::HashMap<i64, site::Model>> {
+    let found = site::Entity::find()
+        .filter(site::Column::Id.is_in(ids))
+        .all(db)
+        .await?;
+    Ok(found.into_iter().map(|site| (site.id, site)).collect())
+}
+
+/// Whether a path counts as a high-value view: it equals a pattern or lies below it.
+pub fn is_high_value(patterns: &[String], page: &str) -> bool {
+    patterns.iter().any(|pattern| {
+        let pattern = pattern.trim_end_matches('/');
+        page == pattern
+            || page
+                .strip_prefix(pattern)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}

@@ -13,6 +13,8 @@ use reqwest::{Method, StatusCode, header::HeaderMap};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
+pub mod traffic;
+
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 pub fn unique(prefix: &str) -> String {
@@ -105,7 +107,7 @@ async fn start(
     configure(&mut config);
     let conn = db::connect(&config.database_url).await.expect("connect");
     db::migrate(&conn).await.expect("migrate");
-    let state = AppState::new(conn, config);
+    let state = AppState::new(conn, config).expect("state");
     let router = leadtrail::app(state.clone());
     let server = tokio::spawn(async move {
         axum::serve(

@@ -1,0 +1,9 @@
+//! What the server derives about a hit: client (browser, OS, device, bot),
+//! location, and where the visit came from.
+
+pub mod geo;
+pub mod source;
+pub mod user_agent;
+
+pub use geo::{Geo, GeoIp};
+pub use user_agent::ClientInfo;

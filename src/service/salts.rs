@@ -1,0 +1,50 @@
+//! Daily salts for cookieless tracking. A visitor id is a hash of the day's
+//! salt, the site, the IP and the user agent; salts older than yesterday are
+//! deleted, so an id cannot be recomputed after that.
+
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::OnConflict,
+};
+use sha2::{Digest, Sha256};
+
+use entity::daily_salt;
+
+use crate::{auth::token, error::AppResult, time::DAY_MS};
+
+pub fn day_of(ms: i64) -> i64 {
+    ms.div_euclid(DAY_MS)
+}
+
+/// The salt of `day`, created by whoever asks first.
+pub async fn salt_for(db: &impl ConnectionTrait, day: i64) -> AppResult<String> {
+    if let Some(found) = daily_salt::Entity::find_by_id(day).one(db).await? {
+        return Ok(found.salt);
+    }
+    let row = daily_salt::ActiveModel {
+        day: Set(day),
+        salt: Set(token::random_token()),
+    };
+    daily_salt::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(daily_salt::Column::Day)
+                .do_nothing()
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    daily_salt::Entity::delete_many()
+        .filter(daily_salt::Column::Day.lt(day - 1))
+        .exec(db)
+        .await?;
+    let stored = daily_salt::Entity::find_by_id(day).one(db).await?;
+    Ok(stored.map(|row| row.salt).unwrap_or_default())
+}
+
+pub fn cookieless_visitor_id(salt: &str, site_id: i64, ip: &str, user_agent: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [salt, &site_id.to_string(), ip, user_agent] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    format!("cl_{}", &hex::encode(hasher.finalize())[..32])
+}

@@ -1,0 +1,162 @@
+//! The SQL half of a write batch: insert what is new, update what changed.
+
+use std::collections::HashMap;
+
+use sea_orm::{
+    ActiveModelTrait,
+    ActiveValue::{NotSet, Set},
+    ConnectionTrait, DbErr, EntityTrait, IntoActiveModel,
+};
+
+use entity::{event, identity, visitor};
+
+use super::{
+    Activity, EventKind,
+    batch::{Batch, CHUNK},
+};
+
+/// Rows per multi-row INSERT of events (14 columns each).
+const EVENT_ROWS: usize = 200;
+
+pub(super) async fn write(
+    db: &impl ConnectionTrait,
+    mut batch: Batch<'_>,
+) -> Result<Vec<Activity>, DbErr> {
+    batch.rescore();
+    insert_visitors(db, &mut batch).await?;
+    for slot in batch.sessions.iter_mut().filter(|slot| slot.is_new) {
+        slot.model.visitor_id = batch.visitors[slot.visitor].model.id;
+        let mut active = slot.model.clone().into_active_model().reset_all();
+        active.id = NotSet;
+        slot.model.id = active.insert(db).await?.id;
+    }
+    for index in 0..batch.visitors.len() {
+        if let Some(session) = batch.visitors[index].session {
+            let session_id = batch.sessions[session].model.id;
+            let slot = &mut batch.visitors[index];
+            if slot.model.last_session_id != Some(session_id) {
+                slot.model.last_session_id = Some(session_id);
+                slot.dirty = true;
+            }
+        }
+    }
+    for slot in batch.visitors.iter().filter(|slot| slot.dirty) {
+        slot.model
+            .clone()
+            .into_active_model()
+            .reset_all()
+            .update(db)
+            .await?;
+    }
+    for slot in batch
+        .sessions
+        .iter()
+        .filter(|slot| slot.dirty && !slot.is_new)
+    {
+        slot.model
+            .clone()
+            .into_active_model()
+            .reset_all()
+            .update(db)
+            .await?;
+    }
+
+    let rows: Vec<event::ActiveModel> = batch
+        .events
+        .iter()
+        .map(|pending| {
+            let e = pending.event;
+            event::ActiveModel {
+                id: NotSet,
+                site_id: Set(e.site_id),
+                visitor_id: Set(batch.visitors[pending.visitor].model.id),
+                session_id: Set(batch.sessions[pending.session].model.id),
+                event_type: Set(e.kind.as_str().to_owned()),
+                event_name: Set(e.event_name.clone()),
+                page: Set(e.page.clone()),
+                page_title: Set(e.page_title.clone()),
+                referrer: Set(e.referrer.clone()),
+                props: Set(e.props.clone()),
+                engaged_ms: Set(e.engaged_ms),
+                is_bot: Set(e.client.info.is_bot),
+                timestamp: Set(e.timestamp),
+            }
+        })
+        .collect();
+    for chunk in rows.chunks(EVENT_ROWS) {
+        event::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(db)
+            .await?;
+    }
+
+    for pending in &batch.identities {
+        let c = pending.command;
+        identity::ActiveModel {
+            id: NotSet,
+            site_id: Set(c.site_id),
+            visitor_id: Set(batch.visitors[pending.visitor].model.id),
+            tracker_vid: Set(c.tracker_vid.clone()),
+            user_id: Set(c.user_id.clone()),
+            email: Set(c.email.clone()),
+            name: Set(c.name.clone()),
+            company: Set(c.company.clone()),
+            phone: Set(c.phone.clone()),
+            traits: Set(c.traits.clone()),
+            source: Set(c.source.clone()),
+            source_detail: Set(c.source_detail.clone()),
+            identified_at: Set(c.identified_at),
+        }
+        .insert(db)
+        .await?;
+    }
+
+    Ok(batch
+        .events
+        .iter()
+        .filter(|pending| pending.event.kind != EventKind::Ping)
+        .map(|pending| Activity {
+            site_id: pending.event.site_id,
+            tracker_vid: pending.event.tracker_vid.clone(),
+            identified_user_id: batch.visitors[pending.visitor]
+                .model
+                .identified_user_id
+                .clone(),
+            event_type: pending.event.kind.as_str(),
+            page: pending.event.page.clone(),
+            timestamp: pending.event.timestamp,
+        })
+        .collect())
+}
+
+/// New visitors go in with multi-row inserts; their ids come back by
+/// (site, tracker_vid), which is unique.
+async fn insert_visitors(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
+    let new: Vec<usize> = (0..batch.visitors.len())
+        .filter(|&i| batch.visitors[i].is_new)
+        .collect();
+    for chunk in new.chunks(CHUNK / 5) {
+        let rows = chunk.iter().map(|&i| {
+            let mut active = batch.visitors[i]
+                .model
+                .clone()
+                .into_active_model()
+                .reset_all();
+            active.id = NotSet;
+            active
+        });
+        let inserted = visitor::Entity::insert_many(rows)
+            .exec_with_returning(db)
+            .await?;
+        let ids: HashMap<(i64, String), i64> = inserted
+            .into_iter()
+            .map(|model| ((model.site_id, model.tracker_vid), model.id))
+            .collect();
+        for &i in chunk {
+            let slot = &mut batch.visitors[i];
+            if let Some(&id) = ids.get(&(slot.model.site_id, slot.model.tracker_vid.clone())) {
+                slot.model.id = id;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! Recording visitor activity. The batch writer hands this module a batch of
+//! write operations (collected events, identifies); it applies them in memory
+//! against the visitors and sessions they touch, then writes the result in one
+//! transaction.
+
+mod batch;
+mod flush;
+
+use std::sync::Arc;
+
+use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
+
+use crate::enrich::{ClientInfo, Geo, source::Utm};
+
+pub use batch::SESSION_TIMEOUT_MS;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Pageview,
+    CustomEvent,
+    /// An engagement ping: extends the open session's time; not shown as an event.
+    Ping,
+}
+
+impl EventKind {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "pageview" => Some(Self::Pageview),
+            "custom_event" => Some(Self::CustomEvent),
+            "ping" => Some(Self::Ping),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pageview => "pageview",
+            Self::CustomEvent => "custom_event",
+            Self::Ping => "ping",
+        }
+    }
+}
+
+/// Who sent a hit; shared by every event of one request.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub info: ClientInfo,
+    pub geo: Geo,
+}
+
+/// A validated, enriched event, ready to be recorded.
+#[derive(Debug, Clone)]
+pub struct CollectedEvent {
+    pub site_id: i64,
+    pub tracker_vid: String,
+    pub kind: EventKind,
+    pub event_name: String,
+    pub page: String,
+    pub page_title: Option<String>,
+    /// The referrer as the browser sent it.
+    pub referrer: Option<String>,
+    /// The host of the referrer when it is another site.
+    pub external_referrer_host: Option<String>,
+    pub utm: Utm,
+    /// The `lt_click` id of the tracking-link click that brought the visitor.
+    pub click_key: Option<String>,
+    /// A JSON object.
+    pub props: String,
+    pub engaged_ms: i64,
+    /// Whether the page matches one of the site's high-value patterns.
+    pub high_value: bool,
+    pub timestamp: i64,
+    pub client: Arc<Client>,
+}
+
+/// An identify call, already validated and authorized.
+#[derive(Debug, Clone)]
+pub struct IdentifyCommand {
+    pub site_id: i64,
+    pub tracker_vid: String,
+    pub user_id: Option<String>,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub phone: Option<String>,
+    /// A JSON object.
+    pub traits: String,
+    pub source: String,
+    pub source_detail: Option<String>,
+    pub identified_at: i64,
+}
+
+pub enum WriteOp {
+    Events(Vec<CollectedEvent>),
+    Identify(IdentifyCommand),
+}
+
+impl WriteOp {
+    pub fn event_count(&self) -> usize {
+        match self {
+            WriteOp::Events(events) => events.len(),
+            WriteOp::Identify(_) => 0,
+        }
+    }
+}
+
+/// A stored event, for the live stream.
+#[derive(Debug, Clone)]
+pub struct Activity {
+    pub site_id: i64,
+    pub tracker_vid: String,
+    pub identified_user_id: Option<String>,
+    pub event_type: &'static str,
+    pub page: String,
+    pub timestamp: i64,
+}
+
+/// Applies the operations in order, in one transaction.
+pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
+    let txn = db.begin().await?;
+    let mut batch = batch::Batch::load(&txn, ops).await?;
+    for op in ops {
+        match op {
+            WriteOp::Events(events) => events.iter().for_each(|event| batch.record(event)),
+            WriteOp::Identify(command) => batch.identify(command),
+        }
+    }
+    let activities = flush::write(&txn, batch).await?;
+    txn.commit().await?;
+    Ok(activities)
+}

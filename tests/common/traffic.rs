@@ -1,0 +1,105 @@
+//! Feeding traffic through the public endpoints, and reading back what was stored.
+#![allow(dead_code)]
+
+use entity::{event, tracked_session, visitor};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::{Value, json};
+
+use super::{Client, Reply, TestApp};
+
+pub const DESKTOP_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
+pub const PHONE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+pub const TABLET_UA: &str = "Mozilla/5.0 (iPad; CPU OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+pub const BOT_UA: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+/// A pageview for `site` by `vid` at `url`.
+pub fn pageview(site: i64, vid: &str, url: &str) -> Value {
+    json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": url })
+}
+
+/// `event` with its `ts` set to `ms`.
+pub fn at(mut event: Value, ms: i64) -> Value {
+    event["ts"] = json!(ms);
+    event
+}
+
+impl TestApp {
+    /// POSTs to /api/collect with a user agent and extra headers.
+    pub async fn collect_with(
+        &self,
+        body: Value,
+        user_agent: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let http = reqwest::Client::new();
+        let mut request = http
+            .post(format!("{}/api/collect", self.base))
+            .header("content-type", "text/plain")
+            .header("user-agent", user_agent)
+            .body(body.to_string());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("collect");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = response.text().await.unwrap_or_default();
+        Reply {
+            status,
+            headers,
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+            text,
+        }
+    }
+
+    /// Collects from a desktop browser and waits until the events are stored.
+    pub async fn collect(&self, body: Value) -> Reply {
+        let reply = self.collect_with(body, DESKTOP_UA, &[]).await;
+        self.state.writer.flush().await;
+        reply
+    }
+
+    pub async fn visitor(&self, site: i64, vid: &str) -> visitor::Model {
+        visitor::Entity::find()
+            .filter(visitor::Column::SiteId.eq(site))
+            .filter(visitor::Column::TrackerVid.eq(vid))
+            .one(&self.state.db)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("visitor {vid} stored"))
+    }
+
+    pub async fn sessions_of(&self, visitor_id: i64) -> Vec<tracked_session::Model> {
+        tracked_session::Entity::find()
+            .filter(tracked_session::Column::VisitorId.eq(visitor_id))
+            .order_by_asc(tracked_session::Column::StartedAt)
+            .all(&self.state.db)
+            .await
+            .unwrap()
+    }
+
+    pub async fn events_of(&self, visitor_id: i64) -> Vec<event::Model> {
+        event::Entity::find()
+            .filter(event::Column::VisitorId.eq(visitor_id))
+            .order_by_asc(event::Column::Timestamp)
+            .order_by_asc(event::Column::Id)
+            .all(&self.state.db)
+            .await
+            .unwrap()
+    }
+
+    pub async fn event_count(&self) -> usize {
+        event::Entity::find()
+            .all(&self.state.db)
+            .await
+            .unwrap()
+            .len()
+    }
+}
+
+impl Client {
+    /// POST /api/identify.
+    pub async fn identify(&self, body: Value) -> Reply {
+        self.post("/api/identify", body).await
+    }
+}
