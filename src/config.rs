@@ -7,12 +7,7 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Args)]
 pub struct Config {
     /// Database URL: `sqlite://path?mode=rwc` or `postgres://user@host/db`.
-    #[arg(
-        long,
-        global = true,
-        env = "DATABASE_URL",
-        default_value = "sqlite://leadtrail.db?mode=rwc"
-    )]
+    #[arg(long, global = true, env = "DATABASE_URL", default_value = "sqlite://leadtrail.db?mode=rwc")]
     pub database_url: String,
 
     #[arg(long, global = true, env = "HOST", default_value = "127.0.0.1")]
@@ -22,12 +17,7 @@ pub struct Config {
     pub port: u16,
 
     /// Public URL of this service ({base_url} in the spec).
-    #[arg(
-        long,
-        global = true,
-        env = "BASE_URL",
-        default_value = "http://localhost:8080"
-    )]
+    #[arg(long, global = true, env = "BASE_URL", default_value = "http://localhost:8080")]
     pub base_url: String,
 
     /// Base of short links ({short_link_base}); defaults to BASE_URL.
@@ -49,68 +39,33 @@ pub struct Config {
     #[arg(long, global = true, env = "TRUST_PROXY", value_enum, default_value_t = TrustProxy::None)]
     pub trust_proxy: TrustProxy,
 
-    #[arg(
-        long,
-        global = true,
-        env = "DISABLE_REGISTRATION",
-        default_value_t = false
-    )]
+    #[arg(long, global = true, env = "DISABLE_REGISTRATION", default_value_t = false)]
     pub disable_registration: bool,
 
-    #[arg(
-        long,
-        global = true,
-        env = "MAX_SITES_PER_ACCOUNT",
-        default_value_t = 10
-    )]
+    #[arg(long, global = true, env = "MAX_SITES_PER_ACCOUNT", default_value_t = 10)]
     pub max_sites_per_account: u32,
 
     #[arg(long, global = true, env = "GRAPHQL_INTROSPECTION", default_value_t = true, action = clap::ArgAction::Set)]
     pub graphql_introspection: bool,
 
-    #[arg(
-        long,
-        global = true,
-        env = "WEBHOOK_TIMEOUT_SECS",
-        default_value_t = 10
-    )]
+    #[arg(long, global = true, env = "WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]
     pub webhook_timeout_secs: u64,
 
     /// Requests per client IP per minute on each credential endpoint.
-    #[arg(
-        long,
-        global = true,
-        env = "AUTH_RATE_LIMIT_PER_MINUTE",
-        default_value_t = 10
-    )]
+    #[arg(long, global = true, env = "AUTH_RATE_LIMIT_PER_MINUTE", default_value_t = 10)]
     pub auth_rate_limit_per_minute: u32,
 
     /// Collect requests per client IP per second.
-    #[arg(
-        long,
-        global = true,
-        env = "COLLECT_RATE_LIMIT_PER_SECOND",
-        default_value_t = 200
-    )]
+    #[arg(long, global = true, env = "COLLECT_RATE_LIMIT_PER_SECOND", default_value_t = 200)]
     pub collect_rate_limit_per_second: u32,
 
     /// Events the write queue holds before collect answers 503.
-    #[arg(
-        long,
-        global = true,
-        env = "COLLECT_QUEUE_CAPACITY",
-        default_value_t = 10_000
-    )]
+    #[arg(long, global = true, env = "COLLECT_QUEUE_CAPACITY", default_value_t = 10_000)]
     pub collect_queue_capacity: usize,
 
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
-    #[arg(
-        long,
-        global = true,
-        env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET",
-        default_value_t = false
-    )]
+    #[arg(long, global = true, env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET", default_value_t = false)]
     pub webhook_unsafe_allow_any_target: bool,
 }
 
@@ -143,10 +98,7 @@ impl Config {
     }
 
     pub fn short_link_base(&self) -> &str {
-        self.short_link_base
-            .as_deref()
-            .unwrap_or(&self.base_url)
-            .trim_end_matches('/')
+        self.short_link_base.as_deref().unwrap_or(&self.base_url).trim_end_matches('/')
     }
 
     /// The origin (`scheme://host[:port]`) of BASE_URL, for the CSRF check.

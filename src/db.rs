@@ -7,8 +7,7 @@ use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     let mut opts = ConnectOptions::new(url.to_owned());
-    opts.sqlx_logging(false)
-        .acquire_timeout(Duration::from_secs(5));
+    opts.sqlx_logging(false).acquire_timeout(Duration::from_secs(5));
     if url.starts_with("sqlite") {
         use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
         // WAL lets readers run beside the batch writer; NORMAL sync is durable

@@ -89,9 +89,7 @@ impl ErrorCode {
     }
 
     pub fn parse(code: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|candidate| candidate.as_str() == code)
+        Self::ALL.into_iter().find(|candidate| candidate.as_str() == code)
     }
 
     pub fn status(self) -> StatusCode {
@@ -131,11 +129,7 @@ pub type AppResult<T> = Result<T, AppError>;
 
 impl AppError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            retry_after: None,
-        }
+        Self { code, message: message.into(), retry_after: None }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -167,10 +161,7 @@ impl AppError {
     }
 
     pub fn unavailable(message: impl Into<String>, retry_after_secs: u64) -> Self {
-        Self {
-            retry_after: Some(retry_after_secs.max(1)),
-            ..Self::new(ErrorCode::Unavailable, message)
-        }
+        Self { retry_after: Some(retry_after_secs.max(1)), ..Self::new(ErrorCode::Unavailable, message) }
     }
 
     /// Logs the cause; clients only ever see `INTERNAL_ERROR`.
@@ -215,15 +206,10 @@ struct ErrorBody<'a> {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            code: self.code.as_str(),
-            message: &self.message,
-        };
+        let body = ErrorBody { code: self.code.as_str(), message: &self.message };
         let mut response = (self.status(), Json(body)).into_response();
         if let Some(secs) = self.retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }
@@ -257,16 +243,10 @@ impl From<&async_graphql::ServerError> for AppError {
                 _ => None,
             })
             .unwrap_or(ErrorCode::ValidationError);
-        let retry_after = ext
-            .and_then(|ext| ext.get("retryAfter"))
-            .and_then(|value| match value {
-                async_graphql::Value::Number(n) => n.as_u64(),
-                _ => None,
-            });
-        Self {
-            code,
-            message: err.message.clone(),
-            retry_after,
-        }
+        let retry_after = ext.and_then(|ext| ext.get("retryAfter")).and_then(|value| match value {
+            async_graphql::Value::Number(n) => n.as_u64(),
+            _ => None,
+        });
+        Self { code, message: err.message.clone(), retry_after }
     }
 }

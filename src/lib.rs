@@ -46,29 +46,17 @@ const COLLECT_BODY_LIMIT: usize = 1024 * 1024;
 
 pub fn app(state: AppState) -> Router {
     let schema = graphql::build_schema(state.clone());
-    let router_state = RouterState {
-        app: state.clone(),
-        schema,
-    };
+    let router_state = RouterState { app: state.clone(), schema };
 
     let graphql_routes = Router::new()
-        .route(
-            "/graphql",
-            get(graphql::handler::get).post(graphql::handler::post),
-        )
+        .route("/graphql", get(graphql::handler::get).post(graphql::handler::post))
         .route("/graphql/ws", get(graphql::handler::ws))
         .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
     let authenticated = rest::routes()
         .layer(DefaultBodyLimit::max(API_BODY_LIMIT))
         .merge(graphql_routes)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::middleware::authenticate,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::middleware::check_origin,
-        ));
+        .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::authenticate))
+        .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::check_origin));
 
     // Collection is public and called from every customer's pages.
     let collect_cors = CorsLayer::new()
@@ -101,9 +89,7 @@ pub fn app(state: AppState) -> Router {
             HeaderValue::from_static("strict-origin-when-cross-origin"),
         ))
         .layer(TraceLayer::new_for_http())
-        .layer(CatchPanicLayer::custom(|_| {
-            AppError::internal("a request handler panicked").into_response()
-        }))
+        .layer(CatchPanicLayer::custom(|_| AppError::internal("a request handler panicked").into_response()))
 }
 
 async fn not_found() -> Response {
@@ -118,12 +104,9 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let router = app(state.clone());
-    let served = axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await;
+    let served = axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await;
     state.writer.shutdown().await;
     served
 }

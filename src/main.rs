@@ -67,21 +67,16 @@ async fn serve(config: Config) -> Result<(), BoxError> {
     let db = db::connect(&config.database_url).await?;
     db::migrate(&db).await?;
     let addr = SocketAddr::new(config.host, config.port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|err| format!("cannot listen on {addr}: {err}"))?;
     let base = config.base_url().to_owned();
     let state = AppState::new(db, config)?;
     tracing::info!(%addr, "Leadtrail is listening");
     println!("Leadtrail is listening on http://{addr}");
     println!("  REST API:        {base}/api  (sign up: POST {base}/api/auth/sign-up/email)");
-    println!(
-        "  GraphQL:         {base}/graphql  (explorer in the browser, subscriptions at /graphql/ws)"
-    );
+    println!("  GraphQL:         {base}/graphql  (explorer in the browser, subscriptions at /graphql/ws)");
     println!("  Health, metrics: {base}/health/ready, {base}/metrics");
-    println!(
-        "  Tracker:         <script defer src=\"{base}/script.js\" data-site-id=\"SITE_ID\"></script>"
-    );
+    println!("  Tracker:         <script defer src=\"{base}/script.js\" data-site-id=\"SITE_ID\"></script>");
     println!("  Docs:            README.md");
     leadtrail::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("shut down cleanly");

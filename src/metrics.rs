@@ -41,20 +41,10 @@ impl Default for Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
         let latency = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new([
-                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-            ])
+            Histogram::new([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5])
         });
-        registry.register(
-            "http_request_duration_seconds",
-            "Time to answer HTTP requests",
-            latency.clone(),
-        );
-        Self {
-            registry,
-            requests,
-            latency,
-        }
+        registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
+        Self { registry, requests, latency }
     }
 }
 
@@ -75,30 +65,15 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
-    let labels = RequestLabels {
-        method,
-        route: route.clone(),
-        status: response.status().as_u16(),
-    };
+    let labels = RequestLabels { method, route: route.clone(), status: response.status().as_u16() };
     state.metrics.requests.get_or_create(&labels).inc();
-    state
-        .metrics
-        .latency
-        .get_or_create(&RouteLabels { route })
-        .observe(started.elapsed().as_secs_f64());
+    state.metrics.latency.get_or_create(&RouteLabels { route }).observe(started.elapsed().as_secs_f64());
     response
 }
 
 pub async fn render(State(state): State<AppState>) -> Response {
     match state.metrics.render() {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                "text/plain; version=0.0.4; charset=utf-8",
-            )],
-            text,
-        )
-            .into_response(),
+        Ok(text) => ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response(),
         Err(err) => AppError::internal(err).into_response(),
     }
 }

@@ -38,9 +38,7 @@ impl AppState {
     pub fn new(db: DatabaseConnection, config: Config) -> Result<Self, String> {
         let geoip = match &config.geoip_db_path {
             Some(path) => {
-                Some(Arc::new(GeoIp::open(path).map_err(|err| {
-                    format!("cannot open GEOIP_DB_PATH {path}: {err}")
-                })?))
+                Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
             }
             None => None,
         };

@@ -12,13 +12,9 @@ pub fn now_ms() -> i64 {
 
 /// `2026-11-21T09:30:00.000Z`, the spec's timestamp shape.
 pub fn iso(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 pub fn parse_iso(value: &str) -> Option<i64> {
-    DateTime::parse_from_rfc3339(value)
-        .ok()
-        .map(|dt| dt.timestamp_millis())
+    DateTime::parse_from_rfc3339(value).ok().map(|dt| dt.timestamp_millis())
 }

@@ -23,12 +23,7 @@ async fn a_pageview_is_stored_with_everything_derived() {
 
         let visitor = app.visitor(site, "vid-1").await;
         assert_eq!(
-            (
-                visitor.total_sessions,
-                visitor.total_pageviews,
-                visitor.total_events,
-                visitor.high_value_views
-            ),
+            (visitor.total_sessions, visitor.total_pageviews, visitor.total_events, visitor.high_value_views),
             (1, 1, 1, 1)
         );
         assert_eq!(visitor.status, "anonymous");
@@ -36,10 +31,7 @@ async fn a_pageview_is_stored_with_everything_derived() {
         assert_eq!(visitor.browser.as_deref(), Some("Chrome"));
         assert_eq!(visitor.os.as_deref(), Some("Windows 10"));
         assert!(!visitor.is_bot);
-        assert_eq!(
-            visitor.first_referrer.as_deref(),
-            Some("https://news.example.org/post/1")
-        );
+        assert_eq!(visitor.first_referrer.as_deref(), Some("https://news.example.org/post/1"));
         assert_eq!(visitor.country, None, "unknown geo is null, never a guess");
 
         let sessions = app.sessions_of(visitor.id).await;
@@ -52,10 +44,7 @@ async fn a_pageview_is_stored_with_everything_derived() {
         assert_eq!(session.utm_content.as_deref(), Some("hero"));
         assert_eq!(session.utm_term.as_deref(), Some("crm"));
         assert_eq!(session.channel, "Email");
-        assert_eq!(
-            session.referrer.as_deref(),
-            Some("https://news.example.org/post/1")
-        );
+        assert_eq!(session.referrer.as_deref(), Some("https://news.example.org/post/1"));
         assert_eq!(visitor.last_session_id, Some(session.id));
 
         let events = app.events_of(visitor.id).await;
@@ -71,22 +60,15 @@ async fn a_pageview_is_stored_with_everything_derived() {
 async fn collect_takes_json_batches_and_answers_cors_preflight() {
     for app in apps().await {
         let (_, site) = app.user_with_site("Bo", "bo.example").await;
-        let events: Vec<_> = (0..3)
-            .map(|i| pageview(site, "vid-b", &format!("https://bo.example/p{i}")))
-            .collect();
+        let events: Vec<_> = (0..3).map(|i| pageview(site, "vid-b", &format!("https://bo.example/p{i}"))).collect();
         let client = app.client();
-        let reply = client
-            .post("/api/collect", json!({ "events": events }))
-            .await;
+        let reply = client.post("/api/collect", json!({ "events": events })).await;
         assert_eq!(reply.expect(202), &json!({ "accepted": 3 }));
         app.state.writer.flush().await;
         assert_eq!(app.visitor(site, "vid-b").await.total_pageviews, 3);
 
         let preflight = reqwest::Client::new()
-            .request(
-                reqwest::Method::OPTIONS,
-                format!("{}/api/collect", app.base),
-            )
+            .request(reqwest::Method::OPTIONS, format!("{}/api/collect", app.base))
             .header("origin", "https://customer.example")
             .header("access-control-request-method", "POST")
             .header("access-control-request-headers", "content-type")
@@ -106,47 +88,27 @@ async fn sessions_split_after_30_idle_minutes_24_hours_or_a_new_campaign() {
         let url = "https://cy.example/";
         let idle = vec![
             at(pageview(site, "idle", url), t0),
-            at(
-                pageview(site, "idle", "https://cy.example/a"),
-                t0 + 10 * MINUTE_MS,
-            ),
-            at(
-                pageview(site, "idle", "https://cy.example/b"),
-                t0 + 40 * MINUTE_MS,
-            ),
+            at(pageview(site, "idle", "https://cy.example/a"), t0 + 10 * MINUTE_MS),
+            at(pageview(site, "idle", "https://cy.example/b"), t0 + 40 * MINUTE_MS),
             // 30 minutes after /b is still the same session; 31 is not.
-            at(
-                pageview(site, "idle", "https://cy.example/c"),
-                t0 + 70 * MINUTE_MS,
-            ),
-            at(
-                pageview(site, "idle", "https://cy.example/d"),
-                t0 + 101 * MINUTE_MS,
-            ),
+            at(pageview(site, "idle", "https://cy.example/c"), t0 + 70 * MINUTE_MS),
+            at(pageview(site, "idle", "https://cy.example/d"), t0 + 101 * MINUTE_MS),
         ];
         app.collect(json!({ "events": idle })).await.expect(202);
         let visitor = app.visitor(site, "idle").await;
         let sessions = app.sessions_of(visitor.id).await;
         assert_eq!(sessions.len(), 2);
-        assert_eq!(
-            (sessions[0].pageview_count, sessions[1].pageview_count),
-            (4, 1)
-        );
+        assert_eq!((sessions[0].pageview_count, sessions[1].pageview_count), (4, 1));
         assert_eq!(sessions[0].entry_page.as_deref(), Some("/"));
         assert_eq!(sessions[0].exit_page.as_deref(), Some("/c"));
         assert_eq!(sessions[0].duration_seconds, 70 * 60);
         assert_eq!(sessions[1].entry_page.as_deref(), Some("/d"));
         assert_eq!(visitor.total_sessions, 2);
         assert_eq!(visitor.total_time_seconds, 70 * 60);
-        assert_eq!(
-            (visitor.first_seen, visitor.last_seen),
-            (t0, t0 + 101 * MINUTE_MS)
-        );
+        assert_eq!((visitor.first_seen, visitor.last_seen), (t0, t0 + 101 * MINUTE_MS));
 
         // Every 20 minutes for 25 hours: never idle, but capped at 24 hours.
-        let long: Vec<_> = (0..76)
-            .map(|k| at(pageview(site, "long", url), t0 + k * 20 * MINUTE_MS))
-            .collect();
+        let long: Vec<_> = (0..76).map(|k| at(pageview(site, "long", url), t0 + k * 20 * MINUTE_MS)).collect();
         app.collect(json!({ "events": long })).await.expect(202);
         let long_visitor = app.visitor(site, "long").await;
         let sessions = app.sessions_of(long_visitor.id).await;
@@ -155,42 +117,20 @@ async fn sessions_split_after_30_idle_minutes_24_hours_or_a_new_campaign() {
         assert_eq!(sessions[1].pageview_count, 4);
 
         let campaign = vec![
+            at(pageview(site, "camp", "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=a"), t0),
+            at(pageview(site, "camp", "https://cy.example/next"), t0 + MINUTE_MS),
             at(
-                pageview(
-                    site,
-                    "camp",
-                    "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=a",
-                ),
-                t0,
-            ),
-            at(
-                pageview(site, "camp", "https://cy.example/next"),
-                t0 + MINUTE_MS,
-            ),
-            at(
-                pageview(
-                    site,
-                    "camp",
-                    "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=a",
-                ),
+                pageview(site, "camp", "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=a"),
                 t0 + 2 * MINUTE_MS,
             ),
             at(
-                pageview(
-                    site,
-                    "camp",
-                    "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=b",
-                ),
+                pageview(site, "camp", "https://cy.example/?utm_source=google&utm_medium=cpc&utm_campaign=b"),
                 t0 + 3 * MINUTE_MS,
             ),
         ];
         app.collect(json!({ "events": campaign })).await.expect(202);
         let sessions = app.sessions_of(app.visitor(site, "camp").await.id).await;
-        assert_eq!(
-            sessions.len(),
-            2,
-            "only a different campaign starts a session"
-        );
+        assert_eq!(sessions.len(), 2, "only a different campaign starts a session");
         assert_eq!(sessions[0].channel, "Paid Search");
         assert_eq!(sessions[0].pageview_count, 3);
         assert_eq!(sessions[1].utm_campaign.as_deref(), Some("b"));
@@ -201,39 +141,17 @@ async fn sessions_split_after_30_idle_minutes_24_hours_or_a_new_campaign() {
 async fn user_agents_are_classified() {
     for app in apps().await {
         let (_, site) = app.user_with_site("Di", "di.example").await;
-        for (vid, ua) in [
-            ("d", DESKTOP_UA),
-            ("m", PHONE_UA),
-            ("t", TABLET_UA),
-            ("b", BOT_UA),
-        ] {
-            app.collect_with(pageview(site, vid, "https://di.example/"), ua, &[])
-                .await
-                .expect(202);
+        for (vid, ua) in [("d", DESKTOP_UA), ("m", PHONE_UA), ("t", TABLET_UA), ("b", BOT_UA)] {
+            app.collect_with(pageview(site, vid, "https://di.example/"), ua, &[]).await.expect(202);
         }
         app.state.writer.flush().await;
         let class = |v: entity::visitor::Model| (v.device_type.unwrap(), v.is_bot);
-        assert_eq!(
-            class(app.visitor(site, "d").await),
-            ("desktop".to_owned(), false)
-        );
-        assert_eq!(
-            class(app.visitor(site, "m").await),
-            ("mobile".to_owned(), false)
-        );
-        assert_eq!(
-            class(app.visitor(site, "t").await),
-            ("tablet".to_owned(), false)
-        );
-        assert_eq!(
-            class(app.visitor(site, "b").await),
-            ("bot".to_owned(), true)
-        );
+        assert_eq!(class(app.visitor(site, "d").await), ("desktop".to_owned(), false));
+        assert_eq!(class(app.visitor(site, "m").await), ("mobile".to_owned(), false));
+        assert_eq!(class(app.visitor(site, "t").await), ("tablet".to_owned(), false));
+        assert_eq!(class(app.visitor(site, "b").await), ("bot".to_owned(), true));
         let bot = app.visitor(site, "b").await;
-        assert!(
-            app.events_of(bot.id).await[0].is_bot,
-            "bot events are kept, flagged"
-        );
+        assert!(app.events_of(bot.id).await[0].is_bot, "bot events are kept, flagged");
     }
 }
 
@@ -246,17 +164,9 @@ async fn geo_comes_from_trusted_proxy_headers_only() {
         ("cf-iplatitude", "52.52"),
         ("cf-iplongitude", "13.40"),
     ];
-    for app in
-        apps_with(|config| config.trust_proxy = leadtrail::config::TrustProxy::Cloudflare).await
-    {
+    for app in apps_with(|config| config.trust_proxy = leadtrail::config::TrustProxy::Cloudflare).await {
         let (_, site) = app.user_with_site("Ed", "ed.example").await;
-        app.collect_with(
-            pageview(site, "geo", "https://ed.example/"),
-            DESKTOP_UA,
-            &cloudflare,
-        )
-        .await
-        .expect(202);
+        app.collect_with(pageview(site, "geo", "https://ed.example/"), DESKTOP_UA, &cloudflare).await.expect(202);
         app.state.writer.flush().await;
         let v = app.visitor(site, "geo").await;
         assert_eq!(v.country.as_deref(), Some("DE"));
@@ -266,35 +176,15 @@ async fn geo_comes_from_trusted_proxy_headers_only() {
     }
     for app in apps().await {
         let (_, site) = app.user_with_site("Fi", "fi.example").await;
-        app.collect_with(
-            pageview(site, "spoof", "https://fi.example/"),
-            DESKTOP_UA,
-            &cloudflare,
-        )
-        .await
-        .expect(202);
+        app.collect_with(pageview(site, "spoof", "https://fi.example/"), DESKTOP_UA, &cloudflare).await.expect(202);
         app.state.writer.flush().await;
-        assert_eq!(
-            app.visitor(site, "spoof").await.country,
-            None,
-            "untrusted headers are ignored"
-        );
+        assert_eq!(app.visitor(site, "spoof").await.country, None, "untrusted headers are ignored");
     }
-    let vercel = [
-        ("x-vercel-ip-country", "JP"),
-        ("x-vercel-ip-city", "T%C5%8Dky%C5%8D"),
-        ("x-vercel-ip-country-region", "13"),
-    ];
-    for app in apps_with(|config| config.trust_proxy = leadtrail::config::TrustProxy::Vercel).await
-    {
+    let vercel =
+        [("x-vercel-ip-country", "JP"), ("x-vercel-ip-city", "T%C5%8Dky%C5%8D"), ("x-vercel-ip-country-region", "13")];
+    for app in apps_with(|config| config.trust_proxy = leadtrail::config::TrustProxy::Vercel).await {
         let (_, site) = app.user_with_site("Gu", "gu.example").await;
-        app.collect_with(
-            pageview(site, "jp", "https://gu.example/"),
-            DESKTOP_UA,
-            &vercel,
-        )
-        .await
-        .expect(202);
+        app.collect_with(pageview(site, "jp", "https://gu.example/"), DESKTOP_UA, &vercel).await.expect(202);
         app.state.writer.flush().await;
         let v = app.visitor(site, "jp").await;
         assert_eq!(
@@ -320,10 +210,7 @@ fn mmdb_fixture(dir: &std::path::Path) -> String {
             "location": { "latitude": 51.5142, "longitude": -0.0931 }
         }))
         .unwrap();
-    db.insert_node(
-        IpAddrWithMask::new("81.2.69.0".parse().unwrap(), 24),
-        london,
-    );
+    db.insert_node(IpAddrWithMask::new("81.2.69.0".parse().unwrap(), 24), london);
     let path = dir.join("fixture-city.mmdb");
     db.write_to(std::fs::File::create(&path).unwrap()).unwrap();
     path.display().to_string()
@@ -341,21 +228,9 @@ async fn geo_comes_from_a_geoip_database() {
     for app in apps {
         let (_, site) = app.user_with_site("Hu", "hu.example").await;
         let xff = [("x-forwarded-for", "10.0.0.1, 81.2.69.160")];
-        app.collect_with(
-            pageview(site, "uk", "https://hu.example/"),
-            DESKTOP_UA,
-            &xff,
-        )
-        .await
-        .expect(202);
+        app.collect_with(pageview(site, "uk", "https://hu.example/"), DESKTOP_UA, &xff).await.expect(202);
         let elsewhere = [("x-forwarded-for", "203.0.113.9")];
-        app.collect_with(
-            pageview(site, "nowhere", "https://hu.example/"),
-            DESKTOP_UA,
-            &elsewhere,
-        )
-        .await
-        .expect(202);
+        app.collect_with(pageview(site, "nowhere", "https://hu.example/"), DESKTOP_UA, &elsewhere).await.expect(202);
         app.state.writer.flush().await;
         let v = app.visitor(site, "uk").await;
         assert_eq!(
@@ -372,53 +247,31 @@ async fn visitor_aggregates_add_up() {
     for app in apps().await {
         let (_, site) = app.user_with_site("Ivy", "ivy.example").await;
         let t0 = now_ms() - 2 * HOUR_MS;
-        let mut form = at(
-            pageview(site, "agg", "https://ivy.example/contact"),
-            t0 + 3 * MINUTE_MS,
-        );
+        let mut form = at(pageview(site, "agg", "https://ivy.example/contact"), t0 + 3 * MINUTE_MS);
         form["type"] = json!("custom_event");
         form["event_name"] = json!("form_submit");
         form["props"] = json!({ "form_id": "contact" });
-        let mut ping = at(
-            pageview(site, "agg", "https://ivy.example/contact"),
-            t0 + 5 * MINUTE_MS,
-        );
+        let mut ping = at(pageview(site, "agg", "https://ivy.example/contact"), t0 + 5 * MINUTE_MS);
         ping["type"] = json!("ping");
         ping["engaged_ms"] = json!(120_000);
         let mut first = at(pageview(site, "agg", "https://ivy.example/"), t0);
         first["referrer"] = json!("https://www.google.com/");
         let events = vec![
             first,
-            at(
-                pageview(site, "agg", "https://ivy.example/pricing"),
-                t0 + MINUTE_MS,
-            ),
-            at(
-                pageview(site, "agg", "https://ivy.example/contact"),
-                t0 + 2 * MINUTE_MS,
-            ),
+            at(pageview(site, "agg", "https://ivy.example/pricing"), t0 + MINUTE_MS),
+            at(pageview(site, "agg", "https://ivy.example/contact"), t0 + 2 * MINUTE_MS),
             form,
             ping,
-            at(
-                pageview(site, "agg", "https://ivy.example/pricing/enterprise"),
-                t0 + HOUR_MS,
-            ),
+            at(pageview(site, "agg", "https://ivy.example/pricing/enterprise"), t0 + HOUR_MS),
         ];
         app.collect(json!({ "events": events })).await.expect(202);
         let v = app.visitor(site, "agg").await;
         assert_eq!(v.total_sessions, 2);
         assert_eq!(v.total_pageviews, 4);
         assert_eq!(v.total_events, 5, "pings are not events");
-        assert_eq!(
-            v.high_value_views, 3,
-            "/pricing, /contact and /pricing/enterprise"
-        );
+        assert_eq!(v.high_value_views, 3, "/pricing, /contact and /pricing/enterprise");
         assert_eq!(v.form_submits, 1);
-        assert_eq!(
-            v.total_time_seconds,
-            5 * 60,
-            "the ping extends the first session to 5 minutes"
-        );
+        assert_eq!(v.total_time_seconds, 5 * 60, "the ping extends the first session to 5 minutes");
         assert_eq!(v.first_referrer.as_deref(), Some("https://www.google.com/"));
         let sessions = app.sessions_of(v.id).await;
         assert_eq!(sessions[0].channel, "Organic Search");
@@ -427,15 +280,9 @@ async fn visitor_aggregates_add_up() {
         // 4 views (8) + 1 return visit (5) + 5 minutes (5) + 3 high-value (24) + 1 form (15)
         assert_eq!(v.score, 8 + 5 + 5 + 24 + 15);
         let stored = app.events_of(v.id).await;
-        let form = stored
-            .iter()
-            .find(|e| e.event_type == "custom_event")
-            .unwrap();
+        let form = stored.iter().find(|e| e.event_type == "custom_event").unwrap();
         assert_eq!(form.event_name, "form_submit");
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&form.props).unwrap(),
-            json!({ "form_id": "contact" })
-        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&form.props).unwrap(), json!({ "form_id": "contact" }));
     }
 }
 
@@ -453,60 +300,21 @@ async fn bad_events_are_refused_and_nothing_is_stored() {
             (with("site", json!(999_999)), 404, "NOT_FOUND"),
             (with("site", json!("abc")), 400, "VALIDATION_ERROR"),
             (with("type", json!("purchase")), 400, "VALIDATION_ERROR"),
-            (
-                with("url", json!("javascript:alert(1)")),
-                400,
-                "VALIDATION_ERROR",
-            ),
-            (
-                with(
-                    "url",
-                    json!(format!("https://jo.example/{}", "a".repeat(2100))),
-                ),
-                400,
-                "VALIDATION_ERROR",
-            ),
-            (
-                with("title", json!("t".repeat(513))),
-                400,
-                "VALIDATION_ERROR",
-            ),
-            (
-                with("tracker_vid", json!("undefined")),
-                400,
-                "VALIDATION_ERROR",
-            ),
-            (
-                with("tracker_vid", json!("v".repeat(129))),
-                400,
-                "VALIDATION_ERROR",
-            ),
+            (with("url", json!("javascript:alert(1)")), 400, "VALIDATION_ERROR"),
+            (with("url", json!(format!("https://jo.example/{}", "a".repeat(2100)))), 400, "VALIDATION_ERROR"),
+            (with("title", json!("t".repeat(513))), 400, "VALIDATION_ERROR"),
+            (with("tracker_vid", json!("undefined")), 400, "VALIDATION_ERROR"),
+            (with("tracker_vid", json!("v".repeat(129))), 400, "VALIDATION_ERROR"),
             (with("tracker_vid", json!(null)), 400, "VALIDATION_ERROR"),
             (with("type", json!("custom_event")), 400, "VALIDATION_ERROR"),
             (with("ts", json!(1)), 400, "VALIDATION_ERROR"),
             (with("ts", json!("yesterday")), 400, "VALIDATION_ERROR"),
-            (
-                with("props", json!({ "big": "x".repeat(5000) })),
-                400,
-                "VALIDATION_ERROR",
-            ),
+            (with("props", json!({ "big": "x".repeat(5000) })), 400, "VALIDATION_ERROR"),
             (with("props", json!([1, 2])), 400, "VALIDATION_ERROR"),
-            (
-                with("referrer", json!("not a url")),
-                400,
-                "VALIDATION_ERROR",
-            ),
+            (with("referrer", json!("not a url")), 400, "VALIDATION_ERROR"),
             (json!({ "events": [] }), 400, "VALIDATION_ERROR"),
-            (
-                json!({ "events": vec![ok.clone(); 101] }),
-                413,
-                "PAYLOAD_TOO_LARGE",
-            ),
-            (
-                json!({ "events": [ok.clone(), with("type", json!("nope"))] }),
-                400,
-                "VALIDATION_ERROR",
-            ),
+            (json!({ "events": vec![ok.clone(); 101] }), 413, "PAYLOAD_TOO_LARGE"),
+            (json!({ "events": [ok.clone(), with("type", json!("nope"))] }), 400, "VALIDATION_ERROR"),
             (json!([ok.clone()]), 400, "BAD_REQUEST"),
         ];
         for (body, status, code) in cases {
@@ -514,27 +322,11 @@ async fn bad_events_are_refused_and_nothing_is_stored() {
             assert_eq!(reply.status.as_u16(), status, "{body}: {}", reply.text);
             assert_eq!(reply.body["code"], code, "{body}");
         }
-        let reply = app
-            .collect_with(
-                json!({ "events": [ok.clone(), with("type", json!("nope"))] }),
-                DESKTOP_UA,
-                &[],
-            )
-            .await;
-        assert!(
-            reply.body["message"]
-                .as_str()
-                .unwrap()
-                .contains("events[1].type"),
-            "{}",
-            reply.text
-        );
-        let malformed = reqwest::Client::new()
-            .post(format!("{}/api/collect", app.base))
-            .body("{oops")
-            .send()
-            .await
-            .unwrap();
+        let reply =
+            app.collect_with(json!({ "events": [ok.clone(), with("type", json!("nope"))] }), DESKTOP_UA, &[]).await;
+        assert!(reply.body["message"].as_str().unwrap().contains("events[1].type"), "{}", reply.text);
+        let malformed =
+            reqwest::Client::new().post(format!("{}/api/collect", app.base)).body("{oops").send().await.unwrap();
         assert_eq!(malformed.status().as_u16(), 400);
         app.state.writer.flush().await;
         assert_eq!(app.event_count().await, 0, "nothing stored");
@@ -545,42 +337,18 @@ async fn bad_events_are_refused_and_nothing_is_stored() {
 async fn cookieless_sites_derive_the_visitor_on_the_server() {
     for app in apps().await {
         let (client, site) = app.user_with_site("Kai", "kai.example").await;
-        client
-            .put(
-                &format!("/api/sites/{site}"),
-                json!({ "trackingMode": "cookieless" }),
-            )
-            .await
-            .expect(200);
+        client.put(&format!("/api/sites/{site}"), json!({ "trackingMode": "cookieless" })).await.expect(200);
         let mut event = pageview(site, "ignored", "https://kai.example/");
-        app.collect_with(event.clone(), DESKTOP_UA, &[])
-            .await
-            .expect(202);
+        app.collect_with(event.clone(), DESKTOP_UA, &[]).await.expect(202);
         event.as_object_mut().unwrap().remove("tracker_vid");
-        app.collect_with(event.clone(), DESKTOP_UA, &[])
-            .await
-            .expect(202);
+        app.collect_with(event.clone(), DESKTOP_UA, &[]).await.expect(202);
         app.collect_with(event, PHONE_UA, &[]).await.expect(202);
         app.state.writer.flush().await;
-        let visitors = entity::visitor::Entity::find()
-            .all(&app.state.db)
-            .await
-            .unwrap();
+        let visitors = entity::visitor::Entity::find().all(&app.state.db).await.unwrap();
         use sea_orm::EntityTrait;
-        assert_eq!(
-            visitors.len(),
-            2,
-            "same IP and agent is one visitor; another agent is another"
-        );
-        assert!(
-            visitors
-                .iter()
-                .all(|v| v.tracker_vid.starts_with("cl_") && v.tracker_vid != "ignored")
-        );
-        let desktop = visitors
-            .iter()
-            .find(|v| v.device_type.as_deref() == Some("desktop"))
-            .unwrap();
+        assert_eq!(visitors.len(), 2, "same IP and agent is one visitor; another agent is another");
+        assert!(visitors.iter().all(|v| v.tracker_vid.starts_with("cl_") && v.tracker_vid != "ignored"));
+        let desktop = visitors.iter().find(|v| v.device_type.as_deref() == Some("desktop")).unwrap();
         assert_eq!(desktop.total_pageviews, 2);
     }
 }
@@ -591,29 +359,12 @@ async fn the_tracker_script_is_small_cacheable_and_revalidated() {
         let client = app.client();
         let script = client.get("/script.js").await;
         script.expect(200);
-        assert!(
-            script.headers["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with("text/javascript")
-        );
-        assert!(
-            script.headers["cache-control"]
-                .to_str()
-                .unwrap()
-                .contains("max-age")
-        );
+        assert!(script.headers["content-type"].to_str().unwrap().starts_with("text/javascript"));
+        assert!(script.headers["cache-control"].to_str().unwrap().contains("max-age"));
         let etag = script.headers["etag"].to_str().unwrap().to_owned();
-        for feature in [
-            "sendBeacon",
-            "keepalive",
-            "pushState",
-            "popstate",
-            "form_submit",
-            "pagehide",
-            "lt_click",
-            "track",
-        ] {
+        for feature in
+            ["sendBeacon", "keepalive", "pushState", "popstate", "form_submit", "pagehide", "lt_click", "track"]
+        {
             assert!(script.text.contains(feature), "tracker lacks {feature}");
         }
         let mut gzip = Vec::new();

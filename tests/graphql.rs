@@ -15,10 +15,7 @@ fn schema_file_matches_the_schema() {
         std::fs::write(path, &sdl).expect("write schema.graphql");
     }
     let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        on_disk == sdl,
-        "schema.graphql is stale; run `UPDATE_SCHEMA=1 cargo test --test graphql schema_file`"
-    );
+    assert!(on_disk == sdl, "schema.graphql is stale; run `UPDATE_SCHEMA=1 cargo test --test graphql schema_file`");
 }
 
 #[tokio::test]
@@ -26,31 +23,17 @@ async fn explorer_page_is_self_contained() {
     for app in apps().await {
         let page = app.client().get("/graphql").await;
         page.expect(200);
-        assert!(
-            page.headers["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with("text/html")
-        );
+        assert!(page.headers["content-type"].to_str().unwrap().starts_with("text/html"));
         let csp = page.headers["content-security-policy"].to_str().unwrap();
         assert!(csp.contains("script-src 'self'"), "{csp}");
         for src in page.text.split("src=\"").skip(1) {
             let target = src.split('"').next().unwrap();
-            assert!(
-                target.starts_with('/') && !target.starts_with("//"),
-                "external resource {target}"
-            );
+            assert!(target.starts_with('/') && !target.starts_with("//"), "external resource {target}");
         }
-        assert!(
-            !page.text.contains("http://") && !page.text.contains("https://"),
-            "no absolute URLs in the page"
-        );
+        assert!(!page.text.contains("http://") && !page.text.contains("https://"), "no absolute URLs in the page");
         let script = app.client().get("/graphql/explorer.js").await;
         script.expect(200);
-        assert!(
-            script.text.contains("__schema"),
-            "the explorer reads the schema by introspection"
-        );
+        assert!(script.text.contains("__schema"), "the explorer reads the schema by introspection");
         assert!(!script.text.contains("http://") && !script.text.contains("https://"));
     }
 }
@@ -62,27 +45,17 @@ async fn queries_run_over_post_and_get_but_mutations_need_post() {
         let response = client.graphql("{ viewer { email } }", json!({})).await;
         assert_eq!(response["data"]["viewer"]["email"], email);
 
-        let got = client
-            .get("/graphql?query=%7B%20viewer%20%7B%20email%20%7D%20%7D")
-            .await;
+        let got = client.get("/graphql?query=%7B%20viewer%20%7B%20email%20%7D%20%7D").await;
         assert_eq!(got.expect(200)["data"]["viewer"]["email"], email);
-        let mutation = client
-            .get("/graphql?query=mutation%20%7B%20signOut%20%7B%20success%20%7D%20%7D")
-            .await;
+        let mutation = client.get("/graphql?query=mutation%20%7B%20signOut%20%7B%20success%20%7D%20%7D").await;
         mutation.expect_error(400, "BAD_REQUEST");
         client.get("/api/profile").await.expect(200);
 
-        let anonymous = app
-            .client()
-            .graphql("{ viewer { email } }", json!({}))
-            .await;
+        let anonymous = app.client().graphql("{ viewer { email } }", json!({})).await;
         assert_eq!(anonymous["data"]["viewer"], Value::Null);
         let denied = app.client().graphql("{ sites { id } }", json!({})).await;
         assert_eq!(gql_error_code(&denied), "UNAUTHORIZED");
-        app.client()
-            .post_raw("/graphql", "{not json")
-            .await
-            .expect_error(400, "BAD_REQUEST");
+        app.client().post_raw("/graphql", "{not json").await.expect_error(400, "BAD_REQUEST");
     }
 }
 
@@ -97,24 +70,11 @@ async fn depth_and_batch_limits_hold() {
             " }".repeat(levels)
         );
         let response = client.graphql(&deep, json!({})).await;
-        assert!(
-            response["errors"][0]["message"]
-                .as_str()
-                .unwrap()
-                .contains("too deep"),
-            "{response}"
-        );
+        assert!(response["errors"][0]["message"].as_str().unwrap().contains("too deep"), "{response}");
 
-        let batch: Vec<Value> = (0..11)
-            .map(|_| json!({ "query": "{ viewer { id } }" }))
-            .collect();
-        client
-            .post("/graphql", Value::Array(batch))
-            .await
-            .expect_error(400, "BAD_REQUEST");
-        let batch: Vec<Value> = (0..2)
-            .map(|_| json!({ "query": "{ viewer { id } }" }))
-            .collect();
+        let batch: Vec<Value> = (0..11).map(|_| json!({ "query": "{ viewer { id } }" })).collect();
+        client.post("/graphql", Value::Array(batch)).await.expect_error(400, "BAD_REQUEST");
+        let batch: Vec<Value> = (0..2).map(|_| json!({ "query": "{ viewer { id } }" })).collect();
         let answers = client.post("/graphql", Value::Array(batch)).await;
         assert_eq!(answers.expect(200).as_array().unwrap().len(), 2);
     }
@@ -123,22 +83,10 @@ async fn depth_and_batch_limits_hold() {
 #[tokio::test]
 async fn introspection_can_be_turned_off() {
     for app in apps_with(|config| config.graphql_introspection = false).await {
-        let response = app
-            .client()
-            .graphql("{ __schema { queryType { name } } }", json!({}))
-            .await;
-        assert!(
-            response["errors"].is_array() || response["data"]["__schema"].is_null(),
-            "{response}"
-        );
-        let typename = app
-            .client()
-            .graphql("{ __type(name: \"Site\") { name } }", json!({}))
-            .await;
-        assert!(
-            typename["data"]["__type"].is_null() || typename["errors"].is_array(),
-            "{typename}"
-        );
+        let response = app.client().graphql("{ __schema { queryType { name } } }", json!({})).await;
+        assert!(response["errors"].is_array() || response["data"]["__schema"].is_null(), "{response}");
+        let typename = app.client().graphql("{ __type(name: \"Site\") { name } }", json!({})).await;
+        assert!(typename["data"]["__type"].is_null() || typename["errors"].is_array(), "{typename}");
     }
 }
 
@@ -147,12 +95,12 @@ async fn api_keys_are_created_used_listed_and_revoked() {
     for app in apps().await {
         let (client, site_id) = app.user_with_site("Cy", "cy.example").await;
         let created = client
-            .graphql("mutation { createApiKey(name: \"backend\") { key apiKey { id name prefix orgId revokedAt } } }", json!({}))
+            .graphql(
+                "mutation { createApiKey(name: \"backend\") { key apiKey { id name prefix orgId revokedAt } } }",
+                json!({}),
+            )
             .await;
-        let key = created["data"]["createApiKey"]["key"]
-            .as_str()
-            .expect("key")
-            .to_owned();
+        let key = created["data"]["createApiKey"]["key"].as_str().expect("key").to_owned();
         let record = &created["data"]["createApiKey"]["apiKey"];
         assert!(key.starts_with("lt_") && key.starts_with(record["prefix"].as_str().unwrap()));
         assert_eq!(record["revokedAt"], Value::Null);
@@ -163,64 +111,30 @@ async fn api_keys_are_created_used_listed_and_revoked() {
         let sites = bearer.get("/api/sites").await;
         assert_eq!(sites.expect(200)["sites"][0]["siteId"], site_id);
         // A key acts for the org, not a person, and cannot manage sites.
-        bearer
-            .get("/api/profile")
-            .await
-            .expect_error(403, "FORBIDDEN");
-        bearer
-            .delete(&format!("/api/sites/{site_id}"))
-            .await
-            .expect_error(403, "FORBIDDEN");
+        bearer.get("/api/profile").await.expect_error(403, "FORBIDDEN");
+        bearer.delete(&format!("/api/sites/{site_id}")).await.expect_error(403, "FORBIDDEN");
 
         let listed = client
-            .graphql(
-                "query($org: ID!) { apiKeys(orgId: $org) { id lastUsedAt } }",
-                json!({ "org": org_id }),
-            )
+            .graphql("query($org: ID!) { apiKeys(orgId: $org) { id lastUsedAt } }", json!({ "org": org_id }))
             .await;
         assert_eq!(listed["data"]["apiKeys"][0]["id"], key_id.as_str());
-        assert!(
-            listed["data"]["apiKeys"][0]["lastUsedAt"].is_string(),
-            "use is recorded"
-        );
+        assert!(listed["data"]["apiKeys"][0]["lastUsedAt"].is_string(), "use is recorded");
 
         let (intruder, _) = app.user("Di").await;
-        let stolen = intruder
-            .graphql(
-                "mutation($id: ID!) { revokeApiKey(id: $id) { id } }",
-                json!({ "id": key_id }),
-            )
-            .await;
+        let stolen =
+            intruder.graphql("mutation($id: ID!) { revokeApiKey(id: $id) { id } }", json!({ "id": key_id })).await;
         assert_eq!(gql_error_code(&stolen), "NOT_FOUND");
-        let peek = intruder
-            .graphql(
-                "query($org: ID!) { apiKeys(orgId: $org) { id } }",
-                json!({ "org": org_id }),
-            )
-            .await;
+        let peek = intruder.graphql("query($org: ID!) { apiKeys(orgId: $org) { id } }", json!({ "org": org_id })).await;
         assert_eq!(gql_error_code(&peek), "NOT_FOUND");
         bearer.get("/api/sites").await.expect(200);
 
-        let revoked = client
-            .graphql(
-                "mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }",
-                json!({ "id": key_id }),
-            )
-            .await;
+        let revoked =
+            client.graphql("mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }", json!({ "id": key_id })).await;
         assert!(revoked["data"]["revokeApiKey"]["revokedAt"].is_string());
-        bearer
-            .get("/api/sites")
-            .await
-            .expect_error(401, "UNAUTHORIZED");
-        app.client()
-            .with_bearer("lt_forged")
-            .get("/api/sites")
-            .await
-            .expect_error(401, "UNAUTHORIZED");
+        bearer.get("/api/sites").await.expect_error(401, "UNAUTHORIZED");
+        app.client().with_bearer("lt_forged").get("/api/sites").await.expect_error(401, "UNAUTHORIZED");
 
-        let nameless = client
-            .graphql("mutation { createApiKey(name: \" \") { key } }", json!({}))
-            .await;
+        let nameless = client.graphql("mutation { createApiKey(name: \" \") { key } }", json!({})).await;
         assert_eq!(gql_error_code(&nameless), "VALIDATION_ERROR");
     }
 }
@@ -235,19 +149,9 @@ async fn orgs_and_sites_queries_are_scoped() {
         let org_id = orgs["data"]["orgs"][0]["id"].as_str().unwrap().to_owned();
 
         let (other, _) = app.user("Flo").await;
-        let org = other
-            .graphql(
-                "query($id: ID!) { org(id: $id) { name } }",
-                json!({ "id": org_id }),
-            )
-            .await;
+        let org = other.graphql("query($id: ID!) { org(id: $id) { name } }", json!({ "id": org_id })).await;
         assert_eq!(gql_error_code(&org), "NOT_FOUND");
-        let site = other
-            .graphql(
-                "query($id: Int!) { site(id: $id) { name } }",
-                json!({ "id": site_id }),
-            )
-            .await;
+        let site = other.graphql("query($id: Int!) { site(id: $id) { name } }", json!({ "id": site_id })).await;
         assert_eq!(gql_error_code(&site), "NOT_FOUND");
         let update = other
             .graphql(
@@ -274,34 +178,18 @@ async fn ws_connect(
     app: &common::TestApp,
     session: Option<&str>,
 ) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
-    let mut request = format!("{}/graphql/ws", app.base.replace("http://", "ws://"))
-        .into_client_request()
-        .unwrap();
-    request.headers_mut().insert(
-        "sec-websocket-protocol",
-        "graphql-transport-ws".parse().unwrap(),
-    );
+    let mut request = format!("{}/graphql/ws", app.base.replace("http://", "ws://")).into_client_request().unwrap();
+    request.headers_mut().insert("sec-websocket-protocol", "graphql-transport-ws".parse().unwrap());
     if let Some(token) = session {
-        request
-            .headers_mut()
-            .insert("cookie", format!("session={token}").parse().unwrap());
+        request.headers_mut().insert("cookie", format!("session={token}").parse().unwrap());
     }
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("websocket upgrade");
-    socket
-        .send(Message::text(
-            json!({ "type": "connection_init" }).to_string(),
-        ))
-        .await
-        .unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("websocket upgrade");
+    socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await.unwrap();
     assert_eq!(next_json(&mut socket).await["type"], "connection_ack");
     socket
 }
 
-async fn next_json<
-    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
->(
+async fn next_json<S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin>(
     socket: &mut S,
 ) -> Value {
     loop {
@@ -331,14 +219,8 @@ async fn live_visitors_subscription_streams_the_sites_activity() {
             .unwrap();
         let denied = next_json(&mut socket).await;
         assert_eq!(denied["id"], "denied");
-        assert_eq!(
-            denied["payload"]["errors"][0]["extensions"]["code"], "NOT_FOUND",
-            "{denied}"
-        );
-        assert_eq!(
-            next_json(&mut socket).await,
-            json!({ "id": "denied", "type": "complete" })
-        );
+        assert_eq!(denied["payload"]["errors"][0]["extensions"]["code"], "NOT_FOUND", "{denied}");
+        assert_eq!(next_json(&mut socket).await, json!({ "id": "denied", "type": "complete" }));
 
         socket
             .send(Message::text(json!({ "id": "mine", "type": "subscribe", "payload": { "query": query, "variables": { "site": site_id } } }).to_string()))
@@ -374,9 +256,6 @@ async fn live_visitors_subscription_streams_the_sites_activity() {
             .await
             .unwrap();
         let refused = next_json(&mut anonymous).await;
-        assert_eq!(
-            refused["payload"]["errors"][0]["extensions"]["code"], "UNAUTHORIZED",
-            "{refused}"
-        );
+        assert_eq!(refused["payload"]["errors"][0]["extensions"]["code"], "UNAUTHORIZED", "{refused}");
     }
 }

@@ -9,14 +9,8 @@ use serde_json::json;
 async fn health_probes_answer() {
     for app in apps().await {
         let client = app.client();
-        assert_eq!(
-            client.get("/health/live").await.expect(200),
-            &json!({ "status": "ok" })
-        );
-        assert_eq!(
-            client.get("/health/ready").await.expect(200),
-            &json!({ "status": "ok" })
-        );
+        assert_eq!(client.get("/health/live").await.expect(200), &json!({ "status": "ok" }));
+        assert_eq!(client.get("/health/ready").await.expect(200), &json!({ "status": "ok" }));
         app.state.db.clone().close().await.unwrap();
         let down = client.get("/health/ready").await;
         down.expect_error(503, "UNAVAILABLE");
@@ -32,34 +26,20 @@ async fn metrics_count_requests_by_route() {
         client.get("/api/sites/").await;
         let metrics = client.get("/metrics").await;
         metrics.expect(200);
+        assert!(metrics.headers["content-type"].to_str().unwrap().starts_with("text/plain"));
         assert!(
-            metrics.headers["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with("text/plain")
-        );
-        assert!(
-            metrics.text.contains(
-                r#"leadtrail_http_requests_total{method="GET",route="/health/live",status="200"} 1"#
-            ),
+            metrics.text.contains(r#"leadtrail_http_requests_total{method="GET",route="/health/live",status="200"} 1"#),
             "{}",
             metrics.text
         );
-        assert!(
-            metrics
-                .text
-                .contains("leadtrail_http_request_duration_seconds_bucket")
-        );
+        assert!(metrics.text.contains("leadtrail_http_request_duration_seconds_bucket"));
     }
 }
 
 #[tokio::test]
 async fn unknown_routes_answer_json_404() {
     for app in apps().await {
-        app.client()
-            .get("/api/nothing-here")
-            .await
-            .expect_error(404, "NOT_FOUND");
+        app.client().get("/api/nothing-here").await.expect_error(404, "NOT_FOUND");
     }
 }
 
@@ -68,15 +48,9 @@ async fn oversized_bodies_are_refused() {
     for app in apps().await {
         let (client, _) = app.user("Big").await;
         let name = "x".repeat(100 * 1024);
-        client
-            .post("/api/auth/update-user", json!({ "name": name }))
-            .await
-            .expect_error(413, "PAYLOAD_TOO_LARGE");
+        client.post("/api/auth/update-user", json!({ "name": name })).await.expect_error(413, "PAYLOAD_TOO_LARGE");
         let query = format!("{{ viewer {{ id }} }} #{}", "x".repeat(300 * 1024));
-        client
-            .post("/graphql", json!({ "query": query }))
-            .await
-            .expect_error(413, "PAYLOAD_TOO_LARGE");
+        client.post("/graphql", json!({ "query": query })).await.expect_error(413, "PAYLOAD_TOO_LARGE");
     }
 }
 
@@ -86,10 +60,7 @@ async fn responses_carry_security_headers() {
         for path in ["/api/profile", "/graphql", "/health/live"] {
             let reply = app.client().get(path).await;
             assert_eq!(reply.headers["x-content-type-options"], "nosniff", "{path}");
-            assert_eq!(
-                reply.headers["referrer-policy"], "strict-origin-when-cross-origin",
-                "{path}"
-            );
+            assert_eq!(reply.headers["referrer-policy"], "strict-origin-when-cross-origin", "{path}");
         }
     }
 }

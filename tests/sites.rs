@@ -9,27 +9,12 @@ use serde_json::json;
 async fn profile_has_the_spec_shape() {
     for app in apps().await {
         let (client, email) = app.user("Pia").await;
-        client
-            .post("/api/sites", json!({ "domain": "pia.example" }))
-            .await
-            .expect(200);
+        client.post("/api/sites", json!({ "domain": "pia.example" })).await.expect(200);
         let reply = client.get("/api/profile").await;
         let profile = &reply.expect(200)["profile"];
         let mut keys: Vec<_> = profile.as_object().unwrap().keys().cloned().collect();
         keys.sort();
-        assert_eq!(
-            keys,
-            [
-                "createdAt",
-                "email",
-                "id",
-                "maxSites",
-                "name",
-                "org",
-                "siteCount",
-                "tier"
-            ]
-        );
+        assert_eq!(keys, ["createdAt", "email", "id", "maxSites", "name", "org", "siteCount", "tier"]);
         assert!(profile["id"].is_string());
         assert_eq!(profile["email"], email);
         assert_eq!(profile["tier"], "free");
@@ -43,15 +28,8 @@ async fn profile_has_the_spec_shape() {
         assert_eq!(org["role"], "owner");
         assert!(org["memberSince"].as_str().unwrap().ends_with('Z'));
 
-        app.client()
-            .get("/api/profile")
-            .await
-            .expect_error(401, "UNAUTHORIZED");
-        app.client()
-            .with_session("forged".into())
-            .get("/api/profile")
-            .await
-            .expect_error(401, "UNAUTHORIZED");
+        app.client().get("/api/profile").await.expect_error(401, "UNAUTHORIZED");
+        app.client().with_session("forged".into()).get("/api/profile").await.expect_error(401, "UNAUTHORIZED");
     }
 }
 
@@ -59,10 +37,7 @@ async fn profile_has_the_spec_shape() {
 async fn max_sites_comes_from_config() {
     for app in apps_with(|config| config.max_sites_per_account = 3).await {
         let (client, _) = app.user("Quin").await;
-        assert_eq!(
-            client.get("/api/profile").await.expect(200)["profile"]["maxSites"],
-            3
-        );
+        assert_eq!(client.get("/api/profile").await.expect(200)["profile"]["maxSites"], 3);
     }
 }
 
@@ -70,35 +45,18 @@ async fn max_sites_comes_from_config() {
 async fn sites_crud() {
     for app in apps().await {
         let (client, _) = app.user("Ray").await;
-        assert_eq!(
-            client.get("/api/sites").await.expect(200),
-            &json!({ "sites": [] })
-        );
+        assert_eq!(client.get("/api/sites").await.expect(200), &json!({ "sites": [] }));
 
-        let created = client
-            .post(
-                "/api/sites",
-                json!({ "domain": "https://WWW.Shop.Example/path?q=1", "name": "Shop" }),
-            )
-            .await;
+        let created =
+            client.post("/api/sites", json!({ "domain": "https://WWW.Shop.Example/path?q=1", "name": "Shop" })).await;
         let site = created.expect(200)["site"].clone();
         assert_eq!(site["name"], "Shop");
         assert_eq!(site["domain"], "www.shop.example", "stored as its host");
         let id = site["siteId"].as_i64().expect("numeric siteId");
-        assert_eq!(
-            site.as_object().unwrap().len(),
-            3,
-            "site {{siteId, name, domain}}: {site}"
-        );
+        assert_eq!(site.as_object().unwrap().len(), 3, "site {{siteId, name, domain}}: {site}");
 
-        let bare = client
-            .post("/api/sites", json!({ "domain": "blog.example" }))
-            .await;
-        assert_eq!(
-            bare.expect(200)["site"]["name"],
-            "blog.example",
-            "name defaults to the domain"
-        );
+        let bare = client.post("/api/sites", json!({ "domain": "blog.example" })).await;
+        assert_eq!(bare.expect(200)["site"]["name"], "blog.example", "name defaults to the domain");
 
         let list = client.get("/api/sites").await;
         let sites = list.expect(200)["sites"].as_array().unwrap().clone();
@@ -108,24 +66,14 @@ async fn sites_crud() {
             json!({ "siteId": id, "name": "Shop", "domain": "www.shop.example", "trackingMode": "cookie", "firstPartyDomain": "" })
         );
 
-        let renamed = client
-            .put(&format!("/api/sites/{id}"), json!({ "name": "Shop 2" }))
-            .await;
+        let renamed = client.put(&format!("/api/sites/{id}"), json!({ "name": "Shop 2" })).await;
         assert_eq!(
             renamed.expect(200),
             &json!({ "site": { "siteId": id, "name": "Shop 2", "domain": "www.shop.example" } })
         );
-        let moved = client
-            .put(
-                &format!("/api/sites/{id}"),
-                json!({ "domain": "shop.example" }),
-            )
-            .await;
+        let moved = client.put(&format!("/api/sites/{id}"), json!({ "domain": "shop.example" })).await;
         assert_eq!(moved.expect(200)["site"]["domain"], "shop.example");
-        assert_eq!(
-            moved.body["site"]["name"], "Shop 2",
-            "unchanged fields are kept"
-        );
+        assert_eq!(moved.body["site"]["name"], "Shop 2", "unchanged fields are kept");
         let cookieless = client
             .put(
                 &format!("/api/sites/{id}"),
@@ -135,32 +83,14 @@ async fn sites_crud() {
         cookieless.expect(200);
         let listed = client.get("/api/sites").await;
         assert_eq!(listed.body["sites"][0]["trackingMode"], "cookieless");
-        assert_eq!(
-            listed.body["sites"][0]["firstPartyDomain"],
-            "t.shop.example"
-        );
+        assert_eq!(listed.body["sites"][0]["firstPartyDomain"], "t.shop.example");
 
         let deleted = client.delete(&format!("/api/sites/{id}")).await;
         assert_eq!(deleted.expect(200), &json!({ "success": true }));
-        assert_eq!(
-            client.get("/api/sites").await.body["sites"]
-                .as_array()
-                .unwrap()
-                .len(),
-            1
-        );
-        client
-            .delete(&format!("/api/sites/{id}"))
-            .await
-            .expect_error(404, "NOT_FOUND");
-        client
-            .put(&format!("/api/sites/{id}"), json!({ "name": "x" }))
-            .await
-            .expect_error(404, "NOT_FOUND");
-        assert_eq!(
-            client.get("/api/profile").await.body["profile"]["siteCount"],
-            1
-        );
+        assert_eq!(client.get("/api/sites").await.body["sites"].as_array().unwrap().len(), 1);
+        client.delete(&format!("/api/sites/{id}")).await.expect_error(404, "NOT_FOUND");
+        client.put(&format!("/api/sites/{id}"), json!({ "name": "x" })).await.expect_error(404, "NOT_FOUND");
+        assert_eq!(client.get("/api/profile").await.body["profile"]["siteCount"], 1);
     }
 }
 
@@ -178,31 +108,13 @@ async fn sites_reject_bad_input() {
             let reply = client.post("/api/sites", body.clone()).await;
             reply.expect_error(400, "VALIDATION_ERROR");
         }
-        client
-            .post_raw("/api/sites", "{oops")
-            .await
-            .expect_error(400, "BAD_REQUEST");
+        client.post_raw("/api/sites", "{oops").await.expect_error(400, "BAD_REQUEST");
         let path = format!("/api/sites/{id}");
-        client
-            .put(&path, json!({ "name": "" }))
-            .await
-            .expect_error(400, "VALIDATION_ERROR");
-        client
-            .put(&path, json!({ "name": ["x"] }))
-            .await
-            .expect_error(400, "VALIDATION_ERROR");
-        client
-            .put(&path, json!({ "trackingMode": "spy" }))
-            .await
-            .expect_error(400, "VALIDATION_ERROR");
-        client
-            .put("/api/sites/abc", json!({ "name": "x" }))
-            .await
-            .expect_error(404, "NOT_FOUND");
-        client
-            .delete("/api/sites/99999999")
-            .await
-            .expect_error(404, "NOT_FOUND");
+        client.put(&path, json!({ "name": "" })).await.expect_error(400, "VALIDATION_ERROR");
+        client.put(&path, json!({ "name": ["x"] })).await.expect_error(400, "VALIDATION_ERROR");
+        client.put(&path, json!({ "trackingMode": "spy" })).await.expect_error(400, "VALIDATION_ERROR");
+        client.put("/api/sites/abc", json!({ "name": "x" })).await.expect_error(404, "NOT_FOUND");
+        client.delete("/api/sites/99999999").await.expect_error(404, "NOT_FOUND");
     }
 }
 
@@ -211,22 +123,10 @@ async fn sites_need_a_session() {
     for app in apps().await {
         let (_, id) = app.user_with_site("Tom", "tom.example").await;
         let anonymous = app.client();
-        anonymous
-            .get("/api/sites")
-            .await
-            .expect_error(401, "UNAUTHORIZED");
-        anonymous
-            .post("/api/sites", json!({ "domain": "a.example" }))
-            .await
-            .expect_error(401, "UNAUTHORIZED");
-        anonymous
-            .put(&format!("/api/sites/{id}"), json!({ "name": "x" }))
-            .await
-            .expect_error(401, "UNAUTHORIZED");
-        anonymous
-            .delete(&format!("/api/sites/{id}"))
-            .await
-            .expect_error(401, "UNAUTHORIZED");
+        anonymous.get("/api/sites").await.expect_error(401, "UNAUTHORIZED");
+        anonymous.post("/api/sites", json!({ "domain": "a.example" })).await.expect_error(401, "UNAUTHORIZED");
+        anonymous.put(&format!("/api/sites/{id}"), json!({ "name": "x" })).await.expect_error(401, "UNAUTHORIZED");
+        anonymous.delete(&format!("/api/sites/{id}")).await.expect_error(401, "UNAUTHORIZED");
     }
 }
 
@@ -236,15 +136,9 @@ async fn another_tenants_site_is_not_found_and_unchanged() {
         let (owner, id) = app.user_with_site("Uma", "uma.example").await;
         let (intruder, _) = app.user("Vic").await;
         let path = format!("/api/sites/{id}");
-        intruder
-            .put(&path, json!({ "name": "mine now" }))
-            .await
-            .expect_error(404, "NOT_FOUND");
+        intruder.put(&path, json!({ "name": "mine now" })).await.expect_error(404, "NOT_FOUND");
         intruder.delete(&path).await.expect_error(404, "NOT_FOUND");
-        assert_eq!(
-            intruder.get("/api/sites").await.expect(200),
-            &json!({ "sites": [] })
-        );
+        assert_eq!(intruder.get("/api/sites").await.expect(200), &json!({ "sites": [] }));
         let sites = owner.get("/api/sites").await;
         assert_eq!(sites.body["sites"][0]["name"], "uma.example", "unchanged");
     }
@@ -254,18 +148,9 @@ async fn another_tenants_site_is_not_found_and_unchanged() {
 async fn site_limit_is_enforced() {
     for app in apps_with(|config| config.max_sites_per_account = 2).await {
         let (client, _) = app.user("Wes").await;
-        client
-            .post("/api/sites", json!({ "domain": "one.example" }))
-            .await
-            .expect(200);
-        client
-            .post("/api/sites", json!({ "domain": "two.example" }))
-            .await
-            .expect(200);
-        client
-            .post("/api/sites", json!({ "domain": "three.example" }))
-            .await
-            .expect_error(403, "SITE_LIMIT_REACHED");
+        client.post("/api/sites", json!({ "domain": "one.example" })).await.expect(200);
+        client.post("/api/sites", json!({ "domain": "two.example" })).await.expect(200);
+        client.post("/api/sites", json!({ "domain": "three.example" })).await.expect_error(403, "SITE_LIMIT_REACHED");
         let profile = client.get("/api/profile").await;
         assert_eq!(profile.body["profile"]["siteCount"], 2);
         assert_eq!(profile.body["profile"]["maxSites"], 2);
@@ -277,14 +162,8 @@ async fn site_slugs_are_unique_across_the_service() {
     for app in apps().await {
         let (first, _) = app.user("Xia").await;
         let (second, _) = app.user("Yan").await;
-        first
-            .post("/api/sites", json!({ "domain": "same.example" }))
-            .await
-            .expect(200);
-        second
-            .post("/api/sites", json!({ "domain": "same.example" }))
-            .await
-            .expect(200);
+        first.post("/api/sites", json!({ "domain": "same.example" })).await.expect(200);
+        second.post("/api/sites", json!({ "domain": "same.example" })).await.expect(200);
         let query = "{ sites { slug } }";
         let a = first.graphql(query, json!({})).await;
         let b = second.graphql(query, json!({})).await;

@@ -18,11 +18,7 @@ pub struct Model {
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {
-    #[sea_orm(
-        belongs_to = "super::org::Entity",
-        from = "Column::OrgId",
-        to = "super::org::Column::Id"
-    )]
+    #[sea_orm(belongs_to = "super::org::Entity", from = "Column::OrgId", to = "super::org::Column::Id")]
     Org,
 }
 

@@ -32,11 +32,7 @@ pub struct Model {
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {
-    #[sea_orm(
-        belongs_to = "super::link::Entity",
-        from = "Column::LinkId",
-        to = "super::link::Column::Id"
-    )]
+    #[sea_orm(belongs_to = "super::link::Entity", from = "Column::LinkId", to = "super::link::Column::Id")]
     Link,
 }
 

@@ -35,11 +35,7 @@ pub struct Model {
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {
-    #[sea_orm(
-        belongs_to = "super::visitor::Entity",
-        from = "Column::VisitorId",
-        to = "super::visitor::Column::Id"
-    )]
+    #[sea_orm(belongs_to = "super::visitor::Entity", from = "Column::VisitorId", to = "super::visitor::Column::Id")]
     Visitor,
 }
 

@@ -25,10 +25,7 @@ impl MigratorTrait for Migrator {
 }
 
 /// A foreign key that deletes the child rows with their parent.
-pub(crate) fn cascade(
-    from: (&'static str, &'static str),
-    to: &'static str,
-) -> ForeignKeyCreateStatement {
+pub(crate) fn cascade(from: (&'static str, &'static str), to: &'static str) -> ForeignKeyCreateStatement {
     ForeignKey::create()
         .name(format!("fk_{}_{}", from.0, from.1))
         .from(from.0, from.1)
@@ -39,8 +36,7 @@ pub(crate) fn cascade(
 
 pub(crate) fn index(table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
     let mut stmt = Index::create();
-    stmt.name(format!("idx_{}_{}", table, columns.join("_")))
-        .table(table);
+    stmt.name(format!("idx_{}_{}", table, columns.join("_"))).table(table);
     for column in columns {
         stmt.col(*column);
     }
@@ -49,8 +45,7 @@ pub(crate) fn index(table: &'static str, columns: &[&'static str]) -> IndexCreat
 
 pub(crate) fn unique_index(table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
     let mut stmt = index(table, columns);
-    stmt.name(format!("uq_{}_{}", table, columns.join("_")))
-        .unique();
+    stmt.name(format!("uq_{}_{}", table, columns.join("_"))).unique();
     stmt
 }
 
@@ -64,14 +59,9 @@ pub(crate) async fn create_indexes(
     Ok(())
 }
 
-pub(crate) async fn drop_tables(
-    manager: &SchemaManager<'_>,
-    tables: &[&'static str],
-) -> Result<(), DbErr> {
+pub(crate) async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {
     for table in tables {
-        manager
-            .drop_table(Table::drop().table(*table).if_exists().to_owned())
-            .await?;
+        manager.drop_table(Table::drop().table(*table).if_exists().to_owned()).await?;
     }
     Ok(())
 }

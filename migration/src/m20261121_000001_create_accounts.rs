@@ -94,10 +94,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        drop_tables(
-            manager,
-            &["api_keys", "members", "orgs", "auth_sessions", "users"],
-        )
-        .await
+        drop_tables(manager, &["api_keys", "members", "orgs", "auth_sessions", "users"]).await
     }
 }

@@ -31,11 +31,7 @@ impl MigrationTrait for Migration {
         // old salts are deleted so yesterday's ids cannot be recomputed.
         manager
             .create_table(
-                Table::create()
-                    .table("daily_salts")
-                    .col(big_integer("day").primary_key())
-                    .col(text("salt"))
-                    .to_owned(),
+                Table::create().table("daily_salts").col(big_integer("day").primary_key()).col(text("salt")).to_owned(),
             )
             .await?;
         create_indexes(manager, vec![index("sites", &["org_id"])]).await

@@ -146,10 +146,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        drop_tables(
-            manager,
-            &["identities", "events", "tracked_sessions", "visitors"],
-        )
-        .await
+        drop_tables(manager, &["identities", "events", "tracked_sessions", "visitors"]).await
     }
 }

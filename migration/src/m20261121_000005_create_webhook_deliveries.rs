@@ -30,11 +30,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        create_indexes(
-            manager,
-            vec![index("webhook_deliveries", &["org_id", "created_at"])],
-        )
-        .await
+        create_indexes(manager, vec![index("webhook_deliveries", &["org_id", "created_at"])]).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {

@@ -12,25 +12,18 @@ pub fn client_ip(parts: &Parts, trust: TrustProxy) -> IpAddr {
         .get::<ConnectInfo<SocketAddr>>()
         .map(|info| info.0.ip())
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
-    let header = |name: &str| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-    };
+    let header = |name: &str| parts.headers.get(name).and_then(|value| value.to_str().ok());
     let forwarded = match trust {
         TrustProxy::None => None,
         TrustProxy::Cloudflare => header("cf-connecting-ip").map(str::to_owned),
         TrustProxy::Vercel => header("x-real-ip").map(str::to_owned),
         // The rightmost entry was added by our own proxy; earlier ones are the
         // client's word and can be forged.
-        TrustProxy::Xff => header("x-forwarded-for")
-            .and_then(|list| list.rsplit(',').next())
-            .map(|entry| entry.trim().to_owned()),
+        TrustProxy::Xff => {
+            header("x-forwarded-for").and_then(|list| list.rsplit(',').next()).map(|entry| entry.trim().to_owned())
+        }
     };
-    forwarded
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(peer)
+    forwarded.and_then(|value| value.parse().ok()).unwrap_or(peer)
 }
 
 /// Extracts the client address as TRUST_PROXY says to find it.

@@ -6,12 +6,7 @@ use cookie::{Cookie, SameSite, time::Duration};
 pub const SESSION_COOKIE: &str = "session";
 
 /// `persistent` sets Max-Age; otherwise the browser drops it on close.
-pub fn session_cookie(
-    token: &str,
-    persistent: bool,
-    secure: bool,
-    lifetime_ms: i64,
-) -> HeaderValue {
+pub fn session_cookie(token: &str, persistent: bool, secure: bool, lifetime_ms: i64) -> HeaderValue {
     let mut cookie = Cookie::build((SESSION_COOKIE, token.to_owned()))
         .http_only(true)
         .same_site(SameSite::Lax)
@@ -54,8 +49,5 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
 pub fn bearer_token(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim().to_owned())
-        .filter(|t| !t.is_empty())
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned()).filter(|t| !t.is_empty())
 }

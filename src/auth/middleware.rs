@@ -20,11 +20,7 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     let (mut parts, body) = request.into_parts();
     let meta = RequestMeta {
         client_ip: client_ip(&parts, state.config.trust_proxy),
-        user_agent: parts
-            .headers
-            .get(header::USER_AGENT)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned),
+        user_agent: parts.headers.get(header::USER_AGENT).and_then(|value| value.to_str().ok()).map(str::to_owned),
     };
     let mut refreshed_cookie = None;
     let viewer = if let Some(token) = cookie::bearer_token(&parts.headers) {
@@ -37,12 +33,8 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
             Ok(Some(resolved)) => {
                 if let Some(expires_at) = resolved.refreshed_expiry {
                     let lifetime = expires_at - crate::time::now_ms();
-                    refreshed_cookie = Some(cookie::session_cookie(
-                        &token,
-                        true,
-                        state.config.secure_cookies(),
-                        lifetime,
-                    ));
+                    refreshed_cookie =
+                        Some(cookie::session_cookie(&token, true, state.config.secure_cookies(), lifetime));
                 }
                 Some(resolved.viewer)
             }
@@ -66,20 +58,13 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
 /// CSRF defence: a cookie-authenticated unsafe request whose Origin is present
 /// and not BASE_URL's origin is refused.
 pub async fn check_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let unsafe_method = !matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::OPTIONS
-    );
+    let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if unsafe_method
         && cookie::session_token(request.headers()).is_some()
         && let Some(origin) = request.headers().get(header::ORIGIN)
         && origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(state.base_origin.as_str())
     {
-        return AppError::new(
-            ErrorCode::InvalidOrigin,
-            "request origin does not match this service",
-        )
-        .into_response();
+        return AppError::new(ErrorCode::InvalidOrigin, "request origin does not match this service").into_response();
     }
     next.run(request).await
 }

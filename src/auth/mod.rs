@@ -14,11 +14,7 @@ use std::net::IpAddr;
 #[derive(Debug, Clone)]
 pub enum Viewer {
     /// A person signed in with the session cookie.
-    User {
-        user_id: i64,
-        session_id: i64,
-        session_created_at: i64,
-    },
+    User { user_id: i64, session_id: i64, session_created_at: i64 },
     /// A server-to-server caller holding an org's API key.
     ApiKey { org_id: i64, key_id: i64 },
 }

@@ -44,9 +44,7 @@ pub async fn hash(password: String) -> AppResult<String> {
 pub async fn verify(password: String, stored_hash: String) -> AppResult<bool> {
     tokio::task::spawn_blocking(move || {
         let parsed = PasswordHash::new(&stored_hash).map_err(AppError::internal)?;
-        Ok(Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok())
+        Ok(Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
     })
     .await
     .map_err(AppError::internal)?

@@ -27,21 +27,15 @@ const RETAIN_THRESHOLD: usize = 10_000;
 
 impl<K: std::hash::Hash + Eq + Clone> KeyedLimiter<K> {
     pub fn new(quota: Quota) -> Self {
-        Self {
-            limiter: RateLimiter::keyed(quota),
-        }
+        Self { limiter: RateLimiter::keyed(quota) }
     }
 
     pub fn per_minute(count: u32) -> Self {
-        Self::new(Quota::per_minute(
-            NonZeroU32::new(count).unwrap_or(NonZeroU32::MIN),
-        ))
+        Self::new(Quota::per_minute(NonZeroU32::new(count).unwrap_or(NonZeroU32::MIN)))
     }
 
     pub fn per_second(count: u32) -> Self {
-        Self::new(Quota::per_second(
-            NonZeroU32::new(count).unwrap_or(NonZeroU32::MIN),
-        ))
+        Self::new(Quota::per_second(NonZeroU32::new(count).unwrap_or(NonZeroU32::MIN)))
     }
 
     pub fn check(&self, key: K) -> AppResult<()> {

@@ -25,28 +25,18 @@ pub struct GeoIp {
 
 impl GeoIp {
     pub fn open(path: &str) -> Result<Self, maxminddb::MaxMindDbError> {
-        Ok(Self {
-            reader: Reader::open_readfile(path)?,
-        })
+        Ok(Self { reader: Reader::open_readfile(path)? })
     }
 
     pub fn lookup(&self, ip: IpAddr) -> Geo {
-        let city = self
-            .reader
-            .lookup(ip)
-            .ok()
-            .and_then(|found| found.decode::<geoip2::City>().ok().flatten());
+        let city = self.reader.lookup(ip).ok().and_then(|found| found.decode::<geoip2::City>().ok().flatten());
         let Some(city) = city else {
             return Geo::default();
         };
         Geo {
             country: city.country.iso_code.map(str::to_owned),
             city: city.city.names.english.map(str::to_owned),
-            region: city
-                .subdivisions
-                .first()
-                .and_then(|region| region.names.english)
-                .map(str::to_owned),
+            region: city.subdivisions.first().and_then(|region| region.names.english).map(str::to_owned),
             lat: city.location.latitude,
             lon: city.location.longitude,
         }
@@ -69,17 +59,14 @@ fn decoded_header(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 fn coordinate(headers: &HeaderMap, name: &str) -> Option<f64> {
-    header(headers, name)?
-        .parse()
-        .ok()
-        .filter(|value: &f64| value.is_finite())
+    header(headers, name)?.parse().ok().filter(|value: &f64| value.is_finite())
 }
 
 /// Two letters, upper-case; Cloudflare's `XX` (unknown) and `T1` (Tor) are not countries.
 fn country_code(value: Option<String>) -> Option<String> {
-    value.map(|code| code.to_ascii_uppercase()).filter(|code| {
-        code.len() == 2 && code.chars().all(|c| c.is_ascii_alphabetic()) && code != "XX"
-    })
+    value
+        .map(|code| code.to_ascii_uppercase())
+        .filter(|code| code.len() == 2 && code.chars().all(|c| c.is_ascii_alphabetic()) && code != "XX")
 }
 
 /// Geo from the headers of the proxy that TRUST_PROXY names, if it sent any.
@@ -106,7 +93,5 @@ pub fn from_headers(trust: TrustProxy, headers: &HeaderMap) -> Option<Geo> {
 
 /// Proxy headers first, then the database, then unknown.
 pub fn locate(trust: TrustProxy, headers: &HeaderMap, ip: IpAddr, geoip: Option<&GeoIp>) -> Geo {
-    from_headers(trust, headers)
-        .or_else(|| geoip.map(|db| db.lookup(ip)))
-        .unwrap_or_default()
+    from_headers(trust, headers).or_else(|| geoip.map(|db| db.lookup(ip))).unwrap_or_default()
 }

@@ -36,11 +36,7 @@ impl Utm {
     /// A visit is tagged with a campaign when any of these three is set; a
     /// change of them starts a new session.
     pub fn campaign_key(&self) -> Option<(Option<&str>, Option<&str>, Option<&str>)> {
-        let key = (
-            self.source.as_deref(),
-            self.medium.as_deref(),
-            self.campaign.as_deref(),
-        );
+        let key = (self.source.as_deref(), self.medium.as_deref(), self.campaign.as_deref());
         (key != (None, None, None)).then_some(key)
     }
 }
@@ -97,9 +93,7 @@ fn mentions(haystack: &str, names: &[&str]) -> bool {
 }
 
 fn is_paid_medium(medium: &str) -> bool {
-    medium.contains("cp")
-        || matches!(medium, "ppc" | "retargeting" | "paid")
-        || medium.starts_with("paid")
+    medium.contains("cp") || matches!(medium, "ppc" | "retargeting" | "paid") || medium.starts_with("paid")
 }
 
 /// How a tracking link describes itself; `ad` is paid and `bio` is organic social.
@@ -124,10 +118,7 @@ pub fn channel(utm: &Utm, referrer_host: Option<&str>, link: Option<LinkKind>) -
         "Paid Search"
     } else if paid && from_social {
         "Paid Social"
-    } else if matches!(
-        medium.as_str(),
-        "display" | "banner" | "expandable" | "interstitial" | "cpm"
-    ) {
+    } else if matches!(medium.as_str(), "display" | "banner" | "expandable" | "interstitial" | "cpm") {
         "Display"
     } else if paid {
         "Paid Other"
@@ -180,53 +171,26 @@ mod tests {
     #[test]
     fn channels() {
         assert_eq!(channel(&utm("google", "cpc"), None, None), "Paid Search");
-        assert_eq!(
-            channel(&utm("facebook", "paid_social"), None, None),
-            "Paid Social"
-        );
+        assert_eq!(channel(&utm("facebook", "paid_social"), None, None), "Paid Social");
         assert_eq!(channel(&utm("partner", "display"), None, None), "Display");
         assert_eq!(channel(&utm("partner", "cpc"), None, None), "Paid Other");
-        assert_eq!(
-            channel(&utm("", ""), Some("www.linkedin.com"), None),
-            "Organic Social"
-        );
-        assert_eq!(
-            channel(&utm("", ""), Some("www.google.com"), None),
-            "Organic Search"
-        );
+        assert_eq!(channel(&utm("", ""), Some("www.linkedin.com"), None), "Organic Social");
+        assert_eq!(channel(&utm("", ""), Some("www.google.com"), None), "Organic Search");
         assert_eq!(channel(&utm("newsletter", "email"), None, None), "Email");
-        assert_eq!(
-            channel(&utm("", ""), Some("news.ycombinator.com"), None),
-            "Referral"
-        );
+        assert_eq!(channel(&utm("", ""), Some("news.ycombinator.com"), None), "Referral");
         assert_eq!(channel(&utm("", ""), None, None), "Direct");
-        assert_eq!(
-            channel(&utm("instagram", ""), None, Some(LinkKind::Ad)),
-            "Paid Social"
-        );
-        assert_eq!(
-            channel(&utm("linktree", ""), None, Some(LinkKind::Bio)),
-            "Organic Social"
-        );
+        assert_eq!(channel(&utm("instagram", ""), None, Some(LinkKind::Ad)), "Paid Social");
+        assert_eq!(channel(&utm("linktree", ""), None, Some(LinkKind::Bio)), "Organic Social");
     }
 
     #[test]
     fn referrers() {
-        assert_eq!(
-            external_referrer_host(Some("https://www.shop.example/a"), &["shop.example"]),
-            None
-        );
-        assert_eq!(
-            external_referrer_host(Some("https://blog.shop.example/a"), &["shop.example"]),
-            None
-        );
+        assert_eq!(external_referrer_host(Some("https://www.shop.example/a"), &["shop.example"]), None);
+        assert_eq!(external_referrer_host(Some("https://blog.shop.example/a"), &["shop.example"]), None);
         assert_eq!(
             external_referrer_host(Some("https://google.com/"), &["shop.example"]).as_deref(),
             Some("google.com")
         );
-        assert_eq!(
-            external_referrer_host(Some("not a url"), &["shop.example"]),
-            None
-        );
+        assert_eq!(external_referrer_host(Some("not a url"), &["shop.example"]), None);
     }
 }

@@ -40,12 +40,7 @@ pub fn classify(user_agent: &str) -> ClientInfo {
     } else {
         DESKTOP
     };
-    ClientInfo {
-        browser: parsed.as_ref().and_then(|p| known(p.name)),
-        os,
-        device_type: device_type.to_owned(),
-        is_bot,
-    }
+    ClientInfo { browser: parsed.as_ref().and_then(|p| known(p.name)), os, device_type: device_type.to_owned(), is_bot }
 }
 
 /// woothee files tablets under smartphones. iPads report an `iPad` OS, and
@@ -65,10 +60,7 @@ mod tests {
         let desktop = classify(
             "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
         );
-        assert_eq!(
-            (desktop.device_type.as_str(), desktop.browser.as_deref()),
-            (DESKTOP, Some("Chrome"))
-        );
+        assert_eq!((desktop.device_type.as_str(), desktop.browser.as_deref()), (DESKTOP, Some("Chrome")));
         let phone = classify(
             "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
         );
@@ -81,8 +73,7 @@ mod tests {
             "Mozilla/5.0 (Linux; Android 14; SM-X710) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
         );
         assert_eq!(android_tablet.device_type, TABLET);
-        let bot =
-            classify("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)");
+        let bot = classify("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)");
         assert!(bot.is_bot);
         assert_eq!(bot.device_type, BOT);
         assert!(classify("curl/8.5.0").is_bot);

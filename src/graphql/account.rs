@@ -4,10 +4,7 @@ use async_graphql::{Context, Object, Result};
 
 use super::{
     context::ContextExt,
-    types::{
-        AuthPayload, AuthSession, DeleteUserPayload, Profile, SessionInfo, StatusPayload,
-        SuccessPayload, User,
-    },
+    types::{AuthPayload, AuthSession, DeleteUserPayload, Profile, SessionInfo, StatusPayload, SuccessPayload, User},
 };
 use crate::{
     auth::rate_limit::CredentialAction,
@@ -24,9 +21,7 @@ impl AccountQuery {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
-        Ok(Some(User(
-            accounts::find(&ctx.app().db, user.user_id).await?,
-        )))
+        Ok(Some(User(accounts::find(&ctx.app().db, user.user_id).await?)))
     }
 
     /// The current session with its user, or null when not signed in.
@@ -38,10 +33,7 @@ impl AccountQuery {
         let Some(session) = sessions::find(db, user.session_id).await? else {
             return Ok(None);
         };
-        Ok(Some(SessionInfo {
-            session: AuthSession(session),
-            user: User(accounts::find(db, user.user_id).await?),
-        }))
+        Ok(Some(SessionInfo { session: AuthSession(session), user: User(accounts::find(db, user.user_id).await?) }))
     }
 
     /// The signed-in user's account profile.
@@ -49,15 +41,7 @@ impl AccountQuery {
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
         let viewer = ctx.viewer()?;
-        Ok(Profile(
-            profile::get(
-                &app.db,
-                viewer,
-                user.user_id,
-                app.config.max_sites_per_account,
-            )
-            .await?,
-        ))
+        Ok(Profile(profile::get(&app.db, viewer, user.user_id, app.config.max_sites_per_account).await?))
     }
 }
 
@@ -67,30 +51,14 @@ pub struct AccountMutation;
 #[Object]
 impl AccountMutation {
     /// Creates an account with a personal org, signs it in and sets the cookie.
-    async fn sign_up(
-        &self,
-        ctx: &Context<'_>,
-        name: String,
-        email: String,
-        password: String,
-    ) -> Result<AuthPayload> {
+    async fn sign_up(&self, ctx: &Context<'_>, name: String, email: String, password: String) -> Result<AuthPayload> {
         ctx.limit_credentials(CredentialAction::SignUp)?;
         let app = ctx.app();
         let meta = &ctx.request()?.meta;
-        let signed_in = accounts::sign_up(
-            &app.db,
-            app.config.disable_registration,
-            &name,
-            &email,
-            password,
-            meta,
-        )
-        .await?;
+        let signed_in =
+            accounts::sign_up(&app.db, app.config.disable_registration, &name, &email, password, meta).await?;
         ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
-        Ok(AuthPayload {
-            token: Some(signed_in.token),
-            user: User(signed_in.user),
-        })
+        Ok(AuthPayload { token: Some(signed_in.token), user: User(signed_in.user) })
     }
 
     /// Signs in and sets the cookie. Without `rememberMe` (default true) the
@@ -104,13 +72,9 @@ impl AccountMutation {
     ) -> Result<AuthPayload> {
         ctx.limit_credentials(CredentialAction::SignIn)?;
         let meta = &ctx.request()?.meta;
-        let signed_in =
-            accounts::sign_in(&ctx.app().db, &email, password, remember_me, meta).await?;
+        let signed_in = accounts::sign_in(&ctx.app().db, &email, password, remember_me, meta).await?;
         ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
-        Ok(AuthPayload {
-            token: Some(signed_in.token),
-            user: User(signed_in.user),
-        })
+        Ok(AuthPayload { token: Some(signed_in.token), user: User(signed_in.user) })
     }
 
     /// Ends the current session on the server and clears the cookie.
@@ -123,9 +87,7 @@ impl AccountMutation {
 
     async fn update_user(&self, ctx: &Context<'_>, name: String) -> Result<User> {
         let user = ctx.signed_in_user()?;
-        Ok(User(
-            accounts::update_name(&ctx.app().db, user.user_id, &name).await?,
-        ))
+        Ok(User(accounts::update_name(&ctx.app().db, user.user_id, &name).await?))
     }
 
     /// Changes the sign-in email at once.
@@ -159,32 +121,16 @@ impl AccountMutation {
         if let Some(token) = &token {
             ctx.set_session_cookie(token, true);
         }
-        Ok(AuthPayload {
-            token,
-            user: User(user),
-        })
+        Ok(AuthPayload { token, user: User(user) })
     }
 
     /// Deletes the account for good, with every org it solely owns. Without
     /// `password`, the session must be less than a day old.
-    async fn delete_user(
-        &self,
-        ctx: &Context<'_>,
-        password: Option<String>,
-    ) -> Result<DeleteUserPayload> {
+    async fn delete_user(&self, ctx: &Context<'_>, password: Option<String>) -> Result<DeleteUserPayload> {
         ctx.limit_credentials(CredentialAction::DeleteUser)?;
         let user = ctx.signed_in_user()?;
-        accounts::delete(
-            &ctx.app().db,
-            user.user_id,
-            user.session_created_at,
-            password,
-        )
-        .await?;
+        accounts::delete(&ctx.app().db, user.user_id, user.session_created_at, password).await?;
         ctx.clear_session_cookie();
-        Ok(DeleteUserPayload {
-            success: true,
-            message: "User deleted".to_owned(),
-        })
+        Ok(DeleteUserPayload { success: true, message: "User deleted".to_owned() })
     }
 }

@@ -35,50 +35,33 @@ impl ContextExt for Context<'_> {
     }
 
     fn request(&self) -> AppResult<&RequestContext> {
-        self.data_opt::<RequestContext>()
-            .ok_or_else(|| AppError::internal("request context missing"))
+        self.data_opt::<RequestContext>().ok_or_else(|| AppError::internal("request context missing"))
     }
 
     fn viewer(&self) -> AppResult<&Viewer> {
-        self.data_opt::<RequestContext>()
-            .and_then(|request| request.viewer.as_ref())
-            .ok_or_else(AppError::unauthorized)
+        self.data_opt::<RequestContext>().and_then(|request| request.viewer.as_ref()).ok_or_else(AppError::unauthorized)
     }
 
     fn signed_in_user(&self) -> AppResult<SignedInUser> {
         match self.viewer()? {
-            Viewer::User {
-                user_id,
-                session_id,
-                session_created_at,
-            } => Ok(SignedInUser {
-                user_id: *user_id,
-                session_id: *session_id,
-                session_created_at: *session_created_at,
-            }),
-            Viewer::ApiKey { .. } => Err(AppError::forbidden(
-                "this needs a signed-in user, not an API key",
-            )),
+            Viewer::User { user_id, session_id, session_created_at } => {
+                Ok(SignedInUser { user_id: *user_id, session_id: *session_id, session_created_at: *session_created_at })
+            }
+            Viewer::ApiKey { .. } => Err(AppError::forbidden("this needs a signed-in user, not an API key")),
         }
     }
 
     fn limit_credentials(&self, action: CredentialAction) -> AppResult<()> {
-        self.app()
-            .credential_limiter
-            .check((action, self.request()?.meta.client_ip))
+        self.app().credential_limiter.check((action, self.request()?.meta.client_ip))
     }
 
     fn set_session_cookie(&self, token: &str, persistent: bool) {
         let secure = self.app().config.secure_cookies();
-        let value =
-            cookie::session_cookie(token, persistent, secure, sessions::lifetime_ms(persistent));
+        let value = cookie::session_cookie(token, persistent, secure, sessions::lifetime_ms(persistent));
         self.append_http_header(SET_COOKIE, value);
     }
 
     fn clear_session_cookie(&self) {
-        self.append_http_header(
-            SET_COOKIE,
-            cookie::clear_session_cookie(self.app().config.secure_cookies()),
-        );
+        self.append_http_header(SET_COOKIE, cookie::clear_session_cookie(self.app().config.secure_cookies()));
     }
 }

@@ -22,19 +22,13 @@ use crate::{
 };
 
 /// POST /graphql: one operation or a batch of at most MAX_BATCH.
-pub async fn post(
-    State(schema): State<AppSchema>,
-    ctx: RequestContext,
-    RawBody(body): RawBody,
-) -> AppResult<Response> {
+pub async fn post(State(schema): State<AppSchema>, ctx: RequestContext, RawBody(body): RawBody) -> AppResult<Response> {
     let batch: BatchRequest = serde_json::from_slice(&body)
         .map_err(|err| AppError::bad_request(format!("body is not a GraphQL request: {err}")))?;
     if let BatchRequest::Batch(requests) = &batch
         && requests.len() > MAX_BATCH
     {
-        return Err(AppError::bad_request(format!(
-            "at most {MAX_BATCH} operations per batch"
-        )));
+        return Err(AppError::bad_request(format!("at most {MAX_BATCH} operations per batch")));
     }
     let batch = batch.data(ctx);
     Ok(GraphQLResponse::from(schema.execute_batch(batch).await).into_response())
@@ -61,26 +55,18 @@ pub async fn get(
     };
     let document = parse_query(&query).map_err(|err| AppError::bad_request(err.to_string()))?;
     let is_mutation = document.operations.iter().any(|(name, op)| {
-        let selected = params
-            .operation_name
-            .as_deref()
-            .is_none_or(|wanted| name.is_some_and(|n| n.as_str() == wanted));
+        let selected = params.operation_name.as_deref().is_none_or(|wanted| name.is_some_and(|n| n.as_str() == wanted));
         selected && op.node.ty != OperationType::Query
     });
     if is_mutation {
-        return Err(AppError::new(
-            ErrorCode::BadRequest,
-            "mutations and subscriptions need POST",
-        ));
+        return Err(AppError::new(ErrorCode::BadRequest, "mutations and subscriptions need POST"));
     }
     let variables = match params.variables {
-        Some(text) => serde_json::from_str(&text)
-            .map_err(|_| AppError::bad_request("variables is not JSON"))?,
+        Some(text) => serde_json::from_str(&text).map_err(|_| AppError::bad_request("variables is not JSON"))?,
         None => serde_json::Value::Null,
     };
-    let mut request = async_graphql::Request::new(query)
-        .variables(async_graphql::Variables::from_json(variables))
-        .data(ctx);
+    let mut request =
+        async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables)).data(ctx);
     if let Some(name) = params.operation_name {
         request = request.operation_name(name);
     }
@@ -99,26 +85,20 @@ pub async fn ws(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> AppResult<Response> {
     let upgrade = upgrade.map_err(|err| AppError::bad_request(err.body_text()))?;
-    let protocol =
-        protocol.map_err(|_| AppError::bad_request("unsupported websocket subprotocol"))?;
+    let protocol = protocol.map_err(|_| AppError::bad_request("unsupported websocket subprotocol"))?;
     // Browsers send cookies on cross-site websocket upgrades; refuse foreign origins.
     if cookie::session_token(&headers).is_some()
         && let Some(origin) = headers.get(header::ORIGIN)
         && origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(app.base_origin.as_str())
     {
-        return Err(AppError::new(
-            ErrorCode::InvalidOrigin,
-            "request origin does not match this service",
-        ));
+        return Err(AppError::new(ErrorCode::InvalidOrigin, "request origin does not match this service"));
     }
     Ok(upgrade
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
         .on_upgrade(move |stream| {
             let mut data = Data::default();
             data.insert(ctx);
-            GraphQLWebSocket::new(stream, schema, protocol)
-                .with_data(data)
-                .serve()
+            GraphQLWebSocket::new(stream, schema, protocol).with_data(data).serve()
         })
         .into_response())
 }

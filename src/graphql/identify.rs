@@ -81,20 +81,11 @@ pub struct IdentifyQuery;
 #[Object]
 impl IdentifyQuery {
     /// Whether a visitor is identified, and as whom.
-    async fn identity(
-        &self,
-        ctx: &Context<'_>,
-        site_id: Option<i64>,
-        tracker_vid: String,
-    ) -> Result<IdentityLookup> {
+    async fn identity(&self, ctx: &Context<'_>, site_id: Option<i64>, tracker_vid: String) -> Result<IdentityLookup> {
         let app = ctx.app();
         let site_id = site_id.unwrap_or(app.config.default_site_id);
         let found = identify::latest(&app.db, ctx.viewer()?, site_id, &tracker_vid).await?;
-        Ok(IdentityLookup {
-            tracker_vid,
-            identified: found.is_some(),
-            identity: found.map(Identity),
-        })
+        Ok(IdentityLookup { tracker_vid, identified: found.is_some(), identity: found.map(Identity) })
     }
 }
 
@@ -105,11 +96,7 @@ pub struct IdentifyMutation;
 impl IdentifyMutation {
     /// Links a visitor to a known person. Every call is kept as history; the
     /// visitor is created when it has not been seen yet. Members and API keys.
-    async fn identify(
-        &self,
-        ctx: &Context<'_>,
-        input: IdentifyVisitorInput,
-    ) -> Result<IdentifyResult> {
+    async fn identify(&self, ctx: &Context<'_>, input: IdentifyVisitorInput) -> Result<IdentifyResult> {
         let app = ctx.app();
         let input = IdentifyInput {
             site_id: input.site_id.unwrap_or(app.config.default_site_id),
@@ -124,11 +111,7 @@ impl IdentifyMutation {
             source_detail: input.source_detail,
         };
         let command = identify::prepare(&app.db, ctx.viewer()?, input).await?;
-        let identified_as = command
-            .email
-            .clone()
-            .or_else(|| command.user_id.clone())
-            .unwrap_or_default();
+        let identified_as = command.email.clone().or_else(|| command.user_id.clone()).unwrap_or_default();
         let tracker_vid = command.tracker_vid.clone();
         app.writer.identify(command).await?;
         Ok(IdentifyResult {

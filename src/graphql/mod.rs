@@ -15,19 +15,10 @@ use async_graphql::{MergedObject, Schema, SchemaBuilder};
 use crate::state::AppState;
 
 #[derive(MergedObject, Default)]
-pub struct Query(
-    account::AccountQuery,
-    orgs::OrgQuery,
-    sites::SiteQuery,
-    identify::IdentifyQuery,
-);
+pub struct Query(account::AccountQuery, orgs::OrgQuery, sites::SiteQuery, identify::IdentifyQuery);
 
 #[derive(MergedObject, Default)]
-pub struct Mutation(
-    account::AccountMutation,
-    orgs::OrgMutation,
-    sites::SiteMutation,
-);
+pub struct Mutation(account::AccountMutation, orgs::OrgMutation, sites::SiteMutation, identify::IdentifyMutation);
 
 pub type Subscription = live::LiveSubscription;
 
@@ -40,23 +31,15 @@ pub const MAX_COMPLEXITY: usize = 2_000;
 pub const MAX_BATCH: usize = 10;
 
 fn builder() -> SchemaBuilder<Query, Mutation, Subscription> {
-    Schema::build(
-        Query::default(),
-        Mutation::default(),
-        Subscription::default(),
-    )
-    .limit_depth(MAX_DEPTH)
-    .limit_complexity(MAX_COMPLEXITY)
+    Schema::build(Query::default(), Mutation::default(), Subscription::default())
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY)
 }
 
 pub fn build_schema(state: AppState) -> AppSchema {
     let introspection = state.config.graphql_introspection;
     let builder = builder().data(state);
-    if introspection {
-        builder.finish()
-    } else {
-        builder.disable_introspection().finish()
-    }
+    if introspection { builder.finish() } else { builder.disable_introspection().finish() }
 }
 
 /// The SDL that `schema.graphql` holds.

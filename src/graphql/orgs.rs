@@ -19,8 +19,7 @@ impl OrgQuery {
         let viewer = ctx.viewer()?;
         let mut found = Vec::new();
         for org_id in access::visible_org_ids(db, viewer).await? {
-            let (org, role) =
-                access::find_org(db, viewer, org_id, crate::auth::Role::Viewer).await?;
+            let (org, role) = access::find_org(db, viewer, org_id, crate::auth::Role::Viewer).await?;
             found.push(Org { org, role });
         }
         Ok(found)
@@ -28,13 +27,7 @@ impl OrgQuery {
 
     async fn org(&self, ctx: &Context<'_>, id: ID) -> Result<Org> {
         let org_id = parse_id(&id, "organization")?;
-        let (org, role) = access::find_org(
-            &ctx.app().db,
-            ctx.viewer()?,
-            org_id,
-            crate::auth::Role::Viewer,
-        )
-        .await?;
+        let (org, role) = access::find_org(&ctx.app().db, ctx.viewer()?, org_id, crate::auth::Role::Viewer).await?;
         Ok(Org { org, role })
     }
 
@@ -53,12 +46,7 @@ pub struct OrgMutation;
 impl OrgMutation {
     /// Creates an API key for server-to-server calls (`Authorization: Bearer <key>`).
     /// Admins only. The key is returned once and stored only as a hash.
-    async fn create_api_key(
-        &self,
-        ctx: &Context<'_>,
-        org_id: Option<ID>,
-        name: String,
-    ) -> Result<CreatedApiKey> {
+    async fn create_api_key(&self, ctx: &Context<'_>, org_id: Option<ID>, name: String) -> Result<CreatedApiKey> {
         let db = &ctx.app().db;
         let viewer = ctx.viewer()?;
         let org_id = match org_id {
@@ -66,17 +54,12 @@ impl OrgMutation {
             None => orgs::primary(db, ctx.signed_in_user()?.user_id).await?.1.id,
         };
         let (key, record) = api_keys::create(db, viewer, org_id, &name).await?;
-        Ok(CreatedApiKey {
-            key,
-            api_key: ApiKey(record),
-        })
+        Ok(CreatedApiKey { key, api_key: ApiKey(record) })
     }
 
     /// Revokes a key at once. Admins only.
     async fn revoke_api_key(&self, ctx: &Context<'_>, id: ID) -> Result<ApiKey> {
         let key_id = parse_id(&id, "API key")?;
-        Ok(ApiKey(
-            api_keys::revoke(&ctx.app().db, ctx.viewer()?, key_id).await?,
-        ))
+        Ok(ApiKey(api_keys::revoke(&ctx.app().db, ctx.viewer()?, key_id).await?))
     }
 }

@@ -48,11 +48,7 @@ impl SiteQuery {
     }
 
     async fn site(&self, ctx: &Context<'_>, id: i64) -> Result<Site> {
-        Ok(Site(
-            access::site(&ctx.app().db, ctx.viewer()?, id, Role::Viewer)
-                .await?
-                .0,
-        ))
+        Ok(Site(access::site(&ctx.app().db, ctx.viewer()?, id, Role::Viewer).await?.0))
     }
 }
 
@@ -64,34 +60,13 @@ impl SiteMutation {
     /// Admins only; fails with SITE_LIMIT_REACHED past MAX_SITES_PER_ACCOUNT.
     async fn create_site(&self, ctx: &Context<'_>, input: SiteInput) -> Result<Site> {
         let app = ctx.app();
-        let org_id = input
-            .org_id
-            .as_ref()
-            .map(|id| parse_id(id, "organization"))
-            .transpose()?;
-        let new = NewSite {
-            org_id,
-            domain: input.domain,
-            name: input.name,
-        };
-        Ok(Site(
-            sites::create(
-                &app.db,
-                ctx.viewer()?,
-                app.config.max_sites_per_account,
-                new,
-            )
-            .await?,
-        ))
+        let org_id = input.org_id.as_ref().map(|id| parse_id(id, "organization")).transpose()?;
+        let new = NewSite { org_id, domain: input.domain, name: input.name };
+        Ok(Site(sites::create(&app.db, ctx.viewer()?, app.config.max_sites_per_account, new).await?))
     }
 
     /// Changes only the fields given. Admins only.
-    async fn update_site(
-        &self,
-        ctx: &Context<'_>,
-        id: i64,
-        input: SiteUpdateInput,
-    ) -> Result<Site> {
+    async fn update_site(&self, ctx: &Context<'_>, id: i64, input: SiteUpdateInput) -> Result<Site> {
         let changes = SiteChanges {
             name: input.name,
             domain: input.domain,
@@ -100,9 +75,7 @@ impl SiteMutation {
             hot_threshold: input.hot_threshold,
             high_value_patterns: input.high_value_patterns,
         };
-        Ok(Site(
-            sites::update(&ctx.app().db, ctx.viewer()?, id, changes).await?,
-        ))
+        Ok(Site(sites::update(&ctx.app().db, ctx.viewer()?, id, changes).await?))
     }
 
     /// Deletes the site with all its data. Admins only.

@@ -1,8 +1,6 @@
 //! GraphQL output types shared across capabilities.
 
-use async_graphql::{
-    ID, InputValueError, InputValueResult, Object, Scalar, ScalarType, SimpleObject, Value,
-};
+use async_graphql::{ID, InputValueError, InputValueResult, Object, Scalar, ScalarType, SimpleObject, Value};
 
 use entity::{api_key, auth_session, org, site, user};
 
@@ -33,8 +31,7 @@ impl ScalarType for Timestamp {
 
 /// Parses an id argument; a malformed id is just an id that does not exist.
 pub fn parse_id(id: &ID, what: &str) -> crate::error::AppResult<i64> {
-    id.parse::<i64>()
-        .map_err(|_| crate::error::AppError::not_found(what))
+    id.parse::<i64>().map_err(|_| crate::error::AppError::not_found(what))
 }
 
 pub struct User(pub user::Model);

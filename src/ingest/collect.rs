@@ -44,10 +44,7 @@ pub async fn collect(
     let wire = wire::parse(&body)?;
     let site_ids: BTreeSet<i64> = wire.iter().map(|event| event.site).collect();
     let sites = sites::public_by_ids(&app.db, site_ids).await?;
-    let user_agent = headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let client = Arc::new(Client {
         info: user_agent::classify(user_agent),
         geo: geo::locate(app.config.trust_proxy, &headers, ip, app.geoip.as_deref()),
@@ -57,15 +54,9 @@ pub async fn collect(
     let mut events = Vec::with_capacity(wire.len());
     for (index, event) in wire.into_iter().enumerate() {
         let field = |name: &str| {
-            if batch {
-                format!("events[{index}].{name}")
-            } else {
-                name.to_owned()
-            }
+            if batch { format!("events[{index}].{name}") } else { name.to_owned() }
         };
-        let site = sites
-            .get(&event.site)
-            .ok_or_else(|| AppError::not_found("site"))?;
+        let site = sites.get(&event.site).ok_or_else(|| AppError::not_found("site"))?;
         let tracker_vid = if site.tracking_mode == "cookieless" {
             let salt = app.salts.today(&app.db, now).await?;
             salts::cookieless_visitor_id(&salt, site.id, &ip.to_string(), user_agent)
@@ -75,14 +66,7 @@ pub async fn collect(
                 None => return Err(AppError::validation(&field("tracker_vid"), "is required")),
             }
         };
-        events.push(build(
-            event,
-            site,
-            tracker_vid,
-            client.clone(),
-            now,
-            &field,
-        )?);
+        events.push(build(event, site, tracker_vid, client.clone(), now, &field)?);
     }
     let accepted = events.len();
     app.writer.enqueue(events)?;
@@ -108,9 +92,8 @@ fn build(
     now: i64,
     field: &dyn Fn(&str) -> String,
 ) -> AppResult<CollectedEvent> {
-    let kind = EventKind::parse(&event.kind).ok_or_else(|| {
-        AppError::validation(&field("type"), "must be pageview, custom_event or ping")
-    })?;
+    let kind = EventKind::parse(&event.kind)
+        .ok_or_else(|| AppError::validation(&field("type"), "must be pageview, custom_event or ping"))?;
     if event.url.len() > wire::MAX_URL_LEN {
         return Err(too_long(&field("url"), wire::MAX_URL_LEN));
     }
@@ -122,15 +105,11 @@ fn build(
     if referrer.as_deref().is_some_and(|r| Url::parse(r).is_err()) {
         return Err(AppError::validation(&field("referrer"), "must be a URL"));
     }
-    let event_name = bounded(
-        &field("event_name"),
-        event.event_name,
-        wire::MAX_EVENT_NAME_LEN,
-    )?;
+    let event_name = bounded(&field("event_name"), event.event_name, wire::MAX_EVENT_NAME_LEN)?;
     let event_name = match kind {
-        EventKind::CustomEvent => event_name.ok_or_else(|| {
-            AppError::validation(&field("event_name"), "is required for custom_event")
-        })?,
+        EventKind::CustomEvent => {
+            event_name.ok_or_else(|| AppError::validation(&field("event_name"), "is required for custom_event"))?
+        }
         EventKind::Pageview | EventKind::Ping => String::new(),
     };
     let props = serde_json::Value::Object(event.props.unwrap_or_default()).to_string();
@@ -143,41 +122,24 @@ fn build(
     let timestamp = match event.ts {
         None => now,
         Some(WireTime::Millis(ms)) => ms,
-        Some(WireTime::Iso(text)) => parse_iso(&text).ok_or_else(|| {
-            AppError::validation(&field("ts"), "must be epoch milliseconds or ISO 8601")
-        })?,
+        Some(WireTime::Iso(text)) => parse_iso(&text)
+            .ok_or_else(|| AppError::validation(&field("ts"), "must be epoch milliseconds or ISO 8601"))?,
     };
     if timestamp < now - MAX_PAST_MS || timestamp > now + MAX_FUTURE_MS {
-        return Err(AppError::validation(
-            &field("ts"),
-            "must be within the last year and not in the future",
-        ));
+        return Err(AppError::validation(&field("ts"), "must be within the last year and not in the future"));
     }
     let engaged_ms = event.engaged_ms.unwrap_or(0);
     if !(0..=MAX_ENGAGED_MS).contains(&engaged_ms) {
-        return Err(AppError::validation(
-            &field("engaged_ms"),
-            "must be between 0 and 86400000",
-        ));
+        return Err(AppError::validation(&field("engaged_ms"), "must be between 0 and 86400000"));
     }
     let click_key = event
         .lt_click
-        .or_else(|| {
-            url.query_pairs()
-                .find(|(key, _)| key == "lt_click")
-                .map(|(_, value)| value.into_owned())
-        })
+        .or_else(|| url.query_pairs().find(|(key, _)| key == "lt_click").map(|(_, value)| value.into_owned()))
         .filter(|key| !key.is_empty());
     if click_key.as_deref().is_some_and(|key| {
-        key.len() > wire::MAX_CLICK_KEY_LEN
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        key.len() > wire::MAX_CLICK_KEY_LEN || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     }) {
-        return Err(AppError::validation(
-            &field("lt_click"),
-            "is not a click id",
-        ));
+        return Err(AppError::validation(&field("lt_click"), "is not a click id"));
     }
     let mut own_hosts = vec![site.domain.as_str(), url.host_str().unwrap_or_default()];
     own_hosts.extend(site.first_party_domain.as_deref());
@@ -187,8 +149,7 @@ fn build(
         tracker_vid,
         kind,
         event_name,
-        high_value: kind == EventKind::Pageview
-            && sites::is_high_value(&high_value_patterns(site), &page),
+        high_value: kind == EventKind::Pageview && sites::is_high_value(&high_value_patterns(site), &page),
         page,
         page_title: bounded(&field("title"), event.title, wire::MAX_TITLE_LEN)?,
         external_referrer_host: source::external_referrer_host(referrer.as_deref(), &own_hosts),

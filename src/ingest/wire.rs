@@ -39,8 +39,8 @@ pub struct WireEvent {
 
 /// Parses a body of one event or a batch, naming the offending field on error.
 pub fn parse(body: &[u8]) -> AppResult<Vec<WireEvent>> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|err| AppError::bad_request(format!("malformed JSON: {err}")))?;
+    let value: Value =
+        serde_json::from_slice(body).map_err(|err| AppError::bad_request(format!("malformed JSON: {err}")))?;
     let (events, prefix) = match value {
         Value::Object(mut object) if object.contains_key("events") => {
             let events = object.remove("events").unwrap_or(Value::Null);
@@ -60,9 +60,7 @@ pub fn parse(body: &[u8]) -> AppResult<Vec<WireEvent>> {
         }
         Value::Object(object) => (vec![Value::Object(object)], ""),
         _ => {
-            return Err(AppError::bad_request(
-                "body must be an event object or {\"events\": [...]}",
-            ));
+            return Err(AppError::bad_request("body must be an event object or {\"events\": [...]}"));
         }
     };
     events
@@ -71,11 +69,7 @@ pub fn parse(body: &[u8]) -> AppResult<Vec<WireEvent>> {
         .map(|(index, event)| {
             serde_path_to_error::deserialize(event).map_err(|err| {
                 let path = err.path().to_string();
-                let field = if prefix.is_empty() {
-                    path
-                } else {
-                    format!("{prefix}[{index}].{path}")
-                };
+                let field = if prefix.is_empty() { path } else { format!("{prefix}[{index}].{path}") };
                 AppError::validation(&field, err.into_inner())
             })
         })

@@ -28,11 +28,7 @@ const IDENTIFY_WAIT: Duration = Duration::from_secs(10);
 const RETRY_AFTER_SECS: u64 = 2;
 
 enum Command {
-    Write {
-        op: WriteOp,
-        done: Option<oneshot::Sender<()>>,
-        _permit: Option<OwnedSemaphorePermit>,
-    },
+    Write { op: WriteOp, done: Option<oneshot::Sender<()>>, _permit: Option<OwnedSemaphorePermit> },
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -52,11 +48,7 @@ struct Inner {
 
 impl Writer {
     /// Starts the writer task.
-    pub fn spawn(
-        db: DatabaseConnection,
-        capacity: usize,
-        live: broadcast::Sender<Activity>,
-    ) -> Self {
+    pub fn spawn(db: DatabaseConnection, capacity: usize, live: broadcast::Sender<Activity>) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
         tokio::spawn(run(db, commands, healthy.clone(), live));
@@ -72,25 +64,16 @@ impl Writer {
 
     fn refuse(&self) -> AppResult<()> {
         if self.inner.closed.load(Ordering::Acquire) {
-            return Err(AppError::unavailable(
-                "the server is shutting down",
-                RETRY_AFTER_SECS,
-            ));
+            return Err(AppError::unavailable("the server is shutting down", RETRY_AFTER_SECS));
         }
         if !self.inner.healthy.load(Ordering::Acquire) {
-            return Err(AppError::unavailable(
-                "the database is unavailable, retry shortly",
-                RETRY_AFTER_SECS,
-            ));
+            return Err(AppError::unavailable("the database is unavailable, retry shortly", RETRY_AFTER_SECS));
         }
         Ok(())
     }
 
     fn send(&self, command: Command) -> AppResult<()> {
-        self.inner
-            .queue
-            .send(command)
-            .map_err(|_| AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS))
+        self.inner.queue.send(command).map_err(|_| AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS))
     }
 
     /// Queues events; once this returns Ok they will be stored.
@@ -102,47 +85,27 @@ impl Writer {
             .capacity
             .clone()
             .try_acquire_many_owned(count)
-            .map_err(|_| {
-                AppError::unavailable("the write queue is full, retry shortly", RETRY_AFTER_SECS)
-            })?;
-        self.send(Command::Write {
-            op: WriteOp::Events(events),
-            done: None,
-            _permit: Some(permit),
-        })
+            .map_err(|_| AppError::unavailable("the write queue is full, retry shortly", RETRY_AFTER_SECS))?;
+        self.send(Command::Write { op: WriteOp::Events(events), done: None, _permit: Some(permit) })
     }
 
     /// Queues an identify and waits until it is stored.
     pub async fn identify(&self, command: IdentifyCommand) -> AppResult<()> {
         self.refuse()?;
         let (done, stored) = oneshot::channel();
-        self.send(Command::Write {
-            op: WriteOp::Identify(command),
-            done: Some(done),
-            _permit: None,
-        })?;
+        self.send(Command::Write { op: WriteOp::Identify(Box::new(command)), done: Some(done), _permit: None })?;
         match tokio::time::timeout(IDENTIFY_WAIT, stored).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(AppError::unavailable(
-                "the writer has stopped",
-                RETRY_AFTER_SECS,
-            )),
+            Ok(Err(_)) => Err(AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS)),
             // Still queued: it will be stored, but the caller should not wait longer.
-            Err(_) => Err(AppError::unavailable(
-                "the database is slow to answer, retry shortly",
-                RETRY_AFTER_SECS,
-            )),
+            Err(_) => Err(AppError::unavailable("the database is slow to answer, retry shortly", RETRY_AFTER_SECS)),
         }
     }
 
     /// Waits until everything queued before this call is stored.
     pub async fn flush(&self) {
         let (done, stored) = oneshot::channel();
-        let barrier = Command::Write {
-            op: WriteOp::Events(Vec::new()),
-            done: Some(done),
-            _permit: None,
-        };
+        let barrier = Command::Write { op: WriteOp::Events(Vec::new()), done: Some(done), _permit: None };
         if self.inner.queue.send(barrier).is_ok() {
             stored.await.ok();
         }
@@ -212,11 +175,7 @@ async fn run(
 /// Transient failures (a locked SQLite file, a lost PostgreSQL connection)
 /// are retried with backoff until they pass. Any other failure means one
 /// operation is bad: the batch is split so the others still get stored.
-async fn write_until_stored(
-    db: &DatabaseConnection,
-    ops: &[&WriteOp],
-    healthy: &AtomicBool,
-) -> Vec<Activity> {
+async fn write_until_stored(db: &DatabaseConnection, ops: &[&WriteOp], healthy: &AtomicBool) -> Vec<Activity> {
     let mut backoff = Duration::from_millis(50);
     loop {
         match tracking::apply(db, ops).await {
@@ -251,16 +210,7 @@ fn is_transient(err: &DbErr) -> bool {
         return true;
     }
     let text = err.to_string().to_lowercase();
-    [
-        "locked",
-        "busy",
-        "connection",
-        "closed",
-        "terminating",
-        "timed out",
-        "broken pipe",
-        "shutting down",
-    ]
-    .iter()
-    .any(|sign| text.contains(sign))
+    ["locked", "busy", "connection", "closed", "terminating", "timed out", "broken pipe", "shutting down"]
+        .iter()
+        .any(|sign| text.contains(sign))
 }

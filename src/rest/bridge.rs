@@ -30,10 +30,7 @@ where
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
-        Ok(Bridge {
-            schema: AppSchema::from_ref(state),
-            ctx: RequestContext::from_request_parts(parts, state).await?,
-        })
+        Ok(Bridge { schema: AppSchema::from_ref(state), ctx: RequestContext::from_request_parts(parts, state).await? })
     }
 }
 
@@ -44,23 +41,15 @@ pub struct Output {
 }
 
 impl Bridge {
-    pub async fn run(
-        self,
-        document: &'static str,
-        variables: impl Into<Value>,
-    ) -> AppResult<Output> {
-        let request = async_graphql::Request::new(document)
-            .variables(Variables::from_json(variables.into()))
-            .data(self.ctx);
+    pub async fn run(self, document: &'static str, variables: impl Into<Value>) -> AppResult<Output> {
+        let request =
+            async_graphql::Request::new(document).variables(Variables::from_json(variables.into())).data(self.ctx);
         let response = self.schema.execute(request).await;
         if let Some(error) = response.errors.first() {
             return Err(AppError::from(error));
         }
         let data = response.data.into_json().map_err(AppError::internal)?;
-        Ok(Output {
-            data,
-            headers: response.http_headers,
-        })
+        Ok(Output { data, headers: response.http_headers })
     }
 }
 
@@ -73,11 +62,7 @@ impl Output {
 
     /// One top-level field of `data` is the response.
     pub fn field(mut self, name: &str) -> Response {
-        let value = self
-            .data
-            .get_mut(name)
-            .map(Value::take)
-            .unwrap_or(Value::Null);
+        let value = self.data.get_mut(name).map(Value::take).unwrap_or(Value::Null);
         (self.headers, Json(value)).into_response()
     }
 }

@@ -32,10 +32,7 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     type Rejection = AppError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, AppError> {
-        Bytes::from_request(request, state)
-            .await
-            .map(RawBody)
-            .map_err(body_error)
+        Bytes::from_request(request, state).await.map(RawBody).map_err(body_error)
     }
 }
 

@@ -26,28 +26,16 @@ pub fn routes() -> Router<RouterState> {
         .route("/api/auth/change-email", post(auth::change_email))
         .route("/api/auth/change-password", post(auth::change_password))
         .route("/api/auth/delete-user", post(auth::delete_user))
-        .route(
-            "/api/identify",
-            get(identify::identity).post(identify::identify),
-        )
+        .route("/api/identify", get(identify::identity).post(identify::identify))
         .route("/api/profile", get(account::profile))
-        .route(
-            "/api/sites",
-            get(account::list_sites).post(account::create_site),
-        )
-        .route(
-            "/api/sites/{id}",
-            put(account::update_site).delete(account::delete_site),
-        )
+        .route("/api/sites", get(account::list_sites).post(account::create_site))
+        .route("/api/sites/{id}", put(account::update_site).delete(account::delete_site))
 }
 
 /// A numeric query parameter given as text, when present.
 pub fn optional_number(field: &str, raw: Option<&str>) -> AppResult<Option<i64>> {
     match raw.map(str::trim).filter(|value| !value.is_empty()) {
         None => Ok(None),
-        Some(value) => value
-            .parse()
-            .map(Some)
-            .map_err(|_| AppError::validation(field, "must be a number")),
+        Some(value) => value.parse().map(Some).map_err(|_| AppError::validation(field, "must be a number")),
     }
 }

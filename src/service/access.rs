@@ -28,9 +28,7 @@ pub async fn visible_org_ids(db: &impl ConnectionTrait, viewer: &Viewer) -> AppR
 /// The viewer's role in an org, or NOT_FOUND when they are not in it.
 pub async fn role_in(db: &impl ConnectionTrait, viewer: &Viewer, org_id: i64) -> AppResult<Role> {
     match viewer {
-        Viewer::ApiKey {
-            org_id: key_org, ..
-        } if *key_org == org_id => Ok(Role::API_KEY),
+        Viewer::ApiKey { org_id: key_org, .. } if *key_org == org_id => Ok(Role::API_KEY),
         Viewer::ApiKey { .. } => Err(AppError::not_found("organization")),
         Viewer::User { user_id, .. } => member::Entity::find()
             .filter(member::Column::OrgId.eq(org_id))
@@ -46,10 +44,7 @@ pub fn require(role: Role, needed: Role) -> AppResult<()> {
     if role >= needed {
         Ok(())
     } else {
-        Err(AppError::forbidden(format!(
-            "this needs the {} role or higher",
-            needed.as_str()
-        )))
+        Err(AppError::forbidden(format!("this needs the {} role or higher", needed.as_str())))
     }
 }
 
@@ -62,10 +57,7 @@ pub async fn find_org(
 ) -> AppResult<(org::Model, Role)> {
     let role = role_in(db, viewer, org_id).await?;
     require(role, needed)?;
-    let org = org::Entity::find_by_id(org_id)
-        .one(db)
-        .await?
-        .ok_or_else(|| AppError::not_found("organization"))?;
+    let org = org::Entity::find_by_id(org_id).one(db).await?.ok_or_else(|| AppError::not_found("organization"))?;
     Ok((org, role))
 }
 
@@ -76,10 +68,7 @@ pub async fn site(
     site_id: i64,
     needed: Role,
 ) -> AppResult<(site::Model, Role)> {
-    let site = site::Entity::find_by_id(site_id)
-        .one(db)
-        .await?
-        .ok_or_else(|| AppError::not_found("site"))?;
+    let site = site::Entity::find_by_id(site_id).one(db).await?.ok_or_else(|| AppError::not_found("site"))?;
     let role = match role_in(db, viewer, site.org_id).await {
         Err(err) if err.code == ErrorCode::NotFound => return Err(AppError::not_found("site")),
         other => other?,
@@ -91,11 +80,7 @@ pub async fn site(
 /// Every site in the viewer's orgs, oldest first.
 pub async fn sites(db: &impl ConnectionTrait, viewer: &Viewer) -> AppResult<Vec<site::Model>> {
     let org_ids = visible_org_ids(db, viewer).await?;
-    Ok(site::Entity::find()
-        .filter(site::Column::OrgId.is_in(org_ids))
-        .order_by_asc(site::Column::Id)
-        .all(db)
-        .await?)
+    Ok(site::Entity::find().filter(site::Column::OrgId.is_in(org_ids)).order_by_asc(site::Column::Id).all(db).await?)
 }
 
 /// The site used when a request names none: the viewer's oldest site.

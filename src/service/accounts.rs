@@ -1,8 +1,8 @@
 //! Users: sign-up, sign-in, and changes to the signed-in account.
 
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,
-    EntityTrait, QueryFilter, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    TransactionTrait,
 };
 
 use entity::user;
@@ -28,10 +28,7 @@ pub struct SignedIn {
 pub fn normalize_email(email: &str) -> AppResult<String> {
     let email = email.trim().to_lowercase();
     if email.len() > MAX_EMAIL_LEN || !email_address::EmailAddress::is_valid(&email) {
-        return Err(AppError::validation(
-            "email",
-            "must be a valid email address",
-        ));
+        return Err(AppError::validation("email", "must be a valid email address"));
     }
     Ok(email)
 }
@@ -42,33 +39,21 @@ fn validate_name(name: &str) -> AppResult<String> {
         return Err(AppError::validation("name", "must not be empty"));
     }
     if name.chars().count() > MAX_NAME_LEN {
-        return Err(AppError::validation(
-            "name",
-            format!("must be at most {MAX_NAME_LEN} characters"),
-        ));
+        return Err(AppError::validation("name", format!("must be at most {MAX_NAME_LEN} characters")));
     }
     Ok(name.to_owned())
 }
 
 fn email_in_use() -> AppError {
-    AppError::new(
-        ErrorCode::EmailInUse,
-        "an account with this email already exists",
-    )
+    AppError::new(ErrorCode::EmailInUse, "an account with this email already exists")
 }
 
 pub async fn find(db: &impl ConnectionTrait, user_id: i64) -> AppResult<user::Model> {
-    user::Entity::find_by_id(user_id)
-        .one(db)
-        .await?
-        .ok_or_else(|| AppError::not_found("user"))
+    user::Entity::find_by_id(user_id).one(db).await?.ok_or_else(|| AppError::not_found("user"))
 }
 
 async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Option<user::Model>> {
-    Ok(user::Entity::find()
-        .filter(user::Column::Email.eq(email))
-        .one(db)
-        .await?)
+    Ok(user::Entity::find().filter(user::Column::Email.eq(email)).one(db).await?)
 }
 
 /// Creates the user, their personal org (with them as owner) and a session.
@@ -81,9 +66,7 @@ pub async fn sign_up(
     meta: &RequestMeta,
 ) -> AppResult<SignedIn> {
     if registration_disabled {
-        return Err(AppError::forbidden(
-            "registration is disabled on this server",
-        ));
+        return Err(AppError::forbidden("registration is disabled on this server"));
     }
     let name = validate_name(name)?;
     let email = normalize_email(email)?;
@@ -104,21 +87,11 @@ pub async fn sign_up(
     }
     .insert(&txn)
     .await
-    .map_err(|err| {
-        if is_unique_violation(&err) {
-            email_in_use()
-        } else {
-            err.into()
-        }
-    })?;
+    .map_err(|err| if is_unique_violation(&err) { email_in_use() } else { err.into() })?;
     orgs::create_personal(&txn, &user).await?;
     let token = sessions::create(&txn, user.id, true, meta).await?;
     txn.commit().await?;
-    Ok(SignedIn {
-        token,
-        user,
-        persistent: true,
-    })
+    Ok(SignedIn { token, user, persistent: true })
 }
 
 pub async fn sign_in(
@@ -128,12 +101,7 @@ pub async fn sign_in(
     remember_me: bool,
     meta: &RequestMeta,
 ) -> AppResult<SignedIn> {
-    let rejected = || {
-        AppError::new(
-            ErrorCode::InvalidEmailOrPassword,
-            "invalid email or password",
-        )
-    };
+    let rejected = || AppError::new(ErrorCode::InvalidEmailOrPassword, "invalid email or password");
     // Over-long input cannot match a stored password; refuse it before hashing.
     if password.chars().count() > password::MAX_LEN {
         return Err(rejected());
@@ -147,18 +115,10 @@ pub async fn sign_in(
         return Err(rejected());
     }
     let token = sessions::create(db, user.id, remember_me, meta).await?;
-    Ok(SignedIn {
-        token,
-        user,
-        persistent: remember_me,
-    })
+    Ok(SignedIn { token, user, persistent: remember_me })
 }
 
-pub async fn update_name(
-    db: &impl ConnectionTrait,
-    user_id: i64,
-    name: &str,
-) -> AppResult<user::Model> {
+pub async fn update_name(db: &impl ConnectionTrait, user_id: i64, name: &str) -> AppResult<user::Model> {
     let name = validate_name(name)?;
     let mut active: user::ActiveModel = find(db, user_id).await?.into();
     active.name = Set(name);
@@ -167,11 +127,7 @@ pub async fn update_name(
 }
 
 /// Takes effect at once (the spec): there is no verification mail.
-pub async fn change_email(
-    db: &impl ConnectionTrait,
-    user_id: i64,
-    new_email: &str,
-) -> AppResult<user::Model> {
+pub async fn change_email(db: &impl ConnectionTrait, user_id: i64, new_email: &str) -> AppResult<user::Model> {
     let email = normalize_email(new_email)?;
     let user = find(db, user_id).await?;
     if user.email == email {
@@ -183,13 +139,7 @@ pub async fn change_email(
     let mut active: user::ActiveModel = user.into();
     active.email = Set(email);
     active.updated_at = Set(now_ms());
-    active.update(db).await.map_err(|err| {
-        if is_unique_violation(&err) {
-            email_in_use()
-        } else {
-            err.into()
-        }
-    })
+    active.update(db).await.map_err(|err| if is_unique_violation(&err) { email_in_use() } else { err.into() })
 }
 
 async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
@@ -197,11 +147,7 @@ async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
     if password.chars().count() > password::MAX_LEN {
         return Err(wrong());
     }
-    if password::verify(password, user.password_hash.clone()).await? {
-        Ok(())
-    } else {
-        Err(wrong())
-    }
+    if password::verify(password, user.password_hash.clone()).await? { Ok(()) } else { Err(wrong()) }
 }
 
 /// Returns a new session token when the other sessions were revoked, because

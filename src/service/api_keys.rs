@@ -1,9 +1,6 @@
 //! Org API keys for server-to-server callers (`Authorization: Bearer lt_...`).
 
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
-    QueryOrder,
-};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 
 use entity::api_key;
 
@@ -37,10 +34,7 @@ pub async fn authenticate(db: &impl ConnectionTrait, key: &str) -> AppResult<Opt
         active.last_used_at = Set(Some(now));
         active.update(db).await?;
     }
-    Ok(Some(Viewer::ApiKey {
-        org_id: found.org_id,
-        key_id: found.id,
-    }))
+    Ok(Some(Viewer::ApiKey { org_id: found.org_id, key_id: found.id }))
 }
 
 /// Returns the key in plain text (shown once) and its stored record.
@@ -53,10 +47,7 @@ pub async fn create(
     access::find_org(db, viewer, org_id, Role::Admin).await?;
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-        return Err(AppError::validation(
-            "name",
-            format!("must be 1 to {MAX_NAME_LEN} characters"),
-        ));
+        return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_LEN} characters")));
     }
     let key = token::new_api_key();
     let record = api_key::ActiveModel {
@@ -75,11 +66,7 @@ pub async fn create(
     Ok((key, record))
 }
 
-pub async fn list(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    org_id: i64,
-) -> AppResult<Vec<api_key::Model>> {
+pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, org_id: i64) -> AppResult<Vec<api_key::Model>> {
     access::find_org(db, viewer, org_id, Role::Admin).await?;
     Ok(api_key::Entity::find()
         .filter(api_key::Column::OrgId.eq(org_id))
@@ -88,24 +75,11 @@ pub async fn list(
         .await?)
 }
 
-pub async fn revoke(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    key_id: i64,
-) -> AppResult<api_key::Model> {
-    let key = api_key::Entity::find_by_id(key_id)
-        .one(db)
-        .await?
-        .ok_or_else(|| AppError::not_found("API key"))?;
-    access::find_org(db, viewer, key.org_id, Role::Admin)
-        .await
-        .map_err(|err| {
-            if err.code == crate::error::ErrorCode::NotFound {
-                AppError::not_found("API key")
-            } else {
-                err
-            }
-        })?;
+pub async fn revoke(db: &impl ConnectionTrait, viewer: &Viewer, key_id: i64) -> AppResult<api_key::Model> {
+    let key = api_key::Entity::find_by_id(key_id).one(db).await?.ok_or_else(|| AppError::not_found("API key"))?;
+    access::find_org(db, viewer, key.org_id, Role::Admin).await.map_err(|err| {
+        if err.code == crate::error::ErrorCode::NotFound { AppError::not_found("API key") } else { err }
+    })?;
     if key.revoked_at.is_some() {
         return Ok(key);
     }

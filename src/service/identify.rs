@@ -39,26 +39,19 @@ pub fn is_junk_id(id: &str) -> bool {
 /// A visitor or user id: not junk, not too long, no control characters.
 pub fn validate_id(field: &str, id: &str) -> AppResult<String> {
     if is_junk_id(id) {
-        return Err(AppError::validation(
-            field,
-            "is missing or a placeholder such as null or undefined",
-        ));
+        return Err(AppError::validation(field, "is missing or a placeholder such as null or undefined"));
     }
     if id.chars().count() > MAX_ID_LEN || id.chars().any(char::is_control) {
-        return Err(AppError::validation(
-            field,
-            format!("must be at most {MAX_ID_LEN} printable characters"),
-        ));
+        return Err(AppError::validation(field, format!("must be at most {MAX_ID_LEN} printable characters")));
     }
     Ok(id.trim().to_owned())
 }
 
 fn optional_text(field: &str, value: Option<String>) -> AppResult<Option<String>> {
     match value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
-        Some(text) if text.chars().count() > MAX_TEXT_LEN => Err(AppError::validation(
-            field,
-            format!("must be at most {MAX_TEXT_LEN} characters"),
-        )),
+        Some(text) if text.chars().count() > MAX_TEXT_LEN => {
+            Err(AppError::validation(field, format!("must be at most {MAX_TEXT_LEN} characters")))
+        }
         other => Ok(other),
     }
 }
@@ -77,11 +70,7 @@ pub struct IdentifyInput {
 }
 
 /// Checks the input and the caller's right to identify on the site.
-pub async fn prepare(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    input: IdentifyInput,
-) -> AppResult<IdentifyCommand> {
+pub async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: IdentifyInput) -> AppResult<IdentifyCommand> {
     let tracker_vid = validate_id("tracker_vid", &input.tracker_vid)?;
     let user_id = match input.user_id.filter(|id| !id.trim().is_empty()) {
         Some(id) => Some(validate_id("user_id", &id)?),
@@ -92,10 +81,7 @@ pub async fn prepare(
         None => None,
     };
     if user_id.is_none() && email.is_none() {
-        return Err(AppError::validation(
-            "user_id",
-            "user_id or email is required",
-        ));
+        return Err(AppError::validation("user_id", "user_id or email is required"));
     }
     let traits = match input.traits {
         None | Some(serde_json::Value::Null) => "{}".to_owned(),
@@ -103,13 +89,9 @@ pub async fn prepare(
         Some(_) => return Err(AppError::validation("traits", "must be an object")),
     };
     if traits.len() > MAX_TRAITS_BYTES {
-        return Err(AppError::validation(
-            "traits",
-            format!("must be at most {MAX_TRAITS_BYTES} bytes of JSON"),
-        ));
+        return Err(AppError::validation("traits", format!("must be at most {MAX_TRAITS_BYTES} bytes of JSON")));
     }
-    let source =
-        optional_text("source", input.source)?.unwrap_or_else(|| DEFAULT_SOURCE.to_owned());
+    let source = optional_text("source", input.source)?.unwrap_or_else(|| DEFAULT_SOURCE.to_owned());
     let (site, _) = access::site(db, viewer, input.site_id, Role::Member).await?;
     Ok(IdentifyCommand {
         site_id: site.id,

@@ -3,8 +3,7 @@
 use base64::{Engine, engine::general_purpose::STANDARD};
 use rand::RngCore;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use entity::{member, org, user};
@@ -43,23 +42,14 @@ pub fn random_suffix() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
-    (0..5)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
+    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
 }
 
 /// Sign-up gives every user an org of their own, which they own.
-pub async fn create_personal(
-    db: &impl ConnectionTrait,
-    user: &user::Model,
-) -> AppResult<org::Model> {
+pub async fn create_personal(db: &impl ConnectionTrait, user: &user::Model) -> AppResult<org::Model> {
     let now = now_ms();
     let base = slugify(&user.name, 32);
-    let base = if base.is_empty() {
-        "org".to_owned()
-    } else {
-        base
-    };
+    let base = if base.is_empty() { "org".to_owned() } else { base };
     let org = org::ActiveModel {
         name: Set(user.name.clone()),
         slug: Set(format!("{base}-{}", random_suffix())),
@@ -82,10 +72,7 @@ pub async fn create_personal(
 }
 
 /// The user's memberships with their orgs, oldest first.
-pub async fn memberships(
-    db: &impl ConnectionTrait,
-    user_id: i64,
-) -> AppResult<Vec<(member::Model, org::Model)>> {
+pub async fn memberships(db: &impl ConnectionTrait, user_id: i64) -> AppResult<Vec<(member::Model, org::Model)>> {
     let rows = member::Entity::find()
         .filter(member::Column::UserId.eq(user_id))
         .find_also_related(org::Entity)
@@ -93,22 +80,12 @@ pub async fn memberships(
         .order_by_asc(member::Column::Id)
         .all(db)
         .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(member, org)| org.map(|org| (member, org)))
-        .collect())
+    Ok(rows.into_iter().filter_map(|(member, org)| org.map(|org| (member, org))).collect())
 }
 
 /// The org a user acts in when a request names none: their oldest membership.
-pub async fn primary(
-    db: &impl ConnectionTrait,
-    user_id: i64,
-) -> AppResult<(member::Model, org::Model)> {
-    memberships(db, user_id)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| AppError::not_found("organization"))
+pub async fn primary(db: &impl ConnectionTrait, user_id: i64) -> AppResult<(member::Model, org::Model)> {
+    memberships(db, user_id).await?.into_iter().next().ok_or_else(|| AppError::not_found("organization"))
 }
 
 /// Deletes every org where `user_id` is the only owner; the database cascades

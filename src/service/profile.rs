@@ -23,12 +23,7 @@ pub struct Profile {
 /// Every account is on the free tier; the site limit is MAX_SITES_PER_ACCOUNT.
 pub const DEFAULT_TIER: &str = "free";
 
-pub async fn get(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    user_id: i64,
-    max_sites: u32,
-) -> AppResult<Profile> {
+pub async fn get(db: &impl ConnectionTrait, viewer: &Viewer, user_id: i64, max_sites: u32) -> AppResult<Profile> {
     let user = accounts::find(db, user_id).await?;
     let (member, org) = orgs::primary(db, user_id).await?;
     let site_count = access::sites(db, viewer).await?.len() as u64;

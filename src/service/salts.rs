@@ -2,9 +2,7 @@
 //! salt, the site, the IP and the user agent; salts older than yesterday are
 //! deleted, so an id cannot be recomputed after that.
 
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::OnConflict,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::OnConflict};
 use sha2::{Digest, Sha256};
 
 use entity::daily_salt;
@@ -20,22 +18,12 @@ pub async fn salt_for(db: &impl ConnectionTrait, day: i64) -> AppResult<String> 
     if let Some(found) = daily_salt::Entity::find_by_id(day).one(db).await? {
         return Ok(found.salt);
     }
-    let row = daily_salt::ActiveModel {
-        day: Set(day),
-        salt: Set(token::random_token()),
-    };
+    let row = daily_salt::ActiveModel { day: Set(day), salt: Set(token::random_token()) };
     daily_salt::Entity::insert(row)
-        .on_conflict(
-            OnConflict::column(daily_salt::Column::Day)
-                .do_nothing()
-                .to_owned(),
-        )
+        .on_conflict(OnConflict::column(daily_salt::Column::Day).do_nothing().to_owned())
         .exec_without_returning(db)
         .await?;
-    daily_salt::Entity::delete_many()
-        .filter(daily_salt::Column::Day.lt(day - 1))
-        .exec(db)
-        .await?;
+    daily_salt::Entity::delete_many().filter(daily_salt::Column::Day.lt(day - 1)).exec(db).await?;
     let stored = daily_salt::Entity::find_by_id(day).one(db).await?;
     Ok(stored.map(|row| row.salt).unwrap_or_default())
 }

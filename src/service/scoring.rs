@@ -24,42 +24,12 @@ struct Rule {
     unit: &'static str,
 }
 
-const PAGEVIEWS: Rule = Rule {
-    name: "pageviews",
-    per: 2,
-    cap: 20,
-    unit: "page view",
-};
-const RETURNING: Rule = Rule {
-    name: "returning_visits",
-    per: 5,
-    cap: 15,
-    unit: "return visit",
-};
-const ENGAGED_TIME: Rule = Rule {
-    name: "engaged_time",
-    per: 1,
-    cap: 10,
-    unit: "minute engaged",
-};
-const HIGH_VALUE: Rule = Rule {
-    name: "high_value_pages",
-    per: 8,
-    cap: 24,
-    unit: "high-value page view",
-};
-const FORMS: Rule = Rule {
-    name: "form_submissions",
-    per: 15,
-    cap: 30,
-    unit: "form submission",
-};
-const CLICKS: Rule = Rule {
-    name: "link_clicks",
-    per: 5,
-    cap: 10,
-    unit: "tracking-link click",
-};
+const PAGEVIEWS: Rule = Rule { name: "pageviews", per: 2, cap: 20, unit: "page view" };
+const RETURNING: Rule = Rule { name: "returning_visits", per: 5, cap: 15, unit: "return visit" };
+const ENGAGED_TIME: Rule = Rule { name: "engaged_time", per: 1, cap: 10, unit: "minute engaged" };
+const HIGH_VALUE: Rule = Rule { name: "high_value_pages", per: 8, cap: 24, unit: "high-value page view" };
+const FORMS: Rule = Rule { name: "form_submissions", per: 15, cap: 30, unit: "form submission" };
+const CLICKS: Rule = Rule { name: "link_clicks", per: 5, cap: 10, unit: "tracking-link click" };
 pub const IDENTIFIED_POINTS: i32 = 15;
 pub const RECENCY_MAX: i32 = 20;
 pub const RECENCY_FADE_PER_DAY: i32 = 2;
@@ -72,10 +42,7 @@ impl Rule {
         Factor {
             name: self.name,
             points,
-            reason: format!(
-                "{count} {}{plural} × {} (at most {})",
-                self.unit, self.per, self.cap
-            ),
+            reason: format!("{count} {}{plural} × {} (at most {})", self.unit, self.per, self.cap),
         }
     }
 }
@@ -91,11 +58,7 @@ pub fn stored_factors(visitor: &visitor::Model) -> Vec<Factor> {
         CLICKS.apply(visitor.clicks.into()),
         Factor {
             name: "identified",
-            points: if visitor.status == "identified" {
-                IDENTIFIED_POINTS
-            } else {
-                0
-            },
+            points: if visitor.status == "identified" { IDENTIFIED_POINTS } else { 0 },
             reason: if visitor.status == "identified" {
                 "identified as a known person".to_owned()
             } else {
@@ -107,21 +70,14 @@ pub fn stored_factors(visitor: &visitor::Model) -> Vec<Factor> {
 
 /// The stored part of the score (`visitors.score`).
 pub fn stored_points(visitor: &visitor::Model) -> i32 {
-    stored_factors(visitor)
-        .iter()
-        .map(|factor| factor.points)
-        .sum()
+    stored_factors(visitor).iter().map(|factor| factor.points).sum()
 }
 
 /// 20 points on the day of the last visit, 2 fewer for each full day since.
 pub fn recency(last_seen: i64, now: i64) -> Factor {
     let days = ((now - last_seen).max(0) / DAY_MS) as i32;
     let points = (RECENCY_MAX - RECENCY_FADE_PER_DAY * days).max(0);
-    Factor {
-        name: "recency",
-        points,
-        reason: format!("last seen {days} full day(s) ago"),
-    }
+    Factor { name: "recency", points, reason: format!("last seen {days} full day(s) ago") }
 }
 
 /// Stored points plus recency, capped at 100.

@@ -1,8 +1,6 @@
 //! Server-side sign-in sessions behind the `session` cookie.
 
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
-};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use entity::auth_session;
 
@@ -18,11 +16,7 @@ pub const BROWSER_LIFETIME_MS: i64 = DAY_MS;
 const SLIDE_STEP_MS: i64 = DAY_MS;
 
 pub fn lifetime_ms(persistent: bool) -> i64 {
-    if persistent {
-        PERSISTENT_LIFETIME_MS
-    } else {
-        BROWSER_LIFETIME_MS
-    }
+    if persistent { PERSISTENT_LIFETIME_MS } else { BROWSER_LIFETIME_MS }
 }
 
 /// Starts a session and returns its token, the only copy of which goes to the client.
@@ -65,9 +59,7 @@ pub async fn resolve(db: &impl ConnectionTrait, token: &str) -> AppResult<Option
     };
     let now = now_ms();
     if session.expires_at <= now {
-        auth_session::Entity::delete_by_id(session.id)
-            .exec(db)
-            .await?;
+        auth_session::Entity::delete_by_id(session.id).exec(db).await?;
         return Ok(None);
     }
     let mut refreshed_expiry = None;
@@ -88,24 +80,16 @@ pub async fn resolve(db: &impl ConnectionTrait, token: &str) -> AppResult<Option
     }))
 }
 
-pub async fn find(
-    db: &impl ConnectionTrait,
-    session_id: i64,
-) -> AppResult<Option<auth_session::Model>> {
+pub async fn find(db: &impl ConnectionTrait, session_id: i64) -> AppResult<Option<auth_session::Model>> {
     Ok(auth_session::Entity::find_by_id(session_id).one(db).await?)
 }
 
 pub async fn delete(db: &impl ConnectionTrait, session_id: i64) -> AppResult<()> {
-    auth_session::Entity::delete_by_id(session_id)
-        .exec(db)
-        .await?;
+    auth_session::Entity::delete_by_id(session_id).exec(db).await?;
     Ok(())
 }
 
 pub async fn delete_all_of_user(db: &impl ConnectionTrait, user_id: i64) -> AppResult<()> {
-    auth_session::Entity::delete_many()
-        .filter(auth_session::Column::UserId.eq(user_id))
-        .exec(db)
-        .await?;
+    auth_session::Entity::delete_many().filter(auth_session::Column::UserId.eq(user_id)).exec(db).await?;
     Ok(())
 }

@@ -1,8 +1,7 @@
 //! Tracked sites.
 
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait,
-    QueryFilter,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
 };
 
 use entity::site;
@@ -14,8 +13,7 @@ use crate::{
     time::now_ms,
 };
 
-pub const DEFAULT_HIGH_VALUE_PATTERNS: [&str; 5] =
-    ["/pricing", "/demo", "/contact", "/signup", "/trial"];
+pub const DEFAULT_HIGH_VALUE_PATTERNS: [&str; 5] = ["/pricing", "/demo", "/contact", "/signup", "/trial"];
 pub const DEFAULT_HOT_THRESHOLD: i32 = 70;
 const MAX_NAME_LEN: usize = 100;
 const MAX_PATTERNS: usize = 50;
@@ -46,18 +44,11 @@ pub fn normalize_domain(field: &str, input: &str) -> AppResult<String> {
     if input.is_empty() {
         return Err(AppError::validation(field, "must not be empty"));
     }
-    let with_scheme = if input.contains("://") {
-        input.to_owned()
-    } else {
-        format!("http://{input}")
-    };
+    let with_scheme = if input.contains("://") { input.to_owned() } else { format!("http://{input}") };
     let url = url::Url::parse(&with_scheme)
         .map_err(|_| AppError::validation(field, "must be a host name or an http(s) URL"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(AppError::validation(
-            field,
-            "must be a host name or an http(s) URL",
-        ));
+        return Err(AppError::validation(field, "must be a host name or an http(s) URL"));
     }
     let host = url
         .host_str()
@@ -73,28 +64,20 @@ fn validate_name(name: &str) -> AppResult<String> {
         return Err(AppError::validation("name", "must not be empty"));
     }
     if name.chars().count() > MAX_NAME_LEN {
-        return Err(AppError::validation(
-            "name",
-            format!("must be at most {MAX_NAME_LEN} characters"),
-        ));
+        return Err(AppError::validation("name", format!("must be at most {MAX_NAME_LEN} characters")));
     }
     Ok(name.to_owned())
 }
 
 fn validate_patterns(patterns: Vec<String>) -> AppResult<Vec<String>> {
     if patterns.len() > MAX_PATTERNS {
-        return Err(AppError::validation(
-            "highValuePatterns",
-            format!("at most {MAX_PATTERNS} patterns"),
-        ));
+        return Err(AppError::validation("highValuePatterns", format!("at most {MAX_PATTERNS} patterns")));
     }
     for pattern in &patterns {
         if !pattern.starts_with('/') || pattern.len() > MAX_PATTERN_LEN {
             return Err(AppError::validation(
                 "highValuePatterns",
-                format!(
-                    "each pattern is a path starting with / of at most {MAX_PATTERN_LEN} characters"
-                ),
+                format!("each pattern is a path starting with / of at most {MAX_PATTERN_LEN} characters"),
             ));
         }
     }
@@ -111,22 +94,14 @@ fn patterns_json(patterns: &[String]) -> String {
 }
 
 async fn slug_taken(db: &impl ConnectionTrait, slug: &str) -> AppResult<bool> {
-    Ok(site::Entity::find()
-        .filter(site::Column::Slug.eq(slug))
-        .count(db)
-        .await?
-        > 0)
+    Ok(site::Entity::find().filter(site::Column::Slug.eq(slug)).count(db).await? > 0)
 }
 
 /// A service-wide unique slug derived from the domain: `example-com`, then
 /// `example-com-2` and so on, then a random suffix.
 async fn unique_slug(db: &impl ConnectionTrait, domain: &str) -> AppResult<String> {
     let base = orgs::slugify(domain, 40);
-    let base = if base.is_empty() {
-        "site".to_owned()
-    } else {
-        base
-    };
+    let base = if base.is_empty() { "site".to_owned() } else { base };
     if !slug_taken(db, &base).await? {
         return Ok(base);
     }
@@ -156,10 +131,7 @@ pub async fn create(
         Some(name) if !name.is_empty() => validate_name(name)?,
         _ => domain.clone(),
     };
-    let count = site::Entity::find()
-        .filter(site::Column::OrgId.eq(org_id))
-        .count(db)
-        .await?;
+    let count = site::Entity::find().filter(site::Column::OrgId.eq(org_id)).count(db).await?;
     if count >= u64::from(max_sites) {
         return Err(AppError::new(
             ErrorCode::SiteLimitReached,
@@ -175,9 +147,7 @@ pub async fn create(
             slug: Set(slug.clone()),
             tracking_mode: Set("cookie".to_owned()),
             first_party_domain: Set(None),
-            high_value_patterns: Set(patterns_json(
-                &DEFAULT_HIGH_VALUE_PATTERNS.map(str::to_owned),
-            )),
+            high_value_patterns: Set(patterns_json(&DEFAULT_HIGH_VALUE_PATTERNS.map(str::to_owned))),
             hot_threshold: Set(DEFAULT_HOT_THRESHOLD),
             created_at: Set(now_ms()),
             ..Default::default()
@@ -187,9 +157,7 @@ pub async fn create(
         match inserted {
             Ok(site) => return Ok(site),
             // Another request took the slug between our check and insert.
-            Err(err) if is_unique_violation(&err) => {
-                slug = format!("{slug}-{}", orgs::random_suffix())
-            }
+            Err(err) if is_unique_violation(&err) => slug = format!("{slug}-{}", orgs::random_suffix()),
             Err(err) => return Err(err.into()),
         }
     }
@@ -211,27 +179,18 @@ pub async fn update(
     }
     if let Some(mode) = changes.tracking_mode {
         if !matches!(mode.as_str(), "cookie" | "cookieless") {
-            return Err(AppError::validation(
-                "trackingMode",
-                "must be cookie or cookieless",
-            ));
+            return Err(AppError::validation("trackingMode", "must be cookie or cookieless"));
         }
         active.tracking_mode = Set(mode);
     }
     if let Some(host) = changes.first_party_domain {
         let host = host.trim();
-        active.first_party_domain = Set(if host.is_empty() {
-            None
-        } else {
-            Some(normalize_domain("firstPartyDomain", host)?)
-        });
+        active.first_party_domain =
+            Set(if host.is_empty() { None } else { Some(normalize_domain("firstPartyDomain", host)?) });
     }
     if let Some(threshold) = changes.hot_threshold {
         if !(1..=100).contains(&threshold) {
-            return Err(AppError::validation(
-                "hotThreshold",
-                "must be between 1 and 100",
-            ));
+            return Err(AppError::validation("hotThreshold", "must be between 1 and 100"));
         }
         active.hot_threshold = Set(threshold);
     }
@@ -255,10 +214,7 @@ pub async fn public_by_ids(
     db: &impl ConnectionTrait,
     ids: impl IntoIterator<Item = i64>,
 ) -> AppResult<std::collections::HashMap<i64, site::Model>> {
-    let found = site::Entity::find()
-        .filter(site::Column::Id.is_in(ids))
-        .all(db)
-        .await?;
+    let found = site::Entity::find().filter(site::Column::Id.is_in(ids)).all(db).await?;
     Ok(found.into_iter().map(|site| (site.id, site)).collect())
 }
 
@@ -266,9 +222,6 @@ pub async fn public_by_ids(
 pub fn is_high_value(patterns: &[String], page: &str) -> bool {
     patterns.iter().any(|pattern| {
         let pattern = pattern.trim_end_matches('/');
-        page == pattern
-            || page
-                .strip_prefix(pattern)
-                .is_some_and(|rest| rest.starts_with('/'))
+        page == pattern || page.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('/'))
     })
 }

@@ -3,10 +3,7 @@
 //! PostgreSQL database too.
 #![allow(dead_code)]
 
-use std::{
-    net::SocketAddr,
-    sync::atomic::{AtomicUsize, Ordering},
-};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use leadtrail::{config::Config, db, state::AppState};
 use reqwest::{Method, StatusCode, header::HeaderMap};
@@ -18,18 +15,15 @@ pub mod traffic;
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 pub fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("{prefix}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 pub struct TestApp {
     pub backend: &'static str,
     pub base: String,
     pub state: AppState,
-    server: tokio::task::JoinHandle<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     _dir: Option<tempfile::TempDir>,
     pg: Option<(String, String)>,
 }
@@ -69,24 +63,12 @@ async fn sqlite_app(configure: &impl Fn(&mut Config)) -> TestApp {
 
 async fn postgres_app(admin_url: &str, configure: &impl Fn(&mut Config)) -> TestApp {
     let name = unique("lt_test_").replace('-', "_");
-    let admin = Database::connect(admin_url)
-        .await
-        .expect("connect to TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create test database");
+    let admin = Database::connect(admin_url).await.expect("connect to TEST_DATABASE_URL");
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
     admin.close().await.ok();
     let mut url = url::Url::parse(admin_url).expect("TEST_DATABASE_URL is a URL");
     url.set_path(&format!("/{name}"));
-    start(
-        "postgres",
-        url.to_string(),
-        configure,
-        None,
-        Some((admin_url.to_owned(), name)),
-    )
-    .await
+    start("postgres", url.to_string(), configure, None, Some((admin_url.to_owned(), name))).await
 }
 
 async fn start(
@@ -96,9 +78,7 @@ async fn start(
     dir: Option<tempfile::TempDir>,
     pg: Option<(String, String)>,
 ) -> TestApp {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let base = format!("http://{addr}");
     let mut config = base_config();
@@ -108,23 +88,22 @@ async fn start(
     let conn = db::connect(&config.database_url).await.expect("connect");
     db::migrate(&conn).await.expect("migrate");
     let state = AppState::new(conn, config).expect("state");
-    let router = leadtrail::app(state.clone());
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .ok();
-    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(leadtrail::serve(listener, state.clone(), async move {
+        stopped.await.ok();
+    }));
     eprintln!("[{backend}] test server at {base}");
-    TestApp {
-        backend,
-        base,
-        state,
-        server,
-        _dir: dir,
-        pg,
+    TestApp { backend, base, state, server, stop: Some(stop), _dir: dir, pg }
+}
+
+impl TestApp {
+    /// Shuts down gracefully, as on SIGTERM, and waits until the server has
+    /// finished (open requests answered, write queue drained).
+    pub async fn shut_down(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.send(()).ok();
+        }
+        (&mut self.server).await.expect("server task").expect("server ran");
     }
 }
 
@@ -134,18 +113,10 @@ impl Drop for TestApp {
         if let Some((admin_url, name)) = self.pg.take() {
             // Drop runs inside the test's runtime; use a thread with its own.
             std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("runtime");
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
                 runtime.block_on(async move {
                     if let Ok(admin) = Database::connect(&admin_url).await {
-                        admin
-                            .execute_unprepared(&format!(
-                                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                            ))
-                            .await
-                            .ok();
+                        admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok();
                     }
                 });
             })
@@ -167,59 +138,26 @@ impl Reply {
     /// Asserts the status and, for errors, the JSON error body's code.
     #[track_caller]
     pub fn expect(&self, status: u16) -> &Value {
-        assert_eq!(
-            self.status.as_u16(),
-            status,
-            "unexpected status; body: {}",
-            self.text
-        );
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
         &self.body
     }
 
     #[track_caller]
     pub fn expect_error(&self, status: u16, code: &str) {
-        assert_eq!(
-            self.status.as_u16(),
-            status,
-            "unexpected status; body: {}",
-            self.text
-        );
-        assert_eq!(
-            self.body["code"], code,
-            "unexpected error code; body: {}",
-            self.text
-        );
-        assert!(
-            self.body["message"].as_str().is_some_and(|m| !m.is_empty()),
-            "error body lacks a message"
-        );
-        let keys: Vec<_> = self
-            .body
-            .as_object()
-            .expect("error body is an object")
-            .keys()
-            .collect();
-        assert_eq!(
-            keys.len(),
-            2,
-            "error body has exactly code and message: {}",
-            self.text
-        );
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
+        assert_eq!(self.body["code"], code, "unexpected error code; body: {}", self.text);
+        assert!(self.body["message"].as_str().is_some_and(|m| !m.is_empty()), "error body lacks a message");
+        let keys: Vec<_> = self.body.as_object().expect("error body is an object").keys().collect();
+        assert_eq!(keys.len(), 2, "error body has exactly code and message: {}", self.text);
     }
 
     pub fn set_cookies(&self) -> Vec<String> {
-        self.headers
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|value| value.to_str().ok().map(str::to_owned))
-            .collect()
+        self.headers.get_all("set-cookie").iter().filter_map(|value| value.to_str().ok().map(str::to_owned)).collect()
     }
 
     pub fn session_cookie_value(&self) -> Option<String> {
         self.set_cookies().iter().find_map(|cookie| {
-            cookie
-                .strip_prefix("session=")
-                .map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
+            cookie.strip_prefix("session=").map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
         })
     }
 }
@@ -237,10 +175,7 @@ pub struct Client {
 impl TestApp {
     pub fn client(&self) -> Client {
         Client {
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
+            http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client"),
             base: self.base.clone(),
             session: None,
             bearer: None,
@@ -253,25 +188,17 @@ impl TestApp {
         let email = format!("{}@example.com", unique(&name.to_lowercase()));
         let client = self.client();
         let reply = client
-            .post(
-                "/api/auth/sign-up/email",
-                json!({ "name": name, "email": email, "password": "correct horse" }),
-            )
+            .post("/api/auth/sign-up/email", json!({ "name": name, "email": email, "password": "correct horse" }))
             .await;
         reply.expect(200);
-        (
-            client.with_session(reply.session_cookie_value().expect("session cookie")),
-            email,
-        )
+        (client.with_session(reply.session_cookie_value().expect("session cookie")), email)
     }
 
     /// A signed-up user with one site; returns the client and the site id.
     pub async fn user_with_site(&self, name: &str, domain: &str) -> (Client, i64) {
         let (client, _) = self.user(name).await;
         let site = client.post("/api/sites", json!({ "domain": domain })).await;
-        let id = site.expect(200)["site"]["siteId"]
-            .as_i64()
-            .expect("site id");
+        let id = site.expect(200)["site"]["siteId"].as_i64().expect("site id");
         (client, id)
     }
 }
@@ -305,9 +232,7 @@ impl Client {
         }
         request = match body {
             Some(RequestBody::Json(value)) => request.json(&value),
-            Some(RequestBody::Raw(text)) => request
-                .header("content-type", "application/json")
-                .body(text),
+            Some(RequestBody::Raw(text)) => request.header("content-type", "application/json").body(text),
             None => request,
         };
         let response = request.send().await.expect("request sent");
@@ -315,12 +240,7 @@ impl Client {
         let headers = response.headers().clone();
         let text = response.text().await.expect("body");
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
-            status,
-            headers,
-            body,
-            text,
-        }
+        Reply { status, headers, body, text }
     }
 
     pub async fn get(&self, path: &str) -> Reply {
@@ -328,18 +248,15 @@ impl Client {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Reply {
-        self.request(Method::POST, path, Some(RequestBody::Json(body)))
-            .await
+        self.request(Method::POST, path, Some(RequestBody::Json(body))).await
     }
 
     pub async fn post_raw(&self, path: &str, body: &str) -> Reply {
-        self.request(Method::POST, path, Some(RequestBody::Raw(body.to_owned())))
-            .await
+        self.request(Method::POST, path, Some(RequestBody::Raw(body.to_owned()))).await
     }
 
     pub async fn put(&self, path: &str, body: Value) -> Reply {
-        self.request(Method::PUT, path, Some(RequestBody::Json(body)))
-            .await
+        self.request(Method::PUT, path, Some(RequestBody::Json(body))).await
     }
 
     pub async fn delete(&self, path: &str) -> Reply {
@@ -348,12 +265,7 @@ impl Client {
 
     /// POST /graphql; returns the whole GraphQL response.
     pub async fn graphql(&self, query: &str, variables: Value) -> Value {
-        let reply = self
-            .post(
-                "/graphql",
-                json!({ "query": query, "variables": variables }),
-            )
-            .await;
+        let reply = self.post("/graphql", json!({ "query": query, "variables": variables })).await;
         reply.expect(200).clone()
     }
 }
@@ -365,7 +277,5 @@ pub enum RequestBody {
 
 /// The `extensions.code` of a GraphQL response's first error.
 pub fn gql_error_code(response: &Value) -> &str {
-    response["errors"][0]["extensions"]["code"]
-        .as_str()
-        .unwrap_or("<no error>")
+    response["errors"][0]["extensions"]["code"].as_str().unwrap_or("<no error>")
 }

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::{Client, Reply, TestApp};
 
-pub const DESKTOP_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
+pub const DESKTOP_UA: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 pub const PHONE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 pub const TABLET_UA: &str = "Mozilla/5.0 (iPad; CPU OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 pub const BOT_UA: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
@@ -25,12 +26,7 @@ pub fn at(mut event: Value, ms: i64) -> Value {
 
 impl TestApp {
     /// POSTs to /api/collect with a user agent and extra headers.
-    pub async fn collect_with(
-        &self,
-        body: Value,
-        user_agent: &str,
-        headers: &[(&str, &str)],
-    ) -> Reply {
+    pub async fn collect_with(&self, body: Value, user_agent: &str, headers: &[(&str, &str)]) -> Reply {
         let http = reqwest::Client::new();
         let mut request = http
             .post(format!("{}/api/collect", self.base))
@@ -44,12 +40,7 @@ impl TestApp {
         let status = response.status();
         let headers = response.headers().clone();
         let text = response.text().await.unwrap_or_default();
-        Reply {
-            status,
-            headers,
-            body: serde_json::from_str(&text).unwrap_or(Value::Null),
-            text,
-        }
+        Reply { status, headers, body: serde_json::from_str(&text).unwrap_or(Value::Null), text }
     }
 
     /// Collects from a desktop browser and waits until the events are stored.
@@ -89,11 +80,7 @@ impl TestApp {
     }
 
     pub async fn event_count(&self) -> usize {
-        event::Entity::find()
-            .all(&self.state.db)
-            .await
-            .unwrap()
-            .len()
+        event::Entity::find().all(&self.state.db).await.unwrap().len()
     }
 }
 

@@ -59,9 +59,7 @@ fn keys<'a>(ops: &[&'a WriteOp]) -> BTreeSet<(i64, &'a str)> {
     let mut keys = BTreeSet::new();
     for op in ops {
         match op {
-            WriteOp::Events(events) => {
-                keys.extend(events.iter().map(|e| (e.site_id, e.tracker_vid.as_str())))
-            }
+            WriteOp::Events(events) => keys.extend(events.iter().map(|e| (e.site_id, e.tracker_vid.as_str()))),
             WriteOp::Identify(command) => {
                 keys.insert((command.site_id, command.tracker_vid.as_str()));
             }
@@ -92,16 +90,8 @@ impl<'a> Batch<'a> {
                     .all(db)
                     .await?;
                 for model in found {
-                    batch.by_key.insert(
-                        (model.site_id, model.tracker_vid.clone()),
-                        batch.visitors.len(),
-                    );
-                    batch.visitors.push(VisitorSlot {
-                        model,
-                        is_new: false,
-                        dirty: false,
-                        session: None,
-                    });
+                    batch.by_key.insert((model.site_id, model.tracker_vid.clone()), batch.visitors.len());
+                    batch.visitors.push(VisitorSlot { model, is_new: false, dirty: false, session: None });
                 }
             }
         }
@@ -120,12 +110,7 @@ impl<'a> Batch<'a> {
             for model in found {
                 if let Some(&visitor) = owner.get(&model.id) {
                     batch.visitors[visitor].session = Some(batch.sessions.len());
-                    batch.sessions.push(SessionSlot {
-                        model,
-                        visitor,
-                        is_new: false,
-                        dirty: false,
-                    });
+                    batch.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false });
                 }
             }
         }
@@ -152,10 +137,7 @@ impl<'a> Batch<'a> {
     /// campaign when the event carries one.
     fn continues(session: &tracked_session::Model, event: &CollectedEvent) -> bool {
         let ts = event.timestamp;
-        let campaign_changed = event
-            .utm
-            .campaign_key()
-            .is_some_and(|key| Some(key) != session_campaign(session));
+        let campaign_changed = event.utm.campaign_key().is_some_and(|key| Some(key) != session_campaign(session));
         ts - session.ended_at <= SESSION_TIMEOUT_MS
             && session.started_at - ts <= SESSION_TIMEOUT_MS
             && ts - session.started_at < SESSION_MAX_MS
@@ -165,9 +147,7 @@ impl<'a> Batch<'a> {
     pub fn record(&mut self, event: &'a CollectedEvent) {
         let ts = event.timestamp;
         let v = self.visitor_slot(event.site_id, &event.tracker_vid, ts);
-        let open = self.visitors[v]
-            .session
-            .filter(|&s| Self::continues(&self.sessions[s].model, event));
+        let open = self.visitors[v].session.filter(|&s| Self::continues(&self.sessions[s].model, event));
         let s = match (open, event.kind) {
             (Some(s), _) => s,
             // A ping only extends an open session; on its own it is no visit.
@@ -218,9 +198,7 @@ impl<'a> Batch<'a> {
         }
         if let Some(host) = &event.external_referrer_host {
             let referrer = event.referrer.clone().unwrap_or_else(|| host.clone());
-            visitor
-                .first_referrer
-                .get_or_insert_with(|| referrer.clone());
+            visitor.first_referrer.get_or_insert_with(|| referrer.clone());
             if latest {
                 visitor.last_referrer = Some(referrer);
             }
@@ -228,11 +206,7 @@ impl<'a> Batch<'a> {
         if latest {
             apply_client(visitor, event);
         }
-        self.events.push(PendingEvent {
-            visitor: v,
-            session: s,
-            event,
-        });
+        self.events.push(PendingEvent { visitor: v, session: s, event });
     }
 
     fn open_session(&mut self, v: usize, event: &CollectedEvent) -> usize {
@@ -240,10 +214,8 @@ impl<'a> Batch<'a> {
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
         let client = &event.client;
-        let external_referrer = event
-            .external_referrer_host
-            .as_ref()
-            .map(|host| event.referrer.clone().unwrap_or_else(|| host.clone()));
+        let external_referrer =
+            event.external_referrer_host.as_ref().map(|host| event.referrer.clone().unwrap_or_else(|| host.clone()));
         let model = tracked_session::Model {
             id: 0,
             site_id: event.site_id,
@@ -257,8 +229,7 @@ impl<'a> Batch<'a> {
             entry_page: None,
             exit_page: None,
             referrer: external_referrer,
-            channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), None)
-                .to_owned(),
+            channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), None).to_owned(),
             utm_source: event.utm.source.clone(),
             utm_medium: event.utm.medium.clone(),
             utm_campaign: event.utm.campaign.clone(),
@@ -275,12 +246,7 @@ impl<'a> Batch<'a> {
             os: client.info.os.clone(),
         };
         let index = self.sessions.len();
-        self.sessions.push(SessionSlot {
-            model,
-            visitor: v,
-            is_new: true,
-            dirty: true,
-        });
+        self.sessions.push(SessionSlot { model, visitor: v, is_new: true, dirty: true });
         visitor.session = Some(index);
         index
     }
@@ -295,10 +261,7 @@ impl<'a> Batch<'a> {
         if command.email.is_some() {
             visitor.email = command.email.clone();
         }
-        self.identities.push(PendingIdentity {
-            visitor: v,
-            command,
-        });
+        self.identities.push(PendingIdentity { visitor: v, command });
     }
 
     /// Recomputes the stored score of every changed visitor.
@@ -309,14 +272,8 @@ impl<'a> Batch<'a> {
     }
 }
 
-fn session_campaign(
-    session: &tracked_session::Model,
-) -> Option<(Option<&str>, Option<&str>, Option<&str>)> {
-    let key = (
-        session.utm_source.as_deref(),
-        session.utm_medium.as_deref(),
-        session.utm_campaign.as_deref(),
-    );
+fn session_campaign(session: &tracked_session::Model) -> Option<(Option<&str>, Option<&str>, Option<&str>)> {
+    let key = (session.utm_source.as_deref(), session.utm_medium.as_deref(), session.utm_campaign.as_deref());
     (key != (None, None, None)).then_some(key)
 }
 

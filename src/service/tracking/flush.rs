@@ -18,10 +18,7 @@ use super::{
 /// Rows per multi-row INSERT of events (14 columns each).
 const EVENT_ROWS: usize = 200;
 
-pub(super) async fn write(
-    db: &impl ConnectionTrait,
-    mut batch: Batch<'_>,
-) -> Result<Vec<Activity>, DbErr> {
+pub(super) async fn write(db: &impl ConnectionTrait, mut batch: Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
     insert_visitors(db, &mut batch).await?;
     for slot in batch.sessions.iter_mut().filter(|slot| slot.is_new) {
@@ -41,24 +38,10 @@ pub(super) async fn write(
         }
     }
     for slot in batch.visitors.iter().filter(|slot| slot.dirty) {
-        slot.model
-            .clone()
-            .into_active_model()
-            .reset_all()
-            .update(db)
-            .await?;
+        slot.model.clone().into_active_model().reset_all().update(db).await?;
     }
-    for slot in batch
-        .sessions
-        .iter()
-        .filter(|slot| slot.dirty && !slot.is_new)
-    {
-        slot.model
-            .clone()
-            .into_active_model()
-            .reset_all()
-            .update(db)
-            .await?;
+    for slot in batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new) {
+        slot.model.clone().into_active_model().reset_all().update(db).await?;
     }
 
     let rows: Vec<event::ActiveModel> = batch
@@ -84,9 +67,7 @@ pub(super) async fn write(
         })
         .collect();
     for chunk in rows.chunks(EVENT_ROWS) {
-        event::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(db)
-            .await?;
+        event::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
     }
 
     for pending in &batch.identities {
@@ -117,10 +98,7 @@ pub(super) async fn write(
         .map(|pending| Activity {
             site_id: pending.event.site_id,
             tracker_vid: pending.event.tracker_vid.clone(),
-            identified_user_id: batch.visitors[pending.visitor]
-                .model
-                .identified_user_id
-                .clone(),
+            identified_user_id: batch.visitors[pending.visitor].model.identified_user_id.clone(),
             event_type: pending.event.kind.as_str(),
             page: pending.event.page.clone(),
             timestamp: pending.event.timestamp,
@@ -131,26 +109,16 @@ pub(super) async fn write(
 /// New visitors go in with multi-row inserts; their ids come back by
 /// (site, tracker_vid), which is unique.
 async fn insert_visitors(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
-    let new: Vec<usize> = (0..batch.visitors.len())
-        .filter(|&i| batch.visitors[i].is_new)
-        .collect();
+    let new: Vec<usize> = (0..batch.visitors.len()).filter(|&i| batch.visitors[i].is_new).collect();
     for chunk in new.chunks(CHUNK / 5) {
         let rows = chunk.iter().map(|&i| {
-            let mut active = batch.visitors[i]
-                .model
-                .clone()
-                .into_active_model()
-                .reset_all();
+            let mut active = batch.visitors[i].model.clone().into_active_model().reset_all();
             active.id = NotSet;
             active
         });
-        let inserted = visitor::Entity::insert_many(rows)
-            .exec_with_returning(db)
-            .await?;
-        let ids: HashMap<(i64, String), i64> = inserted
-            .into_iter()
-            .map(|model| ((model.site_id, model.tracker_vid), model.id))
-            .collect();
+        let inserted = visitor::Entity::insert_many(rows).exec_with_returning(db).await?;
+        let ids: HashMap<(i64, String), i64> =
+            inserted.into_iter().map(|model| ((model.site_id, model.tracker_vid), model.id)).collect();
         for &i in chunk {
             let slot = &mut batch.visitors[i];
             if let Some(&id) = ids.get(&(slot.model.site_id, slot.model.tracker_vid.clone())) {

@@ -92,7 +92,7 @@ pub struct IdentifyCommand {
 
 pub enum WriteOp {
     Events(Vec<CollectedEvent>),
-    Identify(IdentifyCommand),
+    Identify(Box<IdentifyCommand>),
 }
 
 impl WriteOp {

@@ -1,0 +1,118 @@
+//! Events answered 2xx are stored: across a graceful shutdown, and when the
+//! database stalls (then the queue fills and collect answers 503).
+
+mod common;
+
+use common::{
+    apps, apps_with,
+    traffic::{DESKTOP_UA, pageview},
+};
+use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_graceful_shutdown_loses_no_accepted_event() {
+    for mut app in apps().await {
+        let (_, site) = app.user_with_site("Ray", "ray.example").await;
+        let mut sends = Vec::new();
+        for request in 0..40 {
+            let app_base = app.base.clone();
+            sends.push(tokio::spawn(async move {
+                let events: Vec<_> = (0..10)
+                    .map(|i| pageview(site, &format!("v{request}"), &format!("https://ray.example/{i}")))
+                    .collect();
+                let reply = reqwest::Client::new()
+                    .post(format!("{app_base}/api/collect"))
+                    .header("user-agent", DESKTOP_UA)
+                    .body(json!({ "events": events }).to_string())
+                    .send()
+                    .await;
+                match reply {
+                    Ok(response) if response.status().as_u16() == 202 => 10,
+                    _ => 0,
+                }
+            }));
+        }
+        let mut accepted = 0;
+        for send in sends {
+            accepted += send.await.unwrap();
+        }
+        assert_eq!(accepted, 400, "all were accepted");
+        // Shut down at once: the queue may still hold most of them.
+        app.shut_down().await;
+        assert_eq!(app.event_count().await, accepted, "every accepted event is stored");
+    }
+}
+
+#[tokio::test]
+async fn shutdown_during_traffic_drains_the_queue() {
+    for mut app in apps().await {
+        let (_, site) = app.user_with_site("Sam", "sam.example").await;
+        let base = app.base.clone();
+        let traffic = tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            let mut accepted = 0;
+            for request in 0..200 {
+                let events: Vec<_> = (0..5)
+                    .map(|i| pageview(site, &format!("s{request}"), &format!("https://sam.example/{i}")))
+                    .collect();
+                match http
+                    .post(format!("{base}/api/collect"))
+                    .body(json!({ "events": events }).to_string())
+                    .send()
+                    .await
+                {
+                    Ok(response) if response.status().as_u16() == 202 => accepted += 5,
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            accepted
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        app.shut_down().await;
+        let accepted = traffic.await.unwrap();
+        assert!(accepted > 0, "some traffic got through before the shutdown");
+        assert_eq!(app.event_count().await, accepted);
+    }
+}
+
+#[tokio::test]
+async fn a_full_queue_answers_503_and_nothing_accepted_is_lost() {
+    for app in apps_with(|config| config.collect_queue_capacity = 5).await {
+        let (_, site) = app.user_with_site("Tia", "tia.example").await;
+        // Hold the database so the writer stalls.
+        let lock = app.state.db.begin().await.unwrap();
+        match lock.get_database_backend() {
+            DbBackend::Postgres => {
+                lock.execute_unprepared("LOCK TABLE visitors IN ACCESS EXCLUSIVE MODE").await.unwrap()
+            }
+            _ => lock.execute_unprepared("UPDATE sites SET name = name").await.unwrap(),
+        };
+        let mut accepted = 0;
+        let mut refused = None;
+        for request in 0..20 {
+            let reply =
+                app.collect_with(pageview(site, &format!("q{request}"), "https://tia.example/"), DESKTOP_UA, &[]).await;
+            match reply.status.as_u16() {
+                202 => accepted += 1,
+                503 => {
+                    refused = Some(reply);
+                    break;
+                }
+                other => panic!("unexpected {other}: {}", reply.text),
+            }
+        }
+        let refused = refused.expect("the queue filled up");
+        refused.expect_error(503, "UNAVAILABLE");
+        assert!(refused.headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+        assert!(accepted <= 6, "the queue holds 5 events (and one batch in flight): {accepted}");
+
+        lock.rollback().await.unwrap();
+        app.state.writer.flush().await;
+        assert_eq!(app.event_count().await, accepted, "what was accepted is stored once the database is back");
+        let again = app.collect(pageview(site, "after", "https://tia.example/")).await;
+        again.expect(202);
+        assert_eq!(app.event_count().await, accepted + 1, "the service recovers by itself");
+    }
+}
