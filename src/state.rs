@@ -9,7 +9,7 @@ use crate::{
     auth::rate_limit::{CredentialLimiter, KeyedLimiter},
     config::Config,
     enrich::GeoIp,
-    ingest::{SaltCache, writer::Writer},
+    ingest::{SaltCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
     service::tracking::Activity,
 };
@@ -27,6 +27,8 @@ pub struct Shared {
     pub writer: Writer,
     pub geoip: Option<Arc<GeoIp>>,
     pub salts: SaltCache,
+    /// Sites as the collect endpoint sees them.
+    pub sites: SiteCache,
     pub metrics: Metrics,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
@@ -54,6 +56,7 @@ impl AppState {
             writer,
             geoip,
             salts: SaltCache::default(),
+            sites: SiteCache::default(),
             metrics: Metrics::default(),
         })))
     }

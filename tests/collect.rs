@@ -383,3 +383,21 @@ async fn the_tracker_script_is_small_cacheable_and_revalidated() {
         assert_eq!(revalidated.status().as_u16(), 304);
     }
 }
+
+#[tokio::test]
+async fn collect_is_rate_limited_per_client_ip() {
+    for app in apps_with(|config| config.collect_rate_limit_per_second = 3).await {
+        let (_, site) = app.user_with_site("Lu", "lu.example").await;
+        let mut statuses = Vec::new();
+        for n in 0..6 {
+            let reply = app.collect_with(pageview(site, &format!("r{n}"), "https://lu.example/"), DESKTOP_UA, &[]).await;
+            statuses.push(reply.status.as_u16());
+            if reply.status.as_u16() == 429 {
+                reply.expect_error(429, "RATE_LIMITED");
+                assert!(reply.headers.contains_key("retry-after"));
+            }
+        }
+        assert_eq!(&statuses[..3], &[202, 202, 202]);
+        assert!(statuses[3..].contains(&429), "{statuses:?}");
+    }
+}

@@ -132,7 +132,6 @@ impl MigrationTrait for Migration {
             vec![
                 unique_index("visitors", &["site_id", "tracker_vid"]),
                 index("visitors", &["site_id", "last_seen"]),
-                index("visitors", &["site_id", "score"]),
                 index("tracked_sessions", &["site_id", "started_at"]),
                 index("tracked_sessions", &["visitor_id", "started_at"]),
                 index("events", &["site_id", "timestamp"]),

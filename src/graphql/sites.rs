@@ -75,12 +75,15 @@ impl SiteMutation {
             hot_threshold: input.hot_threshold,
             high_value_patterns: input.high_value_patterns,
         };
-        Ok(Site(sites::update(&ctx.app().db, ctx.viewer()?, id, changes).await?))
+        let site = sites::update(&ctx.app().db, ctx.viewer()?, id, changes).await?;
+        ctx.app().sites.evict(id);
+        Ok(Site(site))
     }
 
     /// Deletes the site with all its data. Admins only.
     async fn delete_site(&self, ctx: &Context<'_>, id: i64) -> Result<SuccessPayload> {
         sites::delete(&ctx.app().db, ctx.viewer()?, id).await?;
+        ctx.app().sites.evict(id);
         Ok(SuccessPayload { success: true })
     }
 }

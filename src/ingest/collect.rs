@@ -43,7 +43,7 @@ pub async fn collect(
     app.collect_limiter.check(ip)?;
     let wire = wire::parse(&body)?;
     let site_ids: BTreeSet<i64> = wire.iter().map(|event| event.site).collect();
-    let sites = sites::public_by_ids(&app.db, site_ids).await?;
+    let sites = app.sites.get_many(&app.db, site_ids).await?;
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let client = Arc::new(Client {
         info: user_agent::classify(user_agent),

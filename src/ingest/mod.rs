@@ -3,6 +3,7 @@
 
 pub mod collect;
 pub mod script;
+pub mod site_cache;
 pub mod wire;
 pub mod writer;
 

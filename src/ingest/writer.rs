@@ -17,9 +17,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::{
     error::{AppError, AppResult},
-    service::tracking::{self, Activity, CollectedEvent, IdentifyCommand, WriteOp},
+    service::tracking::{self, Activity, CollectedEvent, IdentifyCommand, VisitorCache, WriteOp},
 };
 
+/// Recently active visitors the writer keeps in memory.
+const CACHED_VISITORS: usize = 50_000;
 /// Events per transaction at most.
 const MAX_BATCH_EVENTS: usize = 2_000;
 /// How long an identify call waits for its write.
@@ -127,6 +129,7 @@ async fn run(
     healthy: Arc<AtomicBool>,
     live: broadcast::Sender<Activity>,
 ) {
+    let mut cache = VisitorCache::new(CACHED_VISITORS);
     let mut shutdown = None;
     while shutdown.is_none() {
         let Some(first) = commands.recv().await else {
@@ -157,7 +160,7 @@ async fn run(
         }
         for chunk in batch.chunks(if shutdown.is_some() { 64 } else { usize::MAX }) {
             let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _, _)| op).collect();
-            for activity in write_until_stored(&db, &ops, &healthy).await {
+            for activity in write_until_stored(&db, &mut cache, &ops, &healthy).await {
                 live.send(activity).ok();
             }
         }
@@ -175,12 +178,24 @@ async fn run(
 /// Transient failures (a locked SQLite file, a lost PostgreSQL connection)
 /// are retried with backoff until they pass. Any other failure means one
 /// operation is bad: the batch is split so the others still get stored.
-async fn write_until_stored(db: &DatabaseConnection, ops: &[&WriteOp], healthy: &AtomicBool) -> Vec<Activity> {
+async fn write_until_stored(
+    db: &DatabaseConnection,
+    cache: &mut VisitorCache,
+    ops: &[&WriteOp],
+    healthy: &AtomicBool,
+) -> Vec<Activity> {
     let mut backoff = Duration::from_millis(50);
     loop {
-        match tracking::apply(db, ops).await {
+        let started = std::time::Instant::now();
+        match tracking::apply(db, cache, ops).await {
             Ok(activities) => {
                 healthy.store(true, Ordering::Release);
+                tracing::debug!(
+                    ops = ops.len(),
+                    events = ops.iter().map(|op| op.event_count()).sum::<usize>(),
+                    ms = started.elapsed().as_secs_f64() * 1000.0,
+                    "batch stored"
+                );
                 return activities;
             }
             Err(err) if is_transient(&err) => {
@@ -193,7 +208,7 @@ async fn write_until_stored(db: &DatabaseConnection, ops: &[&WriteOp], healthy: 
                 tracing::error!(error = %err, "batch failed, writing its operations one by one");
                 let mut activities = Vec::new();
                 for op in ops {
-                    activities.extend(Box::pin(write_until_stored(db, &[*op], healthy)).await);
+                    activities.extend(Box::pin(write_until_stored(db, cache, &[*op], healthy)).await);
                 }
                 return activities;
             }

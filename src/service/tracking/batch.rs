@@ -7,7 +7,10 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
 use entity::{tracked_session, visitor};
 
-use super::{CollectedEvent, EventKind, IdentifyCommand, WriteOp};
+use super::{
+    CollectedEvent, EventKind, IdentifyCommand, WriteOp,
+    cache::{CachedVisitor, VisitorCache},
+};
 use crate::{
     enrich::source,
     service::scoring,
@@ -69,12 +72,13 @@ fn keys<'a>(ops: &[&'a WriteOp]) -> BTreeSet<(i64, &'a str)> {
 }
 
 impl<'a> Batch<'a> {
-    /// Loads the visitors the operations name, and their open sessions.
-    pub async fn load(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> Result<Batch<'a>, DbErr> {
-        let mut by_site: HashMap<i64, Vec<&str>> = HashMap::new();
-        for (site_id, vid) in keys(ops) {
-            by_site.entry(site_id).or_default().push(vid);
-        }
+    /// Takes the visitors the operations name, and their open sessions, from
+    /// the cache or else from the database.
+    pub async fn load(
+        db: &impl ConnectionTrait,
+        cache: &mut VisitorCache,
+        ops: &[&'a WriteOp],
+    ) -> Result<Batch<'a>, DbErr> {
         let mut batch = Batch {
             visitors: Vec::new(),
             by_key: HashMap::new(),
@@ -82,6 +86,13 @@ impl<'a> Batch<'a> {
             events: Vec::new(),
             identities: Vec::new(),
         };
+        let mut by_site: HashMap<i64, Vec<&str>> = HashMap::new();
+        for (site_id, vid) in keys(ops) {
+            match cache.get(site_id, vid) {
+                Some(cached) => batch.adopt(cached),
+                None => by_site.entry(site_id).or_default().push(vid),
+            }
+        }
         for (site_id, vids) in by_site {
             for chunk in vids.chunks(CHUNK) {
                 let found = visitor::Entity::find()
@@ -99,6 +110,7 @@ impl<'a> Batch<'a> {
             .visitors
             .iter()
             .enumerate()
+            .filter(|(_, slot)| slot.session.is_none())
             .filter_map(|(index, slot)| slot.model.last_session_id.map(|id| (id, index)))
             .collect();
         let owner: HashMap<i64, usize> = session_ids.iter().copied().collect();
@@ -115,6 +127,26 @@ impl<'a> Batch<'a> {
             }
         }
         Ok(batch)
+    }
+
+    fn adopt(&mut self, cached: CachedVisitor) {
+        let visitor = self.visitors.len();
+        self.by_key.insert((cached.visitor.site_id, cached.visitor.tracker_vid.clone()), visitor);
+        let session = cached.session.map(|model| {
+            self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false });
+            self.sessions.len() - 1
+        });
+        self.visitors.push(VisitorSlot { model: cached.visitor, is_new: false, dirty: false, session });
+    }
+
+    /// Puts the committed state of every visitor in the batch into the cache.
+    pub fn remember(self, cache: &mut VisitorCache) {
+        let Batch { visitors, mut sessions, .. } = self;
+        let mut open: Vec<Option<tracked_session::Model>> = sessions.drain(..).map(|slot| Some(slot.model)).collect();
+        for slot in visitors {
+            let session = slot.session.and_then(|index| open[index].take());
+            cache.put(CachedVisitor { visitor: slot.model, session });
+        }
     }
 
     fn visitor_slot(&mut self, site_id: i64, tracker_vid: &str, now: i64) -> usize {

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
-    ConnectionTrait, DbErr, EntityTrait, IntoActiveModel,
+    ConnectionTrait, DbErr, EntityTrait, IdenStatic, Iterable, IntoActiveModel,
+    sea_query::OnConflict,
 };
 
-use entity::{event, identity, visitor};
+use entity::{event, identity, tracked_session, visitor};
 
 use super::{
     Activity, EventKind,
@@ -17,10 +18,12 @@ use super::{
 
 /// Rows per multi-row INSERT of events (14 columns each).
 const EVENT_ROWS: usize = 200;
+/// Rows per multi-row upsert of visitors or sessions (about 30 columns each).
+const UPDATE_ROWS: usize = 100;
 
-pub(super) async fn write(db: &impl ConnectionTrait, mut batch: Batch<'_>) -> Result<Vec<Activity>, DbErr> {
+pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
-    insert_visitors(db, &mut batch).await?;
+    insert_visitors(db, batch).await?;
     for slot in batch.sessions.iter_mut().filter(|slot| slot.is_new) {
         slot.model.visitor_id = batch.visitors[slot.visitor].model.id;
         let mut active = slot.model.clone().into_active_model().reset_all();
@@ -37,12 +40,14 @@ pub(super) async fn write(db: &impl ConnectionTrait, mut batch: Batch<'_>) -> Re
             }
         }
     }
-    for slot in batch.visitors.iter().filter(|slot| slot.dirty) {
-        slot.model.clone().into_active_model().reset_all().update(db).await?;
-    }
-    for slot in batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new) {
-        slot.model.clone().into_active_model().reset_all().update(db).await?;
-    }
+    let visitors: Vec<visitor::Model> =
+        batch.visitors.iter().filter(|slot| slot.dirty).map(|slot| slot.model.clone()).collect();
+    update_rows::<visitor::Entity>(db, visitors, &[visitor::Column::Id, visitor::Column::SiteId, visitor::Column::TrackerVid])
+        .await?;
+    let sessions: Vec<tracked_session::Model> =
+        batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new).map(|slot| slot.model.clone()).collect();
+    update_rows::<tracked_session::Entity>(db, sessions, &[tracked_session::Column::Id, tracked_session::Column::SiteId])
+        .await?;
 
     let rows: Vec<event::ActiveModel> = batch
         .events
@@ -104,6 +109,26 @@ pub(super) async fn write(db: &impl ConnectionTrait, mut batch: Batch<'_>) -> Re
             timestamp: pending.event.timestamp,
         })
         .collect())
+}
+
+/// Rewrites existing rows many at a time: a multi-row INSERT whose every row
+/// conflicts on the primary key, so each becomes an UPDATE. One statement per
+/// hundred rows instead of one per row; SQLite and PostgreSQL both support it.
+async fn update_rows<E>(db: &impl ConnectionTrait, rows: Vec<E::Model>, keep: &[E::Column]) -> Result<(), DbErr>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<E::ActiveModel>,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+{
+    let columns: Vec<E::Column> = E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
+    for chunk in rows.chunks(UPDATE_ROWS) {
+        let models = chunk.iter().cloned().map(|model| model.into_active_model().reset_all());
+        E::insert_many(models)
+            .on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned())
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
 }
 
 /// New visitors go in with multi-row inserts; their ids come back by

@@ -4,6 +4,7 @@
 //! transaction.
 
 mod batch;
+mod cache;
 mod flush;
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 use crate::enrich::{ClientInfo, Geo, source::Utm};
 
 pub use batch::SESSION_TIMEOUT_MS;
+pub use cache::VisitorCache;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -115,17 +117,19 @@ pub struct Activity {
     pub timestamp: i64,
 }
 
-/// Applies the operations in order, in one transaction.
-pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
+/// Applies the operations in order, in one transaction. `cache` holds what
+/// earlier batches wrote; it is updated only once this batch is committed.
+pub async fn apply(db: &DatabaseConnection, cache: &mut VisitorCache, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
     let txn = db.begin().await?;
-    let mut batch = batch::Batch::load(&txn, ops).await?;
+    let mut batch = batch::Batch::load(&txn, cache, ops).await?;
     for op in ops {
         match op {
             WriteOp::Events(events) => events.iter().for_each(|event| batch.record(event)),
             WriteOp::Identify(command) => batch.identify(command),
         }
     }
-    let activities = flush::write(&txn, batch).await?;
+    let activities = flush::write(&txn, &mut batch).await?;
     txn.commit().await?;
+    batch.remember(cache);
     Ok(activities)
 }
