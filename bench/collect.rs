@@ -64,7 +64,15 @@ async fn main() {
         .map(|body| {
             let http = http.clone();
             let url = url.clone();
-            async move { http.post(&url).header("user-agent", ua).body(body).send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+            async move {
+                http.post(&url)
+                    .header("user-agent", ua)
+                    .body(body)
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+                    .unwrap_or(0)
+            }
         })
         .buffer_unordered(CONCURRENCY)
         .collect()
@@ -82,7 +90,15 @@ async fn main() {
             let http = http.clone();
             let url = url.clone();
             let body = event(server.site, n, base_ts).to_string();
-            async move { http.post(&url).header("user-agent", ua).body(body).send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+            async move {
+                http.post(&url)
+                    .header("user-agent", ua)
+                    .body(body)
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+                    .unwrap_or(0)
+            }
         })
         .buffer_unordered(CONCURRENCY * 4)
         .collect()
@@ -92,7 +108,12 @@ async fn main() {
     assert!(singles.iter().all(|&s| s == 202), "every single event accepted");
 
     // Baseline: the same event rows, inserted raw in batches, no HTTP, no sessions.
-    let template = event::Entity::find().order_by_asc(event::Column::Id).one(&server.state.db).await.expect("query").expect("an event");
+    let template = event::Entity::find()
+        .order_by_asc(event::Column::Id)
+        .one(&server.state.db)
+        .await
+        .expect("query")
+        .expect("an event");
     let rows: Vec<event::ActiveModel> = (0..EVENTS)
         .map(|n| event::ActiveModel {
             site_id: Set(template.site_id),
@@ -121,9 +142,14 @@ async fn main() {
     let raw_rate = common::rate(EVENTS, started.elapsed());
 
     let backend = if std::env::var("BENCH_DATABASE_URL").is_ok() { "PostgreSQL" } else { "SQLite" };
-    println!("collect benchmark ({backend}, {EVENTS} events, {VISITORS} visitors, batches of {BATCH}, concurrency {CONCURRENCY})");
+    println!(
+        "collect benchmark ({backend}, {EVENTS} events, {VISITORS} visitors, batches of {BATCH}, concurrency {CONCURRENCY})"
+    );
     println!("  through HTTP, batched:   {http_rate:>10.0} events/s (accepted and stored)");
-    println!("  through HTTP, single:    {single_rate:>10.0} events/s ({SINGLE_REQUESTS} requests, concurrency {})", CONCURRENCY * 4);
+    println!(
+        "  through HTTP, single:    {single_rate:>10.0} events/s ({SINGLE_REQUESTS} requests, concurrency {})",
+        CONCURRENCY * 4
+    );
     println!("  raw batched insert:      {raw_rate:>10.0} rows/s (baseline)");
     println!("  ratio HTTP batched / raw insert: {:.2}", http_rate / raw_rate);
     println!("  ratio HTTP single / raw insert:  {:.2}", single_rate / raw_rate);

@@ -23,7 +23,7 @@ pub async fn start(configure: impl Fn(&mut Config)) -> Server {
     let mut config = Config::from_env().expect("config");
     config.database_url = std::env::var("BENCH_DATABASE_URL")
         .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display()));
-    config.base_url = base.clone();
+    config.base_url = Some(base.clone());
     config.auth_rate_limit_per_minute = 1_000_000;
     config.collect_rate_limit_per_second = 1_000_000;
     config.collect_queue_capacity = 200_000;

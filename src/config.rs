@@ -16,9 +16,10 @@ pub struct Config {
     #[arg(long, global = true, env = "PORT", default_value_t = 8080)]
     pub port: u16,
 
-    /// Public URL of this service ({base_url} in the spec).
-    #[arg(long, global = true, env = "BASE_URL", default_value = "http://localhost:8080")]
-    pub base_url: String,
+    /// Public URL of this service ({base_url} in the spec); defaults to
+    /// http://localhost:PORT, so http://localhost:8080.
+    #[arg(long, global = true, env = "BASE_URL")]
+    pub base_url: Option<String>,
 
     /// Base of short links ({short_link_base}); defaults to BASE_URL.
     #[arg(long, global = true, env = "SHORT_LINK_BASE")]
@@ -93,22 +94,27 @@ impl Config {
         Config::from_arg_matches(&matches)
     }
 
-    pub fn base_url(&self) -> &str {
-        self.base_url.trim_end_matches('/')
+    pub fn base_url(&self) -> String {
+        match &self.base_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://localhost:{}", self.port),
+        }
     }
 
-    pub fn short_link_base(&self) -> &str {
-        self.short_link_base.as_deref().unwrap_or(&self.base_url).trim_end_matches('/')
+    pub fn short_link_base(&self) -> String {
+        match &self.short_link_base {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => self.base_url(),
+        }
     }
 
     /// The origin (`scheme://host[:port]`) of BASE_URL, for the CSRF check.
     pub fn base_origin(&self) -> String {
-        url::Url::parse(self.base_url())
-            .map(|url| url.origin().ascii_serialization())
-            .unwrap_or_else(|_| self.base_url().to_owned())
+        let base = self.base_url();
+        url::Url::parse(&base).map(|url| url.origin().ascii_serialization()).unwrap_or(base)
     }
 
     pub fn secure_cookies(&self) -> bool {
-        self.base_url.starts_with("https://")
+        self.base_url().starts_with("https://")
     }
 }

@@ -69,7 +69,7 @@ async fn serve(config: Config) -> Result<(), BoxError> {
     let addr = SocketAddr::new(config.host, config.port);
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|err| format!("cannot listen on {addr}: {err}"))?;
-    let base = config.base_url().to_owned();
+    let base = config.base_url();
     let state = AppState::new(db, config)?;
     tracing::info!(%addr, "Leadtrail is listening");
     println!("Leadtrail is listening on http://{addr}");

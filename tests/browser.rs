@@ -82,7 +82,11 @@ async fn the_tracker_records_a_real_browser_session() {
         let mut client = None;
         for _ in 0..50 {
             let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            match ClientBuilder::new(connector).capabilities(capabilities.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
+            match ClientBuilder::new(connector)
+                .capabilities(capabilities.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
                 Ok(connected) => {
                     client = Some(connected);
                     break;
@@ -106,7 +110,8 @@ async fn the_tracker_records_a_real_browser_session() {
 
         let visitor = app.visitor(site, &vid).await;
         let events = app.events_of(visitor.id).await;
-        let kinds: Vec<_> = events.iter().map(|e| (e.event_type.as_str(), e.event_name.as_str(), e.page.as_str())).collect();
+        let kinds: Vec<_> =
+            events.iter().map(|e| (e.event_type.as_str(), e.event_name.as_str(), e.page.as_str())).collect();
         assert_eq!(
             kinds,
             [("pageview", "", "/"), ("pageview", "", "/pricing"), ("custom_event", "form_submit", "/pricing")],

@@ -390,7 +390,8 @@ async fn collect_is_rate_limited_per_client_ip() {
         let (_, site) = app.user_with_site("Lu", "lu.example").await;
         let mut statuses = Vec::new();
         for n in 0..6 {
-            let reply = app.collect_with(pageview(site, &format!("r{n}"), "https://lu.example/"), DESKTOP_UA, &[]).await;
+            let reply =
+                app.collect_with(pageview(site, &format!("r{n}"), "https://lu.example/"), DESKTOP_UA, &[]).await;
             statuses.push(reply.status.as_u16());
             if reply.status.as_u16() == 429 {
                 reply.expect_error(429, "RATE_LIMITED");

@@ -171,3 +171,58 @@ async fn site_slugs_are_unique_across_the_service() {
         assert_eq!(b["data"]["sites"][0]["slug"], "same-example-2");
     }
 }
+
+#[tokio::test]
+async fn deleting_a_site_removes_all_of_its_data() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Zed", "zed.example").await;
+        let (_, other_site) = app.user_with_site("Zoe", "zoe.example").await;
+        for target in [site, other_site] {
+            app.collect(common::traffic::pageview(target, "v1", "https://zed.example/")).await.expect(202);
+        }
+        client.identify(json!({ "siteId": site, "tracker_vid": "v1", "user_id": "u1" })).await.expect(200);
+        client.delete(&format!("/api/sites/{site}")).await.expect(200);
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        let db = &app.state.db;
+        let left = |count: usize, what: &str| assert_eq!(count, 0, "{what} of the deleted site remain");
+        left(
+            entity::visitor::Entity::find()
+                .filter(entity::visitor::Column::SiteId.eq(site))
+                .all(db)
+                .await
+                .unwrap()
+                .len(),
+            "visitors",
+        );
+        left(
+            entity::event::Entity::find().filter(entity::event::Column::SiteId.eq(site)).all(db).await.unwrap().len(),
+            "events",
+        );
+        left(
+            entity::tracked_session::Entity::find()
+                .filter(entity::tracked_session::Column::SiteId.eq(site))
+                .all(db)
+                .await
+                .unwrap()
+                .len(),
+            "sessions",
+        );
+        left(
+            entity::identity::Entity::find()
+                .filter(entity::identity::Column::SiteId.eq(site))
+                .all(db)
+                .await
+                .unwrap()
+                .len(),
+            "identities",
+        );
+        assert_eq!(app.visitor(other_site, "v1").await.total_pageviews, 1, "other sites keep their data");
+        app.collect_with(
+            common::traffic::pageview(site, "v2", "https://zed.example/"),
+            common::traffic::DESKTOP_UA,
+            &[],
+        )
+        .await
+        .expect_error(404, "NOT_FOUND");
+    }
+}

@@ -83,7 +83,7 @@ async fn start(
     let base = format!("http://{addr}");
     let mut config = base_config();
     config.database_url = database_url;
-    config.base_url = base.clone();
+    config.base_url = Some(base.clone());
     configure(&mut config);
     let conn = db::connect(&config.database_url).await.expect("connect");
     db::migrate(&conn).await.expect("migrate");

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
-    ConnectionTrait, DbErr, EntityTrait, IdenStatic, Iterable, IntoActiveModel,
+    ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, Iterable,
     sea_query::OnConflict,
 };
 
@@ -42,12 +42,20 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     }
     let visitors: Vec<visitor::Model> =
         batch.visitors.iter().filter(|slot| slot.dirty).map(|slot| slot.model.clone()).collect();
-    update_rows::<visitor::Entity>(db, visitors, &[visitor::Column::Id, visitor::Column::SiteId, visitor::Column::TrackerVid])
-        .await?;
+    update_rows::<visitor::Entity>(
+        db,
+        visitors,
+        &[visitor::Column::Id, visitor::Column::SiteId, visitor::Column::TrackerVid],
+    )
+    .await?;
     let sessions: Vec<tracked_session::Model> =
         batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new).map(|slot| slot.model.clone()).collect();
-    update_rows::<tracked_session::Entity>(db, sessions, &[tracked_session::Column::Id, tracked_session::Column::SiteId])
-        .await?;
+    update_rows::<tracked_session::Entity>(
+        db,
+        sessions,
+        &[tracked_session::Column::Id, tracked_session::Column::SiteId],
+    )
+    .await?;
 
     let rows: Vec<event::ActiveModel> = batch
         .events
@@ -120,7 +128,8 @@ where
     E::Model: IntoActiveModel<E::ActiveModel>,
     E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
 {
-    let columns: Vec<E::Column> = E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
+    let columns: Vec<E::Column> =
+        E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
     for chunk in rows.chunks(UPDATE_ROWS) {
         let models = chunk.iter().cloned().map(|model| model.into_active_model().reset_all());
         E::insert_many(models)

@@ -119,7 +119,11 @@ pub struct Activity {
 
 /// Applies the operations in order, in one transaction. `cache` holds what
 /// earlier batches wrote; it is updated only once this batch is committed.
-pub async fn apply(db: &DatabaseConnection, cache: &mut VisitorCache, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
+pub async fn apply(
+    db: &DatabaseConnection,
+    cache: &mut VisitorCache,
+    ops: &[&WriteOp],
+) -> Result<Vec<Activity>, DbErr> {
     let txn = db.begin().await?;
     let mut batch = batch::Batch::load(&txn, cache, ops).await?;
     for op in ops {
