@@ -68,7 +68,9 @@ pub fn app(state: AppState) -> Router {
         .route("/api/collect", post(ingest::collect::collect))
         .layer(DefaultBodyLimit::max(COLLECT_BODY_LIMIT))
         .layer(collect_cors)
-        .route("/script.js", get(ingest::script::script));
+        .route("/script.js", get(ingest::script::script))
+        .route("/l/{site}/{link}", get(ingest::redirect::redirect))
+        .route("/l/{site}/{link}/qr.svg", get(ingest::redirect::qr_code));
 
     Router::new()
         .merge(authenticated)

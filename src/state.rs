@@ -9,7 +9,7 @@ use crate::{
     auth::rate_limit::{CredentialLimiter, KeyedLimiter},
     config::Config,
     enrich::GeoIp,
-    ingest::{SaltCache, site_cache::SiteCache, writer::Writer},
+    ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
     service::tracking::Activity,
 };
@@ -29,6 +29,8 @@ pub struct Shared {
     pub salts: SaltCache,
     /// Sites as the collect endpoint sees them.
     pub sites: SiteCache,
+    /// Short links as the redirect sees them.
+    pub links: LinkCache,
     pub metrics: Metrics,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
@@ -57,6 +59,7 @@ impl AppState {
             geoip,
             salts: SaltCache::default(),
             sites: SiteCache::default(),
+            links: LinkCache::default(),
             metrics: Metrics::default(),
         })))
     }

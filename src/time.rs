@@ -18,3 +18,8 @@ pub fn iso(ms: i64) -> String {
 pub fn parse_iso(value: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(value).ok().map(|dt| dt.timestamp_millis())
 }
+
+/// `YYYY-MM-DD` of the UTC day containing `ms`.
+pub fn date(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().format("%Y-%m-%d").to_string()
+}

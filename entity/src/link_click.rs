@@ -17,6 +17,8 @@ pub struct Model {
     pub source: String,
     pub medium: String,
     pub destination_url: String,
+    /// The link's type when clicked: `content`, `ad` or `bio`.
+    pub link_type: String,
     pub country: Option<String>,
     pub city: Option<String>,
     pub region: Option<String>,

@@ -52,6 +52,7 @@ impl MigrationTrait for Migration {
                     .col(text("source"))
                     .col(text("medium"))
                     .col(text("destination_url"))
+                    .col(text("link_type"))
                     .col(text_null("country"))
                     .col(text_null("city"))
                     .col(text_null("region"))

@@ -5,6 +5,7 @@ pub mod context;
 pub mod explorer;
 pub mod handler;
 pub mod identify;
+pub mod links;
 pub mod live;
 pub mod orgs;
 pub mod sites;
@@ -15,10 +16,16 @@ use async_graphql::{MergedObject, Schema, SchemaBuilder};
 use crate::state::AppState;
 
 #[derive(MergedObject, Default)]
-pub struct Query(account::AccountQuery, orgs::OrgQuery, sites::SiteQuery, identify::IdentifyQuery);
+pub struct Query(account::AccountQuery, orgs::OrgQuery, sites::SiteQuery, identify::IdentifyQuery, links::LinkQuery);
 
 #[derive(MergedObject, Default)]
-pub struct Mutation(account::AccountMutation, orgs::OrgMutation, sites::SiteMutation, identify::IdentifyMutation);
+pub struct Mutation(
+    account::AccountMutation,
+    orgs::OrgMutation,
+    sites::SiteMutation,
+    identify::IdentifyMutation,
+    links::LinkMutation,
+);
 
 pub type Subscription = live::LiveSubscription;
 

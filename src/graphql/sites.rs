@@ -84,6 +84,7 @@ impl SiteMutation {
     async fn delete_site(&self, ctx: &Context<'_>, id: i64) -> Result<SuccessPayload> {
         sites::delete(&ctx.app().db, ctx.viewer()?, id).await?;
         ctx.app().sites.evict(id);
+        ctx.app().links.evict(None, id);
         Ok(SuccessPayload { success: true })
     }
 }

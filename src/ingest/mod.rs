@@ -1,7 +1,9 @@
-//! Public hot paths: the collect endpoint, the tracker script and the batch
-//! writer behind them. They bypass GraphQL: validate, enrich, enqueue, answer.
+//! Public hot paths: the collect endpoint, the tracker script, the short-link
+//! redirect, and the batch writer behind them. They bypass GraphQL: validate, enrich, enqueue, answer.
 
 pub mod collect;
+pub mod link_cache;
+pub mod redirect;
 pub mod script;
 pub mod site_cache;
 pub mod wire;

@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::{
     error::{AppError, AppResult},
-    service::tracking::{self, Activity, CollectedEvent, IdentifyCommand, VisitorCache, WriteOp},
+    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, VisitorCache, WriteOp},
 };
 
 /// Recently active visitors the writer keeps in memory.
@@ -80,15 +80,24 @@ impl Writer {
 
     /// Queues events; once this returns Ok they will be stored.
     pub fn enqueue(&self, events: Vec<CollectedEvent>) -> AppResult<()> {
+        self.queue(WriteOp::Events(events))
+    }
+
+    /// Queues a tracking-link click; once this returns Ok it will be stored.
+    pub fn enqueue_click(&self, click: ClickCommand) -> AppResult<()> {
+        self.queue(WriteOp::Click(Box::new(click)))
+    }
+
+    fn queue(&self, op: WriteOp) -> AppResult<()> {
         self.refuse()?;
-        let count = u32::try_from(events.len()).unwrap_or(u32::MAX);
+        let count = u32::try_from(op.event_count()).unwrap_or(u32::MAX);
         let permit = self
             .inner
             .capacity
             .clone()
             .try_acquire_many_owned(count)
             .map_err(|_| AppError::unavailable("the write queue is full, retry shortly", RETRY_AFTER_SECS))?;
-        self.send(Command::Write { op: WriteOp::Events(events), done: None, _permit: Some(permit) })
+        self.send(Command::Write { op, done: None, _permit: Some(permit) })
     }
 
     /// Queues an identify and waits until it is stored.

@@ -1,9 +1,12 @@
 //! `/api/profile` and `/api/sites`.
 
-use axum::{extract::Path, response::Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{bridge::Bridge, extract::JsonBody};
+use super::{
+    bridge::Bridge,
+    extract::{ApiPath, JsonBody},
+};
 use crate::error::{AppError, AppResult};
 
 pub async fn profile(bridge: Bridge) -> AppResult<Response> {
@@ -18,12 +21,16 @@ pub async fn create_site(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<
     Ok(bridge.run(include_str!("documents/site_create.graphql"), body).await?.whole())
 }
 
-pub async fn update_site(bridge: Bridge, Path(id): Path<String>, JsonBody(mut body): JsonBody) -> AppResult<Response> {
+pub async fn update_site(
+    bridge: Bridge,
+    ApiPath(id): ApiPath<String>,
+    JsonBody(mut body): JsonBody,
+) -> AppResult<Response> {
     body.insert("id".to_owned(), json!(site_id(&id)?));
     Ok(bridge.run(include_str!("documents/site_update.graphql"), body).await?.whole())
 }
 
-pub async fn delete_site(bridge: Bridge, Path(id): Path<String>) -> AppResult<Response> {
+pub async fn delete_site(bridge: Bridge, ApiPath(id): ApiPath<String>) -> AppResult<Response> {
     let variables = json!({ "id": site_id(&id)? });
     Ok(bridge.run(include_str!("documents/site_delete.graphql"), variables).await?.field("deleteSite"))
 }

@@ -82,3 +82,21 @@ where
             .map_err(|err| AppError::new(ErrorCode::ValidationError, err.body_text()))
     }
 }
+
+/// Path parameters; a malformed segment is a 400 with the JSON body.
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| ApiPath(value))
+            .map_err(|err| AppError::bad_request(err.body_text()))
+    }
+}

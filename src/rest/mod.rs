@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bridge;
 pub mod extract;
 pub mod identify;
+pub mod links;
 
 use axum::{
     Router,
@@ -27,6 +28,10 @@ pub fn routes() -> Router<RouterState> {
         .route("/api/auth/change-password", post(auth::change_password))
         .route("/api/auth/delete-user", post(auth::delete_user))
         .route("/api/identify", get(identify::identity).post(identify::identify))
+        .route("/api/links", get(links::list).post(links::create))
+        .route("/api/links/check-slug", get(links::check_slug))
+        .route("/api/links/{id}", put(links::update).delete(links::delete))
+        .route("/api/link-analytics", get(links::analytics))
         .route("/api/profile", get(account::profile))
         .route("/api/sites", get(account::list_sites).post(account::create_site))
         .route("/api/sites/{id}", put(account::update_site).delete(account::delete_site))

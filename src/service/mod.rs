@@ -5,6 +5,8 @@ pub mod access;
 pub mod accounts;
 pub mod api_keys;
 pub mod identify;
+pub mod link_stats;
+pub mod links;
 pub mod orgs;
 pub mod profile;
 pub mod salts;

@@ -71,6 +71,13 @@ async fn postgres_app(admin_url: &str, configure: &impl Fn(&mut Config)) -> Test
     start("postgres", url.to_string(), configure, None, Some((admin_url.to_owned(), name))).await
 }
 
+/// Server errors are logged; show them beside a failing test's output.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,sqlx=error"));
+    tracing_subscriber::fmt().with_test_writer().with_env_filter(filter).try_init().ok();
+}
+
 async fn start(
     backend: &'static str,
     database_url: String,
@@ -78,6 +85,7 @@ async fn start(
     dir: Option<tempfile::TempDir>,
     pg: Option<(String, String)>,
 ) -> TestApp {
+    init_logging();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let base = format!("http://{addr}");

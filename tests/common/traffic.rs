@@ -90,3 +90,46 @@ impl Client {
         self.post("/api/identify", body).await
     }
 }
+
+impl TestApp {
+    /// Requests a short link (not following the redirect) with a user agent and headers.
+    pub async fn visit_link(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        user_agent: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let mut request = http.request(method, format!("{}{path}", self.base)).header("user-agent", user_agent);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("redirect request");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = response.text().await.unwrap_or_default();
+        Reply { status, headers, body: serde_json::from_str(&text).unwrap_or(Value::Null), text }
+    }
+
+    /// A human click on a short link; returns the redirect's Location.
+    pub async fn click(&self, path: &str, headers: &[(&str, &str)]) -> String {
+        let reply = self.visit_link(reqwest::Method::GET, path, DESKTOP_UA, headers).await;
+        assert_eq!(reply.status.as_u16(), 302, "{path}: {}", reply.text);
+        reply.headers["location"].to_str().unwrap().to_owned()
+    }
+
+    pub async fn clicks(&self) -> Vec<entity::link_click::Model> {
+        use sea_orm::EntityTrait;
+        self.state.writer.flush().await;
+        entity::link_click::Entity::find().all(&self.state.db).await.unwrap()
+    }
+}
+
+impl Client {
+    /// POST /api/links; returns the whole answer body ({link, fullUrl}).
+    pub async fn create_link(&self, body: Value) -> Value {
+        let reply = self.post("/api/links", body).await;
+        reply.expect(200).clone()
+    }
+}

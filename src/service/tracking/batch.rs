@@ -5,14 +5,14 @@ use std::collections::{BTreeSet, HashMap};
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
-use entity::{tracked_session, visitor};
+use entity::{link_click, tracked_session, visitor};
 
 use super::{
-    CollectedEvent, EventKind, IdentifyCommand, WriteOp,
+    ClickCommand, CollectedEvent, EventKind, IdentifyCommand, WriteOp,
     cache::{CachedVisitor, VisitorCache},
 };
 use crate::{
-    enrich::source,
+    enrich::source::{self, LinkKind},
     service::scoring,
     time::{DAY_MS, MINUTE_MS},
 };
@@ -45,6 +45,18 @@ pub(super) struct PendingEvent<'a> {
     pub event: &'a CollectedEvent,
 }
 
+/// A click the batch may attribute to a visitor: already stored, or new in this batch.
+pub(super) struct KnownClick {
+    /// The stored row's id; `None` for a click of this batch.
+    pub id: Option<i64>,
+    /// Index into `Batch::clicks` for a click of this batch.
+    pub pending: Option<usize>,
+    pub link_type: String,
+    pub visitor: Option<i64>,
+    /// The visitor it was attributed to in this batch.
+    pub attributed_to: Option<usize>,
+}
+
 pub(super) struct PendingIdentity<'a> {
     pub visitor: usize,
     pub command: &'a IdentifyCommand,
@@ -56,6 +68,9 @@ pub(super) struct Batch<'a> {
     pub sessions: Vec<SessionSlot>,
     pub events: Vec<PendingEvent<'a>>,
     pub identities: Vec<PendingIdentity<'a>>,
+    pub clicks: Vec<&'a ClickCommand>,
+    /// Clicks by `lt_click` key.
+    pub known_clicks: HashMap<String, KnownClick>,
 }
 
 fn keys<'a>(ops: &[&'a WriteOp]) -> BTreeSet<(i64, &'a str)> {
@@ -66,6 +81,7 @@ fn keys<'a>(ops: &[&'a WriteOp]) -> BTreeSet<(i64, &'a str)> {
             WriteOp::Identify(command) => {
                 keys.insert((command.site_id, command.tracker_vid.as_str()));
             }
+            WriteOp::Click(_) => {}
         }
     }
     keys
@@ -85,7 +101,10 @@ impl<'a> Batch<'a> {
             sessions: Vec::new(),
             events: Vec::new(),
             identities: Vec::new(),
+            clicks: Vec::new(),
+            known_clicks: HashMap::new(),
         };
+        batch.load_clicks(db, ops).await?;
         let mut by_site: HashMap<i64, Vec<&str>> = HashMap::new();
         for (site_id, vid) in keys(ops) {
             match cache.get(site_id, vid) {
@@ -127,6 +146,75 @@ impl<'a> Batch<'a> {
             }
         }
         Ok(batch)
+    }
+
+    /// The stored clicks that this batch's events report by `lt_click`.
+    async fn load_clicks(&mut self, db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> Result<(), DbErr> {
+        let keys: BTreeSet<&str> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Events(events) => Some(events.iter().filter_map(|e| e.click_key.as_deref())),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let keys: Vec<&str> = keys.into_iter().collect();
+        for chunk in keys.chunks(CHUNK) {
+            let found = link_click::Entity::find()
+                .filter(link_click::Column::ClickKey.is_in(chunk.iter().copied()))
+                .all(db)
+                .await?;
+            for click in found {
+                self.known_clicks.insert(
+                    click.click_key,
+                    KnownClick {
+                        id: Some(click.id),
+                        pending: None,
+                        link_type: click.link_type,
+                        visitor: click.visitor_id,
+                        attributed_to: None,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub fn click(&mut self, click: &'a ClickCommand) {
+        self.known_clicks.insert(
+            click.click_key.clone(),
+            KnownClick {
+                id: None,
+                pending: Some(self.clicks.len()),
+                link_type: click.link_type.clone(),
+                visitor: None,
+                attributed_to: None,
+            },
+        );
+        self.clicks.push(click);
+    }
+
+    /// The link type of the click an event reports, attributing that click to
+    /// the event's visitor when it has no visitor yet.
+    fn attribute_click(&mut self, v: usize, event: &CollectedEvent) -> Option<LinkKind> {
+        let known = self.known_clicks.get_mut(event.click_key.as_deref()?)?;
+        let same_site = match known.pending {
+            Some(index) => self.clicks[index].site_id == event.site_id,
+            None => true,
+        };
+        if !same_site {
+            return None;
+        }
+        if known.visitor.is_none() && known.attributed_to.is_none() {
+            known.attributed_to = Some(v);
+            self.visitors[v].model.clicks += 1;
+            self.visitors[v].dirty = true;
+        }
+        Some(match known.link_type.as_str() {
+            "ad" => LinkKind::Ad,
+            "bio" => LinkKind::Bio,
+            _ => LinkKind::Content,
+        })
     }
 
     fn adopt(&mut self, cached: CachedVisitor) {
@@ -179,12 +267,13 @@ impl<'a> Batch<'a> {
     pub fn record(&mut self, event: &'a CollectedEvent) {
         let ts = event.timestamp;
         let v = self.visitor_slot(event.site_id, &event.tracker_vid, ts);
+        let link = self.attribute_click(v, event);
         let open = self.visitors[v].session.filter(|&s| Self::continues(&self.sessions[s].model, event));
         let s = match (open, event.kind) {
             (Some(s), _) => s,
             // A ping only extends an open session; on its own it is no visit.
             (None, EventKind::Ping) => return,
-            (None, _) => self.open_session(v, event),
+            (None, _) => self.open_session(v, event, link),
         };
 
         let session = &mut self.sessions[s];
@@ -241,7 +330,7 @@ impl<'a> Batch<'a> {
         self.events.push(PendingEvent { visitor: v, session: s, event });
     }
 
-    fn open_session(&mut self, v: usize, event: &CollectedEvent) -> usize {
+    fn open_session(&mut self, v: usize, event: &CollectedEvent, link: Option<LinkKind>) -> usize {
         let visitor = &mut self.visitors[v];
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
@@ -261,7 +350,7 @@ impl<'a> Batch<'a> {
             entry_page: None,
             exit_page: None,
             referrer: external_referrer,
-            channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), None).to_owned(),
+            channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), link).to_owned(),
             utm_source: event.utm.source.clone(),
             utm_medium: event.utm.medium.clone(),
             utm_campaign: event.utm.campaign.clone(),

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
-    ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, Iterable,
-    sea_query::OnConflict,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, Iterable, QueryFilter,
+    sea_query::{Expr, ExprTrait, OnConflict},
 };
 
-use entity::{event, identity, tracked_session, visitor};
+use entity::{event, identity, link, link_click, tracked_session, visitor};
 
 use super::{
     Activity, EventKind,
@@ -83,6 +83,8 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         event::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
     }
 
+    write_clicks(db, batch).await?;
+
     for pending in &batch.identities {
         let c = pending.command;
         identity::ActiveModel {
@@ -117,6 +119,79 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             timestamp: pending.event.timestamp,
         })
         .collect())
+}
+
+/// Stores the batch's clicks, ties clicks reported by `lt_click` to their
+/// visitors, and counts human clicks on their links (for `max_clicks`).
+async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+    let mut visitor_of_pending: HashMap<usize, usize> = HashMap::new();
+    for known in batch.known_clicks.values() {
+        let Some(v) = known.attributed_to else { continue };
+        let visitor = &batch.visitors[v].model;
+        match (known.id, known.pending) {
+            (Some(id), _) => {
+                link_click::Entity::update_many()
+                    .col_expr(link_click::Column::VisitorId, Expr::value(visitor.id))
+                    .col_expr(link_click::Column::TrackerVid, Expr::value(visitor.tracker_vid.clone()))
+                    .filter(link_click::Column::Id.eq(id))
+                    .exec(db)
+                    .await?;
+            }
+            (None, Some(index)) => {
+                visitor_of_pending.insert(index, v);
+            }
+            (None, None) => {}
+        }
+    }
+    let rows: Vec<link_click::ActiveModel> = batch
+        .clicks
+        .iter()
+        .enumerate()
+        .map(|(index, click)| {
+            let visitor = visitor_of_pending.get(&index).map(|&v| &batch.visitors[v].model);
+            let geo = &click.client.geo;
+            link_click::ActiveModel {
+                id: NotSet,
+                site_id: Set(click.site_id),
+                link_id: Set(click.link_id),
+                click_key: Set(click.click_key.clone()),
+                visitor_id: Set(visitor.map(|v| v.id)),
+                tracker_vid: Set(visitor.map(|v| v.tracker_vid.clone())),
+                slug: Set(click.slug.clone()),
+                campaign: Set(click.campaign.clone()),
+                source: Set(click.source.clone()),
+                medium: Set(click.medium.clone()),
+                destination_url: Set(click.destination_url.clone()),
+                link_type: Set(click.link_type.clone()),
+                country: Set(geo.country.clone()),
+                city: Set(geo.city.clone()),
+                region: Set(geo.region.clone()),
+                lat: Set(geo.lat),
+                lon: Set(geo.lon),
+                device_type: Set(Some(click.client.info.device_type.clone())),
+                browser: Set(click.client.info.browser.clone()),
+                os: Set(click.client.info.os.clone()),
+                referrer: Set(click.referrer.clone()),
+                is_bot: Set(click.is_bot),
+                created_at: Set(click.created_at),
+            }
+        })
+        .collect();
+    for chunk in rows.chunks(EVENT_ROWS / 2) {
+        link_click::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    }
+    let mut human: HashMap<i64, i64> = HashMap::new();
+    for click in batch.clicks.iter().filter(|click| !click.is_bot) {
+        *human.entry(click.link_id).or_default() += 1;
+    }
+    for (link_id, count) in human {
+        link::Entity::update_many()
+            .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).add(count))
+            .filter(link::Column::Id.eq(link_id))
+            .exec(db)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Rewrites existing rows many at a time: a multi-row INSERT whose every row

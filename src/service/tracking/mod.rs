@@ -92,16 +92,39 @@ pub struct IdentifyCommand {
     pub identified_at: i64,
 }
 
+/// A redirect through a tracking link.
+#[derive(Debug, Clone)]
+pub struct ClickCommand {
+    pub site_id: i64,
+    pub link_id: i64,
+    /// The `lt_click` id added to the destination.
+    pub click_key: String,
+    pub slug: String,
+    pub campaign: String,
+    pub source: String,
+    pub medium: String,
+    pub destination_url: String,
+    pub link_type: String,
+    pub referrer: Option<String>,
+    /// Bots and HEAD requests are stored but do not count.
+    pub is_bot: bool,
+    pub client: Arc<Client>,
+    pub created_at: i64,
+}
+
 pub enum WriteOp {
     Events(Vec<CollectedEvent>),
     Identify(Box<IdentifyCommand>),
+    Click(Box<ClickCommand>),
 }
 
 impl WriteOp {
+    /// How many queue slots the operation takes.
     pub fn event_count(&self) -> usize {
         match self {
             WriteOp::Events(events) => events.len(),
             WriteOp::Identify(_) => 0,
+            WriteOp::Click(_) => 1,
         }
     }
 }
@@ -130,6 +153,7 @@ pub async fn apply(
         match op {
             WriteOp::Events(events) => events.iter().for_each(|event| batch.record(event)),
             WriteOp::Identify(command) => batch.identify(command),
+            WriteOp::Click(click) => batch.click(click),
         }
     }
     let activities = flush::write(&txn, &mut batch).await?;

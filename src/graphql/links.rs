@@ -1,0 +1,410 @@
+//! Tracking links and their analytics.
+
+use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object, Result, SimpleObject};
+
+use entity::{link, link_click, site};
+
+use super::{
+    context::ContextExt,
+    types::{SuccessPayload, Timestamp},
+};
+use crate::{
+    auth::Role,
+    service::{
+        access,
+        link_stats::{self, AnalyticsFilter, ClickCounts},
+        links::{self, LinkChanges, NewLink},
+    },
+    time::now_ms,
+};
+
+pub struct Link {
+    pub link: link::Model,
+    pub site: site::Model,
+    /// Filled for lists, which count clicks for all links in one query.
+    pub counts: Option<ClickCounts>,
+}
+
+impl Link {
+    async fn counts(&self, ctx: &Context<'_>) -> Result<ClickCounts> {
+        if let Some(counts) = self.counts {
+            return Ok(counts);
+        }
+        let all = link_stats::per_link(&ctx.app().db, self.site.id, now_ms()).await?;
+        Ok(all.get(&self.link.id).copied().unwrap_or_default())
+    }
+}
+
+#[Object]
+impl Link {
+    /// `lnk_<id>`.
+    async fn id(&self) -> ID {
+        ID(links::public_id(self.link.id))
+    }
+    async fn site_id(&self) -> i64 {
+        self.link.site_id
+    }
+    async fn slug(&self) -> &str {
+        &self.link.slug
+    }
+    async fn destination_url(&self) -> &str {
+        &self.link.destination_url
+    }
+    async fn campaign(&self) -> &str {
+        &self.link.campaign
+    }
+    async fn source(&self) -> &str {
+        &self.link.source
+    }
+    async fn medium(&self) -> &str {
+        &self.link.medium
+    }
+    /// Empty when not given.
+    async fn content(&self) -> &str {
+        &self.link.content
+    }
+    /// Empty when not given.
+    async fn notes(&self) -> &str {
+        &self.link.notes
+    }
+    /// `content`, `ad` or `bio`.
+    async fn link_type(&self) -> &str {
+        &self.link.link_type
+    }
+    async fn is_active(&self) -> bool {
+        self.link.is_active
+    }
+    async fn expires_at(&self) -> Option<Timestamp> {
+        self.link.expires_at.map(Timestamp)
+    }
+    async fn max_clicks(&self) -> Option<i64> {
+        self.link.max_clicks
+    }
+    async fn tags(&self) -> Vec<String> {
+        links::tags(&self.link)
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.link.created_at)
+    }
+    /// Human clicks, all time.
+    async fn total_clicks(&self, ctx: &Context<'_>) -> Result<i64> {
+        Ok(self.counts(ctx).await?.total)
+    }
+    /// Human clicks since midnight UTC.
+    async fn clicks_today(&self, ctx: &Context<'_>) -> Result<i64> {
+        Ok(self.counts(ctx).await?.today)
+    }
+    async fn last_clicked_at(&self, ctx: &Context<'_>) -> Result<Option<Timestamp>> {
+        Ok(self.counts(ctx).await?.last_clicked_at.map(Timestamp))
+    }
+    /// `{short_link_base}/l/<site_slug>/<link_slug>`.
+    async fn full_url(&self, ctx: &Context<'_>) -> String {
+        links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link)
+    }
+    /// The full URL as an SVG QR code.
+    async fn qr_svg(&self, ctx: &Context<'_>) -> Result<String> {
+        Ok(links::qr_svg(&links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link))?)
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct LinkStats {
+    pub total_links: i64,
+    pub total_clicks: i64,
+    pub clicks_today: i64,
+    /// The source label with the most clicks; empty when there are none.
+    pub top_source: String,
+}
+
+#[derive(SimpleObject)]
+pub struct LinkList {
+    pub links: Vec<Link>,
+    pub site_slug: String,
+    pub stats: LinkStats,
+}
+
+#[derive(SimpleObject)]
+pub struct CreatedLink {
+    pub link: Link,
+    pub full_url: String,
+}
+
+#[derive(SimpleObject)]
+pub struct SlugCheck {
+    pub available: bool,
+    pub slug: String,
+}
+
+pub struct LinkClick(pub link_click::Model);
+
+#[Object]
+impl LinkClick {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn tracker_vid(&self) -> Option<&str> {
+        self.0.tracker_vid.as_deref()
+    }
+    async fn slug(&self) -> &str {
+        &self.0.slug
+    }
+    async fn campaign(&self) -> &str {
+        &self.0.campaign
+    }
+    async fn source(&self) -> &str {
+        &self.0.source
+    }
+    async fn medium(&self) -> &str {
+        &self.0.medium
+    }
+    async fn destination_url(&self) -> &str {
+        &self.0.destination_url
+    }
+    async fn country(&self) -> Option<&str> {
+        self.0.country.as_deref()
+    }
+    async fn city(&self) -> Option<&str> {
+        self.0.city.as_deref()
+    }
+    async fn region(&self) -> Option<&str> {
+        self.0.region.as_deref()
+    }
+    async fn lat(&self) -> Option<f64> {
+        self.0.lat
+    }
+    async fn lon(&self) -> Option<f64> {
+        self.0.lon
+    }
+    async fn device_type(&self) -> Option<&str> {
+        self.0.device_type.as_deref()
+    }
+    async fn browser(&self) -> Option<&str> {
+        self.0.browser.as_deref()
+    }
+    async fn referrer(&self) -> Option<&str> {
+        self.0.referrer.as_deref()
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.created_at)
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct CountryClicks {
+    pub country: Option<String>,
+    pub clicks: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct CityClicks {
+    pub city: Option<String>,
+    pub country: Option<String>,
+    pub clicks: i64,
+    pub lat: Option<f64>,
+    pub lon: Option<f64>,
+}
+
+#[derive(SimpleObject)]
+pub struct CampaignClicks {
+    pub campaign: String,
+    pub clicks: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct SourceClicks {
+    pub source: String,
+    pub clicks: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct DayClicks {
+    /// `YYYY-MM-DD` (UTC).
+    pub date: String,
+    pub clicks: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct LinkAnalytics {
+    /// The most recent human clicks, newest first (at most 1000).
+    pub clicks: Vec<LinkClick>,
+    pub by_country: Vec<CountryClicks>,
+    pub by_city: Vec<CityClicks>,
+    pub by_campaign: Vec<CampaignClicks>,
+    pub by_source: Vec<SourceClicks>,
+    pub by_day: Vec<DayClicks>,
+    /// Human clicks matching the range and filters.
+    pub total: i64,
+}
+
+#[derive(InputObject)]
+pub struct LinkInput {
+    pub site_id: i64,
+    pub destination_url: String,
+    /// Generated (7 characters) when omitted.
+    pub slug: Option<String>,
+    pub campaign: Option<String>,
+    pub source: Option<String>,
+    pub medium: Option<String>,
+    pub content: Option<String>,
+    pub notes: Option<String>,
+    /// `content` (default), `ad` or `bio`.
+    pub link_type: Option<String>,
+}
+
+#[derive(InputObject, Default)]
+pub struct LinkUpdateInput {
+    pub destination_url: Option<String>,
+    pub slug: Option<String>,
+    pub campaign: Option<String>,
+    pub source: Option<String>,
+    pub medium: Option<String>,
+    pub content: Option<String>,
+    pub notes: Option<String>,
+    pub link_type: Option<String>,
+    pub is_active: Option<bool>,
+    /// Null clears it.
+    pub expires_at: MaybeUndefined<Timestamp>,
+    /// Null clears it.
+    pub max_clicks: MaybeUndefined<i64>,
+    pub tags: Option<Vec<String>>,
+}
+
+fn changed<T, U>(value: MaybeUndefined<T>, map: impl Fn(T) -> U) -> Option<Option<U>> {
+    match value {
+        MaybeUndefined::Undefined => None,
+        MaybeUndefined::Null => Some(None),
+        MaybeUndefined::Value(value) => Some(Some(map(value))),
+    }
+}
+
+#[derive(Default)]
+pub struct LinkQuery;
+
+#[Object]
+impl LinkQuery {
+    /// The site's links with click counts; the viewer's first site when none is named.
+    async fn links(&self, ctx: &Context<'_>, site_id: Option<i64>) -> Result<LinkList> {
+        let db = &ctx.app().db;
+        let site = access::site_or_first(db, ctx.viewer()?, site_id, Role::Viewer).await?;
+        let now = now_ms();
+        let counts = link_stats::per_link(db, site.id, now).await?;
+        let found = links::list(db, site.id).await?;
+        let stats = LinkStats {
+            total_links: found.len() as i64,
+            total_clicks: counts.values().map(|c| c.total).sum(),
+            clicks_today: counts.values().map(|c| c.today).sum(),
+            top_source: link_stats::top_source(db, site.id).await?,
+        };
+        let links = found
+            .into_iter()
+            .map(|link| {
+                let counts = Some(counts.get(&link.id).copied().unwrap_or_default());
+                Link { link, site: site.clone(), counts }
+            })
+            .collect();
+        Ok(LinkList { links, site_slug: site.slug.clone(), stats })
+    }
+
+    async fn link(&self, ctx: &Context<'_>, id: ID) -> Result<Link> {
+        let id = links::parse_public_id(&id)?;
+        let (link, site) = links::find(&ctx.app().db, ctx.viewer()?, id, Role::Viewer).await?;
+        Ok(Link { link, site, counts: None })
+    }
+
+    /// Whether a slug is free on the site (the viewer's first site when none is named).
+    async fn check_slug(&self, ctx: &Context<'_>, slug: String, site_id: Option<i64>) -> Result<SlugCheck> {
+        let available = links::slug_available(&ctx.app().db, ctx.viewer()?, site_id, &slug).await?;
+        Ok(SlugCheck { available, slug })
+    }
+
+    /// Human clicks grouped for charts. `range` is 7d (default), 30d, 90d or all;
+    /// days are UTC calendar days ending today.
+    async fn link_analytics(
+        &self,
+        ctx: &Context<'_>,
+        site_id: Option<i64>,
+        range: Option<String>,
+        slug: Option<String>,
+        campaign: Option<String>,
+        source: Option<String>,
+    ) -> Result<LinkAnalytics> {
+        let filter = AnalyticsFilter { site_id, range, slug, campaign, source };
+        let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
+        Ok(LinkAnalytics {
+            clicks: found.clicks.into_iter().map(LinkClick).collect(),
+            by_country: found
+                .by_country
+                .into_iter()
+                .map(|(country, clicks)| CountryClicks { country, clicks })
+                .collect(),
+            by_city: found
+                .by_city
+                .into_iter()
+                .map(|c| CityClicks { city: c.city, country: c.country, clicks: c.clicks, lat: c.lat, lon: c.lon })
+                .collect(),
+            by_campaign: found
+                .by_campaign
+                .into_iter()
+                .map(|(campaign, clicks)| CampaignClicks { campaign, clicks })
+                .collect(),
+            by_source: found.by_source.into_iter().map(|(source, clicks)| SourceClicks { source, clicks }).collect(),
+            by_day: found.by_day.into_iter().map(|(date, clicks)| DayClicks { date, clicks }).collect(),
+            total: found.total,
+        })
+    }
+}
+
+#[derive(Default)]
+pub struct LinkMutation;
+
+#[Object]
+impl LinkMutation {
+    /// Members and up. Fails with SLUG_TAKEN or INVALID_URL.
+    async fn create_link(&self, ctx: &Context<'_>, input: LinkInput) -> Result<CreatedLink> {
+        let app = ctx.app();
+        let new = NewLink {
+            site_id: input.site_id,
+            destination_url: input.destination_url,
+            slug: input.slug,
+            campaign: input.campaign,
+            source: input.source,
+            medium: input.medium,
+            content: input.content,
+            notes: input.notes,
+            link_type: input.link_type,
+        };
+        let (link, site) = links::create(&app.db, ctx.viewer()?, new).await?;
+        let full_url = links::full_url(&app.config.short_link_base(), &site, &link);
+        Ok(CreatedLink { link: Link { link, site, counts: None }, full_url })
+    }
+
+    /// Changes only the fields given. Members and up.
+    async fn update_link(&self, ctx: &Context<'_>, id: ID, input: LinkUpdateInput) -> Result<Link> {
+        let app = ctx.app();
+        let changes = LinkChanges {
+            destination_url: input.destination_url,
+            slug: input.slug,
+            campaign: input.campaign,
+            source: input.source,
+            medium: input.medium,
+            content: input.content,
+            notes: input.notes,
+            link_type: input.link_type,
+            is_active: input.is_active,
+            expires_at: changed(input.expires_at, |at| at.0),
+            max_clicks: changed(input.max_clicks, |max| max),
+            tags: input.tags,
+        };
+        let (link, site) = links::update(&app.db, ctx.viewer()?, links::parse_public_id(&id)?, changes).await?;
+        app.links.evict(Some(link.id), site.id);
+        Ok(Link { link, site, counts: None })
+    }
+
+    /// Deletes the link and its clicks. Members and up.
+    async fn delete_link(&self, ctx: &Context<'_>, id: ID) -> Result<SuccessPayload> {
+        let app = ctx.app();
+        let (link, site) = links::delete(&app.db, ctx.viewer()?, links::parse_public_id(&id)?).await?;
+        app.links.forget(link.id, site.id);
+        Ok(SuccessPayload { success: true })
+    }
+}

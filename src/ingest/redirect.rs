@@ -1,0 +1,108 @@
+//! GET /l/<site_slug>/<link_slug>: the public short-link redirect. It answers
+//! from memory and records the click through the batch writer, off the
+//! response path.
+
+use axum::{
+    extract::State,
+    http::{HeaderMap, HeaderValue, Method, StatusCode, header},
+    response::{Html, IntoResponse, Response},
+};
+
+use crate::{
+    auth::{client_ip::ClientIp, token},
+    enrich::{geo, user_agent},
+    error::{AppError, AppResult},
+    rest::extract::ApiPath,
+    service::tracking::{ClickCommand, Client},
+    state::AppState,
+    time::now_ms,
+};
+
+/// Characters of the `lt_click` id: 128 random bits, URL-safe.
+const CLICK_KEY_LEN: usize = 22;
+const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
+pub async fn redirect(
+    State(app): State<AppState>,
+    ClientIp(ip): ClientIp,
+    method: Method,
+    ApiPath((site_slug, link_slug)): ApiPath<(String, String)>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    let target =
+        app.links.resolve(&app.db, &site_slug, &link_slug).await?.ok_or_else(|| AppError::not_found("link"))?;
+    let now = now_ms();
+    if let Some(reason) = target.unavailable(now) {
+        return Ok(gone(reason));
+    }
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let info = user_agent::classify(user_agent);
+    // HEAD requests are link checkers and unfurlers, not people.
+    let is_bot = info.is_bot || method == Method::HEAD;
+    if !is_bot && !target.take_click() {
+        return Ok(gone("This link has reached its click limit."));
+    }
+    let click_key: String = token::random_token().chars().take(CLICK_KEY_LEN).collect();
+    let link = &target.link;
+    let click = ClickCommand {
+        site_id: link.site_id,
+        link_id: link.id,
+        click_key: click_key.clone(),
+        slug: link.slug.clone(),
+        campaign: link.campaign.clone(),
+        source: link.source.clone(),
+        medium: link.medium.clone(),
+        destination_url: link.destination_url.clone(),
+        link_type: link.link_type.clone(),
+        referrer: headers.get(header::REFERER).and_then(|v| v.to_str().ok()).map(|r| r.chars().take(2048).collect()),
+        is_bot,
+        client: std::sync::Arc::new(Client {
+            info,
+            geo: geo::locate(app.config.trust_proxy, &headers, ip, app.geoip.as_deref()),
+        }),
+        created_at: now,
+    };
+    if let Err(err) = app.writer.enqueue_click(click) {
+        if !is_bot {
+            target.return_click();
+        }
+        return Err(err);
+    }
+    let location = HeaderValue::try_from(target.location(&click_key)).map_err(AppError::internal)?;
+    Ok((
+        StatusCode::FOUND,
+        [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+    )
+        .into_response())
+}
+
+/// 410 with a small page: the link exists but no longer redirects.
+fn gone(reason: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Link unavailable</title>\
+         <style>body{{font:16px system-ui,sans-serif;margin:15vh auto;max-width:30em;text-align:center;color:#333}}</style>\
+         </head><body><h1>Link unavailable</h1><p>{reason}</p></body></html>"
+    );
+    (
+        StatusCode::GONE,
+        [
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY)),
+        ],
+        Html(page),
+    )
+        .into_response()
+}
+
+/// GET /l/<site_slug>/<link_slug>/qr.svg: the short link as a QR code.
+pub async fn qr_code(
+    State(app): State<AppState>,
+    ApiPath((site_slug, link_slug)): ApiPath<(String, String)>,
+) -> AppResult<Response> {
+    let target =
+        app.links.resolve(&app.db, &site_slug, &link_slug).await?.ok_or_else(|| AppError::not_found("link"))?;
+    let url = crate::service::links::full_url(&app.config.short_link_base(), &target.site, &target.link);
+    let svg = crate::service::links::qr_svg(&url)?;
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=3600")], svg)
+        .into_response())
+}

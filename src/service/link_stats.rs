@@ -1,0 +1,244 @@
+//! Click counts for the link list, and link analytics. Only human clicks
+//! count; bot and HEAD hits are stored but left out.
+
+use std::collections::HashMap;
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Select,
+    sea_query::{Expr, ExprTrait},
+};
+
+use entity::link_click;
+
+use super::access;
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
+    time::DAY_MS,
+};
+
+/// Most recent clicks listed by the analytics endpoint.
+pub const MAX_LISTED_CLICKS: u64 = 1_000;
+
+/// Human clicks of one link.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClickCounts {
+    pub total: i64,
+    pub today: i64,
+    pub last_clicked_at: Option<i64>,
+}
+
+pub fn start_of_day(ms: i64) -> i64 {
+    ms.div_euclid(DAY_MS) * DAY_MS
+}
+
+fn human_clicks(site_id: i64) -> Select<link_click::Entity> {
+    link_click::Entity::find()
+        .filter(link_click::Column::SiteId.eq(site_id))
+        .filter(link_click::Column::IsBot.eq(false))
+}
+
+/// Per link of the site: all-time clicks, clicks since midnight UTC, last click.
+pub async fn per_link(db: &impl ConnectionTrait, site_id: i64, now: i64) -> AppResult<HashMap<i64, ClickCounts>> {
+    let all: Vec<(i64, i64, Option<i64>)> = human_clicks(site_id)
+        .select_only()
+        .column(link_click::Column::LinkId)
+        .column_as(link_click::Column::Id.count(), "clicks")
+        .column_as(link_click::Column::CreatedAt.max(), "last")
+        .group_by(link_click::Column::LinkId)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let today: Vec<(i64, i64)> = human_clicks(site_id)
+        .filter(link_click::Column::CreatedAt.gte(start_of_day(now)))
+        .select_only()
+        .column(link_click::Column::LinkId)
+        .column_as(link_click::Column::Id.count(), "clicks")
+        .group_by(link_click::Column::LinkId)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let today: HashMap<i64, i64> = today.into_iter().collect();
+    Ok(all
+        .into_iter()
+        .map(|(link, total, last)| {
+            (link, ClickCounts { total, today: today.get(&link).copied().unwrap_or(0), last_clicked_at: last })
+        })
+        .collect())
+}
+
+/// The source label with the most human clicks on the site, or "".
+pub async fn top_source(db: &impl ConnectionTrait, site_id: i64) -> AppResult<String> {
+    let top: Option<(String, i64)> = human_clicks(site_id)
+        .filter(link_click::Column::Source.ne(""))
+        .select_only()
+        .column(link_click::Column::Source)
+        .column_as(link_click::Column::Id.count(), "clicks")
+        .group_by(link_click::Column::Source)
+        .order_by_desc(Expr::col("clicks"))
+        .order_by_asc(link_click::Column::Source)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(top.map(|(source, _)| source).unwrap_or_default())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    Days(i64),
+    All,
+}
+
+impl Range {
+    pub fn parse(value: Option<&str>) -> AppResult<Range> {
+        match value.unwrap_or("7d") {
+            "7d" => Ok(Range::Days(7)),
+            "30d" => Ok(Range::Days(30)),
+            "90d" => Ok(Range::Days(90)),
+            "all" => Ok(Range::All),
+            _ => Err(AppError::validation("range", "must be 7d, 30d, 90d or all")),
+        }
+    }
+
+    /// The first instant counted: midnight UTC, N-1 days before today.
+    pub fn start(self, now: i64) -> Option<i64> {
+        match self {
+            Range::Days(days) => Some(start_of_day(now) - (days - 1) * DAY_MS),
+            Range::All => None,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct AnalyticsFilter {
+    pub site_id: Option<i64>,
+    pub range: Option<String>,
+    pub slug: Option<String>,
+    pub campaign: Option<String>,
+    pub source: Option<String>,
+}
+
+#[derive(FromQueryResult)]
+pub struct CityCount {
+    pub city: Option<String>,
+    pub country: Option<String>,
+    pub clicks: i64,
+    pub lat: Option<f64>,
+    pub lon: Option<f64>,
+}
+
+pub struct LinkAnalytics {
+    /// The most recent clicks, newest first, at most MAX_LISTED_CLICKS.
+    pub clicks: Vec<link_click::Model>,
+    pub by_country: Vec<(Option<String>, i64)>,
+    pub by_city: Vec<CityCount>,
+    pub by_campaign: Vec<(String, i64)>,
+    pub by_source: Vec<(String, i64)>,
+    /// `YYYY-MM-DD` and clicks; every day of a bounded range, zeros included.
+    pub by_day: Vec<(String, i64)>,
+    pub total: i64,
+}
+
+pub async fn analytics(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    filter: AnalyticsFilter,
+    now: i64,
+) -> AppResult<LinkAnalytics> {
+    let range = Range::parse(filter.range.as_deref())?;
+    let site = access::site_or_first(db, viewer, filter.site_id, Role::Viewer).await?;
+    let mut scope = human_clicks(site.id);
+    if let Some(start) = range.start(now) {
+        scope = scope.filter(link_click::Column::CreatedAt.gte(start));
+    }
+    for (column, value) in [
+        (link_click::Column::Slug, filter.slug),
+        (link_click::Column::Campaign, filter.campaign),
+        (link_click::Column::Source, filter.source),
+    ] {
+        if let Some(value) = value.filter(|v| !v.is_empty()) {
+            scope = scope.filter(column.eq(value));
+        }
+    }
+
+    let count = || link_click::Column::Id.count();
+    let by_country: Vec<(Option<String>, i64)> = scope
+        .clone()
+        .select_only()
+        .column(link_click::Column::Country)
+        .column_as(count(), "clicks")
+        .group_by(link_click::Column::Country)
+        .order_by_desc(Expr::col("clicks"))
+        .order_by_asc(link_click::Column::Country)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let by_city: Vec<CityCount> = scope
+        .clone()
+        .select_only()
+        .column(link_click::Column::City)
+        .column(link_click::Column::Country)
+        .column_as(count(), "clicks")
+        .column_as(link_click::Column::Lat.max(), "lat")
+        .column_as(link_click::Column::Lon.max(), "lon")
+        .group_by(link_click::Column::City)
+        .group_by(link_click::Column::Country)
+        .order_by_desc(Expr::col("clicks"))
+        .order_by_asc(link_click::Column::City)
+        .into_model()
+        .all(db)
+        .await?;
+    let by_label = |column: link_click::Column| {
+        scope
+            .clone()
+            .select_only()
+            .column(column)
+            .column_as(count(), "clicks")
+            .group_by(column)
+            .order_by_desc(Expr::col("clicks"))
+            .order_by_asc(column)
+            .into_tuple::<(String, i64)>()
+    };
+    let by_campaign = by_label(link_click::Column::Campaign).all(db).await?;
+    let by_source = by_label(link_click::Column::Source).all(db).await?;
+    // A literal divisor: PostgreSQL must see the same expression in SELECT and GROUP BY.
+    let day = Expr::col(link_click::Column::CreatedAt).div(Expr::cust(DAY_MS.to_string()));
+    let days: Vec<(i64, i64)> = scope
+        .clone()
+        .select_only()
+        .column_as(day.clone(), "day")
+        .column_as(count(), "clicks")
+        .group_by(day)
+        .order_by_asc(Expr::col("day"))
+        .into_tuple()
+        .all(db)
+        .await?;
+    let clicks = scope
+        .clone()
+        .order_by_desc(link_click::Column::CreatedAt)
+        .order_by_desc(link_click::Column::Id)
+        .limit(MAX_LISTED_CLICKS)
+        .all(db)
+        .await?;
+    let total = by_country.iter().map(|(_, n)| n).sum();
+    Ok(LinkAnalytics {
+        clicks,
+        by_country,
+        by_city,
+        by_campaign,
+        by_source,
+        by_day: fill_days(range, now, days),
+        total,
+    })
+}
+
+/// Every day of a bounded range with its count, zeros included; for `all`,
+/// the days that had clicks.
+fn fill_days(range: Range, now: i64, counted: Vec<(i64, i64)>) -> Vec<(String, i64)> {
+    let counts: HashMap<i64, i64> = counted.iter().copied().collect();
+    let days: Vec<i64> = match range.start(now) {
+        Some(start) => (start / DAY_MS..=now.div_euclid(DAY_MS)).collect(),
+        None => counted.iter().map(|(day, _)| *day).collect(),
+    };
+    days.into_iter().map(|day| (crate::time::date(day * DAY_MS), counts.get(&day).copied().unwrap_or(0))).collect()
+}

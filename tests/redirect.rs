@@ -1,0 +1,211 @@
+//! GET /l/<site>/<slug>: redirects, click recording, limits, attribution.
+
+mod common;
+
+use common::{
+    apps, apps_with,
+    traffic::{BOT_UA, DESKTOP_UA, pageview},
+};
+use leadtrail::config::TrustProxy;
+use reqwest::Method;
+use serde_json::json;
+
+fn query_pairs(location: &str) -> Vec<(String, String)> {
+    url::Url::parse(location).unwrap().query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+}
+
+#[tokio::test]
+async fn a_redirect_adds_utm_and_a_click_id_and_records_the_click() {
+    let berlin =
+        [("cf-ipcountry", "DE"), ("cf-ipcity", "Berlin"), ("cf-iplatitude", "52.52"), ("cf-iplongitude", "13.40")];
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let (client, site) = app.user_with_site("Ava", "ava.example").await;
+        client
+            .create_link(json!({
+                "siteId": site, "slug": "sale", "destinationUrl": "https://ava.example/landing?utm_source=keep&ref=x",
+                "campaign": "spring", "source": "newsletter", "medium": "email", "content": "hero"
+            }))
+            .await;
+        let reply = app
+            .visit_link(
+                Method::GET,
+                "/l/ava-example/sale",
+                DESKTOP_UA,
+                &[&berlin[..], &[("referer", "https://mail.example/")]].concat(),
+            )
+            .await;
+        assert_eq!(reply.status.as_u16(), 302);
+        assert_eq!(reply.headers["cache-control"], "no-store");
+        let location = reply.headers["location"].to_str().unwrap();
+        assert!(location.starts_with("https://ava.example/landing?"), "{location}");
+        let pairs = query_pairs(location);
+        let get = |key: &str| pairs.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect::<Vec<_>>();
+        assert_eq!(get("utm_source"), ["keep"], "the destination's own UTM wins");
+        assert_eq!(get("utm_medium"), ["email"]);
+        assert_eq!(get("utm_campaign"), ["spring"]);
+        assert_eq!(get("utm_content"), ["hero"]);
+        assert_eq!(get("ref"), ["x"]);
+        let click_key = get("lt_click")[0].to_owned();
+        assert!(click_key.len() >= 16);
+
+        let clicks = app.clicks().await;
+        assert_eq!(clicks.len(), 1);
+        let click = &clicks[0];
+        assert_eq!(click.click_key, click_key);
+        assert_eq!(
+            (click.slug.as_str(), click.campaign.as_str(), click.source.as_str()),
+            ("sale", "spring", "newsletter")
+        );
+        assert_eq!((click.country.as_deref(), click.city.as_deref()), (Some("DE"), Some("Berlin")));
+        assert_eq!((click.lat, click.lon), (Some(52.52), Some(13.40)));
+        assert_eq!((click.device_type.as_deref(), click.browser.as_deref()), (Some("desktop"), Some("Chrome")));
+        assert_eq!(click.referrer.as_deref(), Some("https://mail.example/"));
+        assert!(!click.is_bot);
+        assert_eq!(click.visitor_id, None, "not tied to a visitor until the tracker reports it");
+    }
+}
+
+#[tokio::test]
+async fn head_requests_and_bots_redirect_but_do_not_count() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Ben", "ben.example").await;
+        let link =
+            client.create_link(json!({ "siteId": site, "slug": "s", "destinationUrl": "https://ben.example/" })).await;
+        let id = link["link"]["id"].as_str().unwrap().to_owned();
+        client.put(&format!("/api/links/{id}"), json!({ "max_clicks": 1 })).await.expect(200);
+        assert_eq!(app.visit_link(Method::HEAD, "/l/ben-example/s", DESKTOP_UA, &[]).await.status.as_u16(), 302);
+        assert_eq!(app.visit_link(Method::GET, "/l/ben-example/s", BOT_UA, &[]).await.status.as_u16(), 302);
+        app.click("/l/ben-example/s", &[]).await;
+        let clicks = app.clicks().await;
+        assert_eq!(clicks.len(), 3, "bot and HEAD hits are kept");
+        assert_eq!(clicks.iter().filter(|c| c.is_bot).count(), 2);
+        let list = client.get(&format!("/api/links?siteId={site}")).await;
+        assert_eq!(list.body["links"][0]["total_clicks"], 1, "only the human click counts");
+        assert_eq!(list.body["stats"]["totalClicks"], 1);
+        assert_eq!(
+            app.visit_link(Method::GET, "/l/ben-example/s", DESKTOP_UA, &[]).await.status.as_u16(),
+            410,
+            "capped at 1"
+        );
+    }
+}
+
+#[tokio::test]
+async fn inactive_expired_capped_and_unknown_links() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Cy", "cy.example").await;
+        let mut ids = Vec::new();
+        for slug in ["off", "old", "cap"] {
+            let link = client
+                .create_link(json!({ "siteId": site, "slug": slug, "destinationUrl": "https://cy.example/" }))
+                .await;
+            ids.push(link["link"]["id"].as_str().unwrap().to_owned());
+        }
+        // Warm the cache first, so the changes below must evict it.
+        app.click("/l/cy-example/off", &[]).await;
+        client.put(&format!("/api/links/{}", ids[0]), json!({ "is_active": false })).await.expect(200);
+        client
+            .put(&format!("/api/links/{}", ids[1]), json!({ "expires_at": "2020-01-01T00:00:00.000Z" }))
+            .await
+            .expect(200);
+        client.put(&format!("/api/links/{}", ids[2]), json!({ "max_clicks": 2 })).await.expect(200);
+        for slug in ["off", "old"] {
+            let gone = app.visit_link(Method::GET, &format!("/l/cy-example/{slug}"), DESKTOP_UA, &[]).await;
+            assert_eq!(gone.status.as_u16(), 410, "{slug}");
+            assert!(gone.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+            assert!(gone.text.contains("Link unavailable"));
+        }
+        app.click("/l/cy-example/cap", &[]).await;
+        app.click("/l/cy-example/cap", &[]).await;
+        assert_eq!(app.visit_link(Method::GET, "/l/cy-example/cap", DESKTOP_UA, &[]).await.status.as_u16(), 410);
+        assert_eq!(app.clicks().await.len(), 3, "refused hits are not clicks");
+
+        client.put(&format!("/api/links/{}", ids[0]), json!({ "is_active": true })).await.expect(200);
+        app.click("/l/cy-example/off", &[]).await;
+        app.client().get("/l/cy-example/missing").await.expect_error(404, "NOT_FOUND");
+        app.client().get("/l/no-such-site/off").await.expect_error(404, "NOT_FOUND");
+        client.delete(&format!("/api/links/{}", ids[0])).await.expect(200);
+        app.client().get("/l/cy-example/off").await.expect_error(404, "NOT_FOUND");
+    }
+}
+
+#[tokio::test]
+async fn the_tracker_ties_a_click_to_its_visitor() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Dot", "dot.example").await;
+        client
+            .create_link(json!({ "siteId": site, "slug": "ig", "destinationUrl": "https://dot.example/", "source": "instagram", "link_type": "ad" }))
+            .await;
+        let location = app.click("/l/dot-example/ig", &[]).await;
+        let click_key = query_pairs(&location).into_iter().find(|(k, _)| k == "lt_click").unwrap().1;
+        let mut landing = pageview(site, "visitor-9", &location);
+        landing["lt_click"] = json!(click_key);
+        app.collect(landing.clone()).await.expect(202);
+        app.collect(landing).await.expect(202);
+
+        let click = &app.clicks().await[0];
+        let visitor = app.visitor(site, "visitor-9").await;
+        assert_eq!(click.visitor_id, Some(visitor.id));
+        assert_eq!(click.tracker_vid.as_deref(), Some("visitor-9"));
+        assert_eq!(visitor.clicks, 1, "a click counts once, however often it is reported");
+        let session = &app.sessions_of(visitor.id).await[0];
+        assert_eq!(session.channel, "Paid Social", "an ad link from a social source");
+        assert_eq!(session.utm_source.as_deref(), Some("instagram"));
+    }
+}
+
+#[tokio::test]
+async fn concurrent_redirects_record_every_click_and_respect_the_cap() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Eli", "eli.example").await;
+        client.create_link(json!({ "siteId": site, "slug": "busy", "destinationUrl": "https://eli.example/" })).await;
+        let capped = client
+            .create_link(json!({ "siteId": site, "slug": "few", "destinationUrl": "https://eli.example/" }))
+            .await;
+        let capped_id = capped["link"]["id"].as_str().unwrap();
+        client.put(&format!("/api/links/{capped_id}"), json!({ "max_clicks": 100 })).await.expect(200);
+
+        let statuses = fire(&app, "/l/eli-example/busy", 500, 32).await;
+        assert!(statuses.iter().all(|&s| s == 302));
+        let statuses = fire(&app, "/l/eli-example/few", 200, 32).await;
+        assert_eq!(statuses.iter().filter(|&&s| s == 302).count(), 100);
+        assert_eq!(statuses.iter().filter(|&&s| s == 410).count(), 100);
+
+        let clicks = app.clicks().await;
+        assert_eq!(clicks.iter().filter(|c| c.slug == "busy").count(), 500);
+        assert_eq!(clicks.iter().filter(|c| c.slug == "few").count(), 100);
+        let list = client.get(&format!("/api/links?siteId={site}")).await;
+        assert_eq!(list.body["stats"]["totalClicks"], 600);
+    }
+}
+
+async fn fire(app: &common::TestApp, path: &str, count: usize, concurrency: usize) -> Vec<u16> {
+    use futures_util::StreamExt;
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let url = format!("{}{path}", app.base);
+    futures_util::stream::iter(0..count)
+        .map(|_| {
+            let http = http.clone();
+            let url = url.clone();
+            async move {
+                http.get(&url).header("user-agent", DESKTOP_UA).send().await.map(|r| r.status().as_u16()).unwrap_or(0)
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await
+}
+
+#[tokio::test]
+async fn a_graceful_shutdown_loses_no_click() {
+    for mut app in apps().await {
+        let (client, site) = app.user_with_site("Fay", "fay.example").await;
+        client.create_link(json!({ "siteId": site, "slug": "go", "destinationUrl": "https://fay.example/" })).await;
+        let statuses = fire(&app, "/l/fay-example/go", 300, 16).await;
+        let redirected = statuses.iter().filter(|&&s| s == 302).count();
+        app.shut_down().await;
+        use sea_orm::EntityTrait;
+        let stored = entity::link_click::Entity::find().all(&app.state.db).await.unwrap().len();
+        assert_eq!(stored, redirected);
+    }
+}
