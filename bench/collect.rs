@@ -7,6 +7,10 @@
 #[path = "common.rs"]
 mod common;
 
+// As in the binary, so the service is measured as it runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Instant;
 
 use entity::event;

@@ -8,6 +8,10 @@ use leadtrail::{
 };
 use tracing_subscriber::EnvFilter;
 
+// The hot paths allocate many small, short-lived objects per request.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Leadtrail: self-hosted web-visitor analytics and lead intelligence.
 #[derive(Parser)]
 #[command(version, about)]

@@ -4,12 +4,12 @@ use std::time::Instant;
 
 use axum::{
     extract::{MatchedPath, Request, State},
-    http::header,
+    http::{Method, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
 use prometheus_client::{
-    encoding::{EncodeLabelSet, text::encode},
+    encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder, text::encode},
     metrics::{counter::Counter, family::Family, histogram::Histogram},
     registry::Registry,
 };
@@ -18,15 +18,58 @@ use crate::{error::AppError, state::AppState};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    pub method: String,
-    /// The route pattern, not the raw path, so ids do not explode the label set.
-    pub route: String,
+    pub method: &'static str,
+    pub route: Route,
     pub status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
-    pub route: String,
+    pub route: Route,
+}
+
+/// The route pattern, not the raw path, so ids do not explode the label set.
+/// It shares axum's `MatchedPath`, so labelling a request allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Route(Option<MatchedPath>);
+
+impl Route {
+    fn as_str(&self) -> &str {
+        self.0.as_ref().map_or("unmatched", MatchedPath::as_str)
+    }
+}
+
+impl PartialEq for Route {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Route {}
+
+impl std::hash::Hash for Route {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl EncodeLabelValue for Route {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&self.as_str(), encoder)
+    }
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "OTHER",
+    }
 }
 
 pub struct Metrics {
@@ -57,12 +100,8 @@ impl Metrics {
 }
 
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|path| path.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let method = request.method().to_string();
+    let route = Route(request.extensions().get::<MatchedPath>().cloned());
+    let method = method_label(request.method());
     let started = Instant::now();
     let response = next.run(request).await;
     let labels = RequestLabels { method, route: route.clone(), status: response.status().as_u16() };

@@ -1,7 +1,12 @@
 //! User-agent classification: woothee for browser, OS and category; isbot's
 //! pattern list for the many automated clients woothee does not know.
 
-use std::sync::OnceLock;
+use std::{
+    num::NonZeroUsize,
+    sync::{Mutex, OnceLock},
+};
+
+use lru::LruCache;
 
 pub const DESKTOP: &str = "desktop";
 pub const MOBILE: &str = "mobile";
@@ -24,6 +29,30 @@ fn bots() -> &'static isbot::Bots {
 
 fn known(value: &str) -> Option<String> {
     (!value.is_empty() && value != woothee::woothee::VALUE_UNKNOWN).then(|| value.to_owned())
+}
+
+/// User agents repeat a lot (a few browser versions make most traffic), so
+/// recent classifications are kept.
+const CACHED_AGENTS: usize = 4096;
+/// Longer strings are classified every time rather than kept.
+const MAX_CACHED_LEN: usize = 512;
+
+fn cache() -> &'static Mutex<LruCache<String, ClientInfo>> {
+    static CACHE: OnceLock<Mutex<LruCache<String, ClientInfo>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(LruCache::new(NonZeroUsize::new(CACHED_AGENTS).unwrap_or(NonZeroUsize::MIN))))
+}
+
+/// `classify`, remembered for recently seen user agents.
+pub fn classify_cached(user_agent: &str) -> ClientInfo {
+    if user_agent.len() > MAX_CACHED_LEN {
+        return classify(user_agent);
+    }
+    if let Some(info) = cache().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(user_agent) {
+        return info.clone();
+    }
+    let info = classify(user_agent);
+    cache().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).put(user_agent.to_owned(), info.clone());
+    info
 }
 
 pub fn classify(user_agent: &str) -> ClientInfo {

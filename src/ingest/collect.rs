@@ -46,7 +46,7 @@ pub async fn collect(
     let sites = app.sites.get_many(&app.db, site_ids).await?;
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let client = Arc::new(Client {
-        info: user_agent::classify(user_agent),
+        info: user_agent::classify_cached(user_agent),
         geo: geo::locate(app.config.trust_proxy, &headers, ip, app.geoip.as_deref()),
     });
     let batch = wire.len() > 1;

@@ -25,7 +25,7 @@ const FRESH_FOR: Duration = Duration::from_secs(30);
 
 pub struct LinkTarget {
     pub site: site::Model,
-    pub link: link::Model,
+    pub link: Arc<link::Model>,
     /// The destination with the link's UTM labels merged in.
     pub destination: Url,
     /// Shared by every entry of the link, so evictions keep the count.
@@ -138,7 +138,7 @@ impl LinkCache {
             counter.fetch_max(link.human_clicks, Ordering::AcqRel);
             counter
         };
-        let target = Arc::new(LinkTarget { site, link, destination, human_clicks });
+        let target = Arc::new(LinkTarget { site, link: Arc::new(link), destination, human_clicks });
         self.lock().put(key, (Instant::now(), target.clone()));
         Ok(Some(target))
     }

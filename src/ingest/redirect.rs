@@ -9,7 +9,7 @@ use axum::{
 };
 
 use crate::{
-    auth::{client_ip::ClientIp, token},
+    auth::client_ip::ClientIp,
     enrich::{geo, user_agent},
     error::{AppError, AppResult},
     rest::extract::ApiPath,
@@ -18,8 +18,26 @@ use crate::{
     time::now_ms,
 };
 
-/// Characters of the `lt_click` id: 128 random bits, URL-safe.
-const CLICK_KEY_LEN: usize = 22;
+/// Base62 in ASCII order, so fixed-width encodings sort like the numbers.
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/// Random characters in a click id: 14 base62 characters, 83 bits.
+const CLICK_KEY_RANDOM: usize = 14;
+
+/// The `lt_click` id: 8 characters of time, then 14 random ones. Ids made
+/// later sort later, so the unique index on them grows at its end instead of
+/// dirtying a random page per click; the random part keeps them unguessable.
+fn click_key(now: i64) -> String {
+    use rand::Rng;
+    let mut time = [b'0'; 8];
+    let mut rest = now.max(0) as u64;
+    for slot in time.iter_mut().rev() {
+        *slot = BASE62[(rest % 62) as usize];
+        rest /= 62;
+    }
+    let mut rng = rand::rng();
+    let random = (0..CLICK_KEY_RANDOM).map(|_| BASE62[rng.random_range(0..BASE62.len())]);
+    time.into_iter().chain(random).map(char::from).collect()
+}
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
 pub async fn redirect(
@@ -36,24 +54,16 @@ pub async fn redirect(
         return Ok(gone(reason));
     }
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let info = user_agent::classify(user_agent);
+    let info = user_agent::classify_cached(user_agent);
     // HEAD requests are link checkers and unfurlers, not people.
     let is_bot = info.is_bot || method == Method::HEAD;
     if !is_bot && !target.take_click() {
         return Ok(gone("This link has reached its click limit."));
     }
-    let click_key: String = token::random_token().chars().take(CLICK_KEY_LEN).collect();
-    let link = &target.link;
+    let click_key = click_key(now);
     let click = ClickCommand {
-        site_id: link.site_id,
-        link_id: link.id,
+        link: target.link.clone(),
         click_key: click_key.clone(),
-        slug: link.slug.clone(),
-        campaign: link.campaign.clone(),
-        source: link.source.clone(),
-        medium: link.medium.clone(),
-        destination_url: link.destination_url.clone(),
-        link_type: link.link_type.clone(),
         referrer: headers.get(header::REFERER).and_then(|v| v.to_str().ok()).map(|r| r.chars().take(2048).collect()),
         is_bot,
         client: std::sync::Arc::new(Client {

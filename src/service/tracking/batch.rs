@@ -186,7 +186,7 @@ impl<'a> Batch<'a> {
             KnownClick {
                 id: None,
                 pending: Some(self.clicks.len()),
-                link_type: click.link_type.clone(),
+                link_type: click.link.link_type.clone(),
                 visitor: None,
                 attributed_to: None,
             },
@@ -199,7 +199,7 @@ impl<'a> Batch<'a> {
     fn attribute_click(&mut self, v: usize, event: &CollectedEvent) -> Option<LinkKind> {
         let known = self.known_clicks.get_mut(event.click_key.as_deref()?)?;
         let same_site = match known.pending {
-            Some(index) => self.clicks[index].site_id == event.site_id,
+            Some(index) => self.clicks[index].link.site_id == event.site_id,
             None => true,
         };
         if !same_site {

@@ -11,15 +11,7 @@ use sea_orm::{
 
 use entity::{event, identity, link, link_click, tracked_session, visitor};
 
-use super::{
-    Activity, EventKind,
-    batch::{Batch, CHUNK},
-};
-
-/// Rows per multi-row INSERT of events (14 columns each).
-const EVENT_ROWS: usize = 200;
-/// Rows per multi-row upsert of visitors or sessions (about 30 columns each).
-const UPDATE_ROWS: usize = 100;
+use super::{Activity, EventKind, batch::Batch, statement_chunks};
 
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
@@ -79,8 +71,8 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             }
         })
         .collect();
-    for chunk in rows.chunks(EVENT_ROWS) {
-        event::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    for chunk in statement_chunks(rows) {
+        event::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
 
     write_clicks(db, batch).await?;
@@ -150,19 +142,20 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
         .map(|(index, click)| {
             let visitor = visitor_of_pending.get(&index).map(|&v| &batch.visitors[v].model);
             let geo = &click.client.geo;
+            let link = &click.link;
             link_click::ActiveModel {
                 id: NotSet,
-                site_id: Set(click.site_id),
-                link_id: Set(click.link_id),
+                site_id: Set(link.site_id),
+                link_id: Set(link.id),
                 click_key: Set(click.click_key.clone()),
                 visitor_id: Set(visitor.map(|v| v.id)),
                 tracker_vid: Set(visitor.map(|v| v.tracker_vid.clone())),
-                slug: Set(click.slug.clone()),
-                campaign: Set(click.campaign.clone()),
-                source: Set(click.source.clone()),
-                medium: Set(click.medium.clone()),
-                destination_url: Set(click.destination_url.clone()),
-                link_type: Set(click.link_type.clone()),
+                slug: Set(link.slug.clone()),
+                campaign: Set(link.campaign.clone()),
+                source: Set(link.source.clone()),
+                medium: Set(link.medium.clone()),
+                destination_url: Set(link.destination_url.clone()),
+                link_type: Set(link.link_type.clone()),
                 country: Set(geo.country.clone()),
                 city: Set(geo.city.clone()),
                 region: Set(geo.region.clone()),
@@ -177,12 +170,12 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
             }
         })
         .collect();
-    for chunk in rows.chunks(EVENT_ROWS / 2) {
-        link_click::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    for chunk in statement_chunks(rows) {
+        link_click::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
     let mut human: HashMap<i64, i64> = HashMap::new();
     for click in batch.clicks.iter().filter(|click| !click.is_bot) {
-        *human.entry(click.link_id).or_default() += 1;
+        *human.entry(click.link.id).or_default() += 1;
     }
     for (link_id, count) in human {
         link::Entity::update_many()
@@ -205,8 +198,8 @@ where
 {
     let columns: Vec<E::Column> =
         E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
-    for chunk in rows.chunks(UPDATE_ROWS) {
-        let models = chunk.iter().cloned().map(|model| model.into_active_model().reset_all());
+    for chunk in statement_chunks(rows) {
+        let models = chunk.into_iter().map(|model| model.into_active_model().reset_all());
         E::insert_many(models)
             .on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned())
             .exec_without_returning(db)
@@ -219,7 +212,7 @@ where
 /// (site, tracker_vid), which is unique.
 async fn insert_visitors(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
     let new: Vec<usize> = (0..batch.visitors.len()).filter(|&i| batch.visitors[i].is_new).collect();
-    for chunk in new.chunks(CHUNK / 5) {
+    for chunk in statement_chunks(new) {
         let rows = chunk.iter().map(|&i| {
             let mut active = batch.visitors[i].model.clone().into_active_model().reset_all();
             active.id = NotSet;
@@ -228,7 +221,7 @@ async fn insert_visitors(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Re
         let inserted = visitor::Entity::insert_many(rows).exec_with_returning(db).await?;
         let ids: HashMap<(i64, String), i64> =
             inserted.into_iter().map(|model| ((model.site_id, model.tracker_vid), model.id)).collect();
-        for &i in chunk {
+        for i in chunk {
             let slot = &mut batch.visitors[i];
             if let Some(&id) = ids.get(&(slot.model.site_id, slot.model.tracker_vid.clone())) {
                 slot.model.id = id;

@@ -95,16 +95,10 @@ pub struct IdentifyCommand {
 /// A redirect through a tracking link.
 #[derive(Debug, Clone)]
 pub struct ClickCommand {
-    pub site_id: i64,
-    pub link_id: i64,
+    /// The link as it was when clicked; its labels are copied onto the click.
+    pub link: Arc<entity::link::Model>,
     /// The `lt_click` id added to the destination.
     pub click_key: String,
-    pub slug: String,
-    pub campaign: String,
-    pub source: String,
-    pub medium: String,
-    pub destination_url: String,
-    pub link_type: String,
     pub referrer: Option<String>,
     /// Bots and HEAD requests are stored but do not count.
     pub is_bot: bool,
@@ -138,6 +132,20 @@ pub struct Activity {
     pub event_type: &'static str,
     pub page: String,
     pub timestamp: i64,
+}
+
+/// Splits rows into multi-row statements of power-of-two sizes up to 128
+/// rows, so the database reuses eight prepared statements instead of
+/// preparing one for every batch size, and a batch needs few statements.
+pub(crate) fn statement_chunks<T>(rows: Vec<T>) -> impl Iterator<Item = Vec<T>> {
+    const SIZES: [usize; 8] = [128, 64, 32, 16, 8, 4, 2, 1];
+    let mut left = rows.len();
+    let mut rows = rows.into_iter();
+    std::iter::from_fn(move || {
+        let size = SIZES.into_iter().find(|&size| size <= left)?;
+        left -= size;
+        Some(rows.by_ref().take(size).collect())
+    })
 }
 
 /// Applies the operations in order, in one transaction. `cache` holds what
