@@ -23,6 +23,8 @@ const VISITORS: usize = 2_000;
 const BATCH: usize = 100;
 const CONCURRENCY: usize = 8;
 const SINGLE_REQUESTS: usize = 10_000;
+const UA: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 const PAGES: [&str; 6] = ["/", "/pricing", "/blog/post", "/docs", "/contact", "/features"];
 
 /// Realistic traffic: each visitor browses several pages within one session.
@@ -41,6 +43,24 @@ fn event(site: i64, n: usize, base_ts: i64) -> Value {
     })
 }
 
+/// POSTs every body to `url` from a desktop browser, `concurrency` at a time;
+/// returns the statuses.
+async fn post_all(http: &reqwest::Client, url: &str, bodies: Vec<String>, concurrency: usize) -> Vec<u16> {
+    stream::iter(bodies)
+        .map(|body| async move {
+            http.post(url)
+                .header("user-agent", UA)
+                .body(body)
+                .send()
+                .await
+                .map(|response| response.status().as_u16())
+                .unwrap_or(0)
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await
+}
+
 #[tokio::main]
 async fn main() {
     if std::env::var("RUST_LOG").is_ok() {
@@ -50,11 +70,10 @@ async fn main() {
     let http = reqwest::Client::builder().pool_max_idle_per_host(CONCURRENCY).build().expect("client");
     let base_ts = leadtrail::time::now_ms() - 3_600_000;
     let url = format!("{}/api/collect", server.base);
-    let ua = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 
     // Warm up connections and caches.
     let warm: Vec<Value> = (0..BATCH).map(|n| event(server.site, n, base_ts)).collect();
-    http.post(&url).header("user-agent", ua).json(&json!({ "events": warm })).send().await.expect("warm-up");
+    http.post(&url).header("user-agent", UA).json(&json!({ "events": warm })).send().await.expect("warm-up");
     server.state.writer.flush().await;
 
     let bodies: Vec<String> = (0..EVENTS / BATCH)
@@ -64,23 +83,7 @@ async fn main() {
         })
         .collect();
     let started = Instant::now();
-    let statuses: Vec<u16> = stream::iter(bodies)
-        .map(|body| {
-            let http = http.clone();
-            let url = url.clone();
-            async move {
-                http.post(&url)
-                    .header("user-agent", ua)
-                    .body(body)
-                    .send()
-                    .await
-                    .map(|r| r.status().as_u16())
-                    .unwrap_or(0)
-            }
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
+    let statuses = post_all(&http, &url, bodies, CONCURRENCY).await;
     server.state.writer.flush().await;
     let http_elapsed = started.elapsed();
     let accepted = statuses.iter().filter(|&&s| s == 202).count() * BATCH;
@@ -89,24 +92,8 @@ async fn main() {
 
     // Tracker-style traffic: one event per request.
     let started = Instant::now();
-    let singles: Vec<u16> = stream::iter(0..SINGLE_REQUESTS)
-        .map(|n| {
-            let http = http.clone();
-            let url = url.clone();
-            let body = event(server.site, n, base_ts).to_string();
-            async move {
-                http.post(&url)
-                    .header("user-agent", ua)
-                    .body(body)
-                    .send()
-                    .await
-                    .map(|r| r.status().as_u16())
-                    .unwrap_or(0)
-            }
-        })
-        .buffer_unordered(CONCURRENCY * 4)
-        .collect()
-        .await;
+    let singles: Vec<String> = (0..SINGLE_REQUESTS).map(|n| event(server.site, n, base_ts).to_string()).collect();
+    let singles = post_all(&http, &url, singles, CONCURRENCY * 4).await;
     server.state.writer.flush().await;
     let single_rate = common::rate(SINGLE_REQUESTS, started.elapsed());
     assert!(singles.iter().all(|&s| s == 202), "every single event accepted");
