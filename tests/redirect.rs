@@ -209,3 +209,17 @@ async fn a_graceful_shutdown_loses_no_click() {
         assert_eq!(stored, redirected);
     }
 }
+
+#[tokio::test]
+async fn links_stop_when_their_account_is_deleted() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Gus", "gus.example").await;
+        client.create_link(json!({ "siteId": site, "slug": "bye", "destinationUrl": "https://gus.example/" })).await;
+        app.click("/l/gus-example/bye", &[]).await;
+        client.post("/api/auth/delete-user", json!({ "password": "correct horse" })).await.expect(200);
+        app.client().get("/l/gus-example/bye").await.expect_error(404, "NOT_FOUND");
+        app.collect_with(pageview(site, "v", "https://gus.example/"), DESKTOP_UA, &[])
+            .await
+            .expect_error(404, "NOT_FOUND");
+    }
+}

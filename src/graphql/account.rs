@@ -129,7 +129,11 @@ impl AccountMutation {
     async fn delete_user(&self, ctx: &Context<'_>, password: Option<String>) -> Result<DeleteUserPayload> {
         ctx.limit_credentials(CredentialAction::DeleteUser)?;
         let user = ctx.signed_in_user()?;
-        accounts::delete(&ctx.app().db, user.user_id, user.session_created_at, password).await?;
+        let app = ctx.app();
+        accounts::delete(&app.db, user.user_id, user.session_created_at, password).await?;
+        // The deleted orgs' sites and links must stop answering at once.
+        app.sites.clear();
+        app.links.clear();
         ctx.clear_session_cookie();
         Ok(DeleteUserPayload { success: true, message: "User deleted".to_owned() })
     }

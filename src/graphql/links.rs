@@ -2,10 +2,11 @@
 
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object, Result, SimpleObject};
 
-use entity::{link, link_click, site};
+use entity::{link, site};
 
 use super::{
     context::ContextExt,
+    link_analytics::LinkAnalytics,
     types::{SuccessPayload, Timestamp},
 };
 use crate::{
@@ -135,107 +136,6 @@ pub struct SlugCheck {
     pub slug: String,
 }
 
-pub struct LinkClick(pub link_click::Model);
-
-#[Object]
-impl LinkClick {
-    async fn id(&self) -> ID {
-        ID(self.0.id.to_string())
-    }
-    async fn tracker_vid(&self) -> Option<&str> {
-        self.0.tracker_vid.as_deref()
-    }
-    async fn slug(&self) -> &str {
-        &self.0.slug
-    }
-    async fn campaign(&self) -> &str {
-        &self.0.campaign
-    }
-    async fn source(&self) -> &str {
-        &self.0.source
-    }
-    async fn medium(&self) -> &str {
-        &self.0.medium
-    }
-    async fn destination_url(&self) -> &str {
-        &self.0.destination_url
-    }
-    async fn country(&self) -> Option<&str> {
-        self.0.country.as_deref()
-    }
-    async fn city(&self) -> Option<&str> {
-        self.0.city.as_deref()
-    }
-    async fn region(&self) -> Option<&str> {
-        self.0.region.as_deref()
-    }
-    async fn lat(&self) -> Option<f64> {
-        self.0.lat
-    }
-    async fn lon(&self) -> Option<f64> {
-        self.0.lon
-    }
-    async fn device_type(&self) -> Option<&str> {
-        self.0.device_type.as_deref()
-    }
-    async fn browser(&self) -> Option<&str> {
-        self.0.browser.as_deref()
-    }
-    async fn referrer(&self) -> Option<&str> {
-        self.0.referrer.as_deref()
-    }
-    async fn created_at(&self) -> Timestamp {
-        Timestamp(self.0.created_at)
-    }
-}
-
-#[derive(SimpleObject)]
-pub struct CountryClicks {
-    pub country: Option<String>,
-    pub clicks: i64,
-}
-
-#[derive(SimpleObject)]
-pub struct CityClicks {
-    pub city: Option<String>,
-    pub country: Option<String>,
-    pub clicks: i64,
-    pub lat: Option<f64>,
-    pub lon: Option<f64>,
-}
-
-#[derive(SimpleObject)]
-pub struct CampaignClicks {
-    pub campaign: String,
-    pub clicks: i64,
-}
-
-#[derive(SimpleObject)]
-pub struct SourceClicks {
-    pub source: String,
-    pub clicks: i64,
-}
-
-#[derive(SimpleObject)]
-pub struct DayClicks {
-    /// `YYYY-MM-DD` (UTC).
-    pub date: String,
-    pub clicks: i64,
-}
-
-#[derive(SimpleObject)]
-pub struct LinkAnalytics {
-    /// The most recent human clicks, newest first (at most 1000).
-    pub clicks: Vec<LinkClick>,
-    pub by_country: Vec<CountryClicks>,
-    pub by_city: Vec<CityClicks>,
-    pub by_campaign: Vec<CampaignClicks>,
-    pub by_source: Vec<SourceClicks>,
-    pub by_day: Vec<DayClicks>,
-    /// Human clicks matching the range and filters.
-    pub total: i64,
-}
-
 #[derive(InputObject)]
 pub struct LinkInput {
     pub site_id: i64,
@@ -330,27 +230,7 @@ impl LinkQuery {
     ) -> Result<LinkAnalytics> {
         let filter = AnalyticsFilter { site_id, range, slug, campaign, source };
         let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
-        Ok(LinkAnalytics {
-            clicks: found.clicks.into_iter().map(LinkClick).collect(),
-            by_country: found
-                .by_country
-                .into_iter()
-                .map(|(country, clicks)| CountryClicks { country, clicks })
-                .collect(),
-            by_city: found
-                .by_city
-                .into_iter()
-                .map(|c| CityClicks { city: c.city, country: c.country, clicks: c.clicks, lat: c.lat, lon: c.lon })
-                .collect(),
-            by_campaign: found
-                .by_campaign
-                .into_iter()
-                .map(|(campaign, clicks)| CampaignClicks { campaign, clicks })
-                .collect(),
-            by_source: found.by_source.into_iter().map(|(source, clicks)| SourceClicks { source, clicks }).collect(),
-            by_day: found.by_day.into_iter().map(|(date, clicks)| DayClicks { date, clicks }).collect(),
-            total: found.total,
-        })
+        Ok(found.into())
     }
 }
 

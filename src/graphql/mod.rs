@@ -5,6 +5,7 @@ pub mod context;
 pub mod explorer;
 pub mod handler;
 pub mod identify;
+pub mod link_analytics;
 pub mod links;
 pub mod live;
 pub mod orgs;

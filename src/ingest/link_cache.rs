@@ -156,6 +156,11 @@ impl LinkCache {
         }
     }
 
+    /// Forgets every link, for when an account and its orgs were deleted.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
     /// Forgets a deleted link's click count too.
     pub fn forget(&self, link_id: i64, site_id: i64) {
         self.evict(Some(link_id), site_id);

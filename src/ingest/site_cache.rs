@@ -60,6 +60,11 @@ impl SiteCache {
         Ok(found)
     }
 
+    /// Forgets every site, for when an account and its orgs were deleted.
+    pub fn clear(&self) {
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+    }
+
     pub fn evict(&self, site_id: i64) {
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop(&site_id);
     }
