@@ -68,7 +68,8 @@ pub fn app(state: AppState) -> Router {
         .allow_headers([header::CONTENT_TYPE])
         .max_age(std::time::Duration::from_secs(86_400));
     let public = Router::new()
-        .route("/api/collect", post(ingest::collect::collect))
+        // OPTIONS is routed so the CORS layer, not the 405 fallback, answers preflights.
+        .route("/api/collect", post(ingest::collect::collect).options(|| async { axum::http::StatusCode::NO_CONTENT }))
         .layer(DefaultBodyLimit::max(COLLECT_BODY_LIMIT))
         .layer(collect_cors)
         .route("/script.js", get(ingest::script::script))
@@ -83,6 +84,7 @@ pub fn app(state: AppState) -> Router {
         .route("/health/ready", get(health::ready))
         .route("/metrics", get(metrics::render))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(router_state)
         .layer(middleware::from_fn_with_state(state, metrics::track))
         .layer(SetResponseHeaderLayer::if_not_present(
@@ -94,6 +96,13 @@ pub fn app(state: AppState) -> Router {
             HeaderValue::from_static("strict-origin-when-cross-origin"),
         ))
         .layer(CatchPanicLayer::custom(|_| AppError::internal("a request handler panicked").into_response()))
+}
+
+/// The error body with 405; the vocabulary's closest code is BAD_REQUEST.
+async fn method_not_allowed() -> Response {
+    let mut response = AppError::bad_request("this method is not allowed on this path").into_response();
+    *response.status_mut() = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+    response
 }
 
 async fn not_found() -> Response {

@@ -15,8 +15,19 @@ pub fn iso(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// RFC 3339, or a date-time without zone, or a bare date; the last two read as UTC.
 pub fn parse_iso(value: &str) -> Option<i64> {
-    DateTime::parse_from_rfc3339(value).ok().map(|dt| dt.timestamp_millis())
+    let value = value.trim();
+    if let Ok(instant) = DateTime::parse_from_rfc3339(value) {
+        return Some(instant.timestamp_millis());
+    }
+    if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some(naive.and_utc().timestamp_millis());
+    }
+    chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|midnight| midnight.and_utc().timestamp_millis())
 }
 
 /// `YYYY-MM-DD` of the UTC day containing `ms`.

@@ -21,7 +21,7 @@ async fn identify_links_a_visitor_and_keeps_history() {
         let body = reply.expect(200);
         assert_eq!(body["success"], true);
         assert_eq!(body["tracker_vid"], "anon-1");
-        assert_eq!(body["identified_as"], "pat@example.com", "the email when given");
+        assert_eq!(body["identified_as"], "Pat@Example.com", "the email as given");
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
 
         let got = client.get(&format!("/api/identify?tracker_vid=anon-1&siteId={site}")).await;
@@ -30,7 +30,7 @@ async fn identify_links_a_visitor_and_keeps_history() {
         assert_eq!(got["identified"], true);
         let identity = &got["identity"];
         assert_eq!(identity["user_id"], "u-42");
-        assert_eq!(identity["email"], "pat@example.com");
+        assert_eq!(identity["email"], "Pat@Example.com");
         assert_eq!(identity["name"], "Pat");
         assert_eq!(identity["company"], "Acme");
         assert_eq!(identity["phone"], "+1 555 0100");
@@ -41,7 +41,7 @@ async fn identify_links_a_visitor_and_keeps_history() {
         let visitor = app.visitor(site, "anon-1").await;
         assert_eq!(visitor.status, "identified");
         assert_eq!(visitor.identified_user_id.as_deref(), Some("u-42"));
-        assert_eq!(visitor.email.as_deref(), Some("pat@example.com"));
+        assert_eq!(visitor.email.as_deref(), Some("Pat@Example.com"));
         assert_eq!(app.events_of(visitor.id).await.len(), 1, "earlier anonymous events stay attached");
         // 1 view (2) + 1 high-value view (8) + identified (15)
         assert_eq!(visitor.score, 2 + 8 + 15);

@@ -66,6 +66,7 @@ async fn analytics_group_human_clicks_exactly() {
             assert!(click.get(key).is_some(), "click lacks {key}: {click}");
         }
         assert!(click["id"].is_string());
+        assert_eq!(click["tracker_vid"], "", "a string, empty until the tracker ties the click to a visitor");
         assert_eq!(body["byCountry"], json!([{ "country": "DE", "clicks": 6 }, { "country": "FR", "clicks": 3 }]));
         assert_eq!(
             body["byCity"],

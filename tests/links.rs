@@ -233,3 +233,18 @@ async fn links_answer_to_graphql_with_a_qr_code() {
         app.client().get("/l/gia-example/nope/qr.svg").await.expect_error(404, "NOT_FOUND");
     }
 }
+
+#[tokio::test]
+async fn lenient_forms_of_link_input() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Hal", "hal.example").await;
+        let link = client.create_link(json!({ "siteId": site, "destinationUrl": "https://hal.example/" })).await;
+        let path = format!("/api/links/{}", link["link"]["id"].as_str().unwrap());
+        let dated = client.put(&path, json!({ "expires_at": "2031-05-06", "tags": ["a"] })).await;
+        assert_eq!(dated.expect(200)["link"]["expires_at"], "2031-05-06T00:00:00.000Z", "a bare date is midnight UTC");
+        let cleared = client.put(&path, json!({ "tags": null })).await;
+        assert_eq!(cleared.expect(200)["link"]["tags"], json!([]));
+        let empty_range = client.get(&format!("/api/link-analytics?siteId={site}&range=")).await;
+        assert_eq!(empty_range.expect(200)["byDay"].as_array().unwrap().len(), 7, "an empty range is the default 7d");
+    }
+}

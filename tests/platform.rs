@@ -64,3 +64,43 @@ async fn responses_carry_security_headers() {
         }
     }
 }
+
+#[tokio::test]
+async fn no_session_is_401_before_any_input_is_checked() {
+    for app in apps().await {
+        let anonymous = app.client();
+        for (method, path) in [
+            ("POST", "/api/links"),
+            ("POST", "/api/sites"),
+            ("POST", "/api/identify"),
+            ("POST", "/api/auth/update-user"),
+            ("POST", "/api/auth/change-email"),
+            ("POST", "/api/auth/change-password"),
+            ("PUT", "/api/sites/abc"),
+            ("PUT", "/api/links/nope"),
+            ("GET", "/api/identify"),
+            ("GET", "/api/links/check-slug"),
+            ("GET", "/api/link-analytics?range=bogus"),
+        ] {
+            let reply = match method {
+                "POST" => anonymous.post(path, json!({})).await,
+                "PUT" => anonymous.put(path, json!({})).await,
+                _ => anonymous.get(path).await,
+            };
+            assert_eq!(reply.status.as_u16(), 401, "{method} {path}: {}", reply.text);
+            assert_eq!(reply.body["code"], "UNAUTHORIZED");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_method_answers_405_with_the_error_body() {
+    for app in apps().await {
+        let reply = app.client().get("/api/links/lnk_1").await;
+        assert_eq!(reply.status.as_u16(), 405, "{}", reply.text);
+        assert_eq!(reply.body["code"], "BAD_REQUEST");
+        let reply = app.client().delete("/api/profile").await;
+        assert_eq!(reply.status.as_u16(), 405, "{}", reply.text);
+        assert!(reply.body["message"].is_string());
+    }
+}

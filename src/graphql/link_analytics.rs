@@ -14,8 +14,9 @@ impl LinkClick {
     async fn id(&self) -> ID {
         ID(self.0.id.to_string())
     }
-    async fn tracker_vid(&self) -> Option<&str> {
-        self.0.tracker_vid.as_deref()
+    /// The visitor the click was tied to by the tracker; empty until then.
+    async fn tracker_vid(&self) -> &str {
+        self.0.tracker_vid.as_deref().unwrap_or_default()
     }
     async fn slug(&self) -> &str {
         &self.0.slug

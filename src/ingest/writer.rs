@@ -30,7 +30,12 @@ const IDENTIFY_WAIT: Duration = Duration::from_secs(10);
 const RETRY_AFTER_SECS: u64 = 2;
 
 enum Command {
-    Write { op: WriteOp, done: Option<oneshot::Sender<()>>, _permit: Option<OwnedSemaphorePermit> },
+    /// `done` learns whether the operation was stored.
+    Write {
+        op: WriteOp,
+        done: Option<oneshot::Sender<bool>>,
+        _permit: Option<OwnedSemaphorePermit>,
+    },
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -106,7 +111,9 @@ impl Writer {
         let (done, stored) = oneshot::channel();
         self.send(Command::Write { op: WriteOp::Identify(Box::new(command)), done: Some(done), _permit: None })?;
         match tokio::time::timeout(IDENTIFY_WAIT, stored).await {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(true)) => Ok(()),
+            // The database refused it (the writer logged why); it was not stored.
+            Ok(Ok(false)) => Err(AppError::internal("an identify was refused by the database")),
             Ok(Err(_)) => Err(AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS)),
             // Still queued: it will be stored, but the caller should not wait longer.
             Err(_) => Err(AppError::unavailable("the database is slow to answer, retry shortly", RETRY_AFTER_SECS)),
@@ -167,15 +174,18 @@ async fn run(
                 }
             }
         }
+        let mut stored = Vec::with_capacity(batch.len());
         for chunk in batch.chunks(if shutdown.is_some() { 64 } else { usize::MAX }) {
             let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _, _)| op).collect();
-            for activity in write_until_stored(&db, &mut cache, &ops, &healthy).await {
+            let (activities, chunk_stored) = write_until_stored(&db, &mut cache, &ops, &healthy).await;
+            for activity in activities {
                 live.send(activity).ok();
             }
+            stored.extend(chunk_stored);
         }
-        for (_, done, _) in batch {
+        for ((_, done, _), stored) in batch.into_iter().zip(stored) {
             if let Some(done) = done {
-                done.send(()).ok();
+                done.send(stored).ok();
             }
         }
     }
@@ -187,12 +197,13 @@ async fn run(
 /// Transient failures (a locked SQLite file, a lost PostgreSQL connection)
 /// are retried with backoff until they pass. Any other failure means one
 /// operation is bad: the batch is split so the others still get stored.
+/// Returns the stored activity and, per operation, whether it was stored.
 async fn write_until_stored(
     db: &DatabaseConnection,
     cache: &mut VisitorCache,
     ops: &[&WriteOp],
     healthy: &AtomicBool,
-) -> Vec<Activity> {
+) -> (Vec<Activity>, Vec<bool>) {
     let mut backoff = Duration::from_millis(50);
     loop {
         let started = std::time::Instant::now();
@@ -205,7 +216,7 @@ async fn write_until_stored(
                     ms = started.elapsed().as_secs_f64() * 1000.0,
                     "batch stored"
                 );
-                return activities;
+                return (activities, vec![true; ops.len()]);
             }
             Err(err) if is_transient(&err) => {
                 healthy.store(false, Ordering::Release);
@@ -216,14 +227,17 @@ async fn write_until_stored(
             Err(err) if ops.len() > 1 => {
                 tracing::error!(error = %err, "batch failed, writing its operations one by one");
                 let mut activities = Vec::new();
+                let mut stored = Vec::with_capacity(ops.len());
                 for op in ops {
-                    activities.extend(Box::pin(write_until_stored(db, cache, &[*op], healthy)).await);
+                    let (op_activities, op_stored) = Box::pin(write_until_stored(db, cache, &[*op], healthy)).await;
+                    activities.extend(op_activities);
+                    stored.extend(op_stored);
                 }
-                return activities;
+                return (activities, stored);
             }
             Err(err) => {
                 tracing::error!(error = %err, "dropping an operation the database refuses");
-                return Vec::new();
+                return (Vec::new(), vec![false]);
             }
         }
     }

@@ -3,14 +3,17 @@
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{bridge::Bridge, extract::JsonBody};
+use super::{
+    bridge::{Bridge, PublicBridge},
+    extract::JsonBody,
+};
 use crate::error::AppResult;
 
-pub async fn sign_up(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
+pub async fn sign_up(PublicBridge(bridge): PublicBridge, JsonBody(body): JsonBody) -> AppResult<Response> {
     Ok(bridge.run(include_str!("documents/sign_up.graphql"), body).await?.field("signUp"))
 }
 
-pub async fn sign_in(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
+pub async fn sign_in(PublicBridge(bridge): PublicBridge, JsonBody(body): JsonBody) -> AppResult<Response> {
     Ok(bridge.run(include_str!("documents/sign_in.graphql"), body).await?.field("signIn"))
 }
 
@@ -19,7 +22,7 @@ pub async fn sign_out(bridge: Bridge) -> AppResult<Response> {
 }
 
 /// `null` when not signed in, like Better Auth.
-pub async fn get_session(bridge: Bridge) -> AppResult<Response> {
+pub async fn get_session(PublicBridge(bridge): PublicBridge) -> AppResult<Response> {
     Ok(bridge.run(include_str!("documents/get_session.graphql"), Value::Null).await?.field("session"))
 }
 

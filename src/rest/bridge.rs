@@ -17,6 +17,8 @@ use crate::{
     graphql::AppSchema,
 };
 
+/// The bridge for routes that need a caller: without a valid session or API
+/// key the answer is 401, before any input is looked at.
 pub struct Bridge {
     schema: AppSchema,
     ctx: RequestContext,
@@ -30,7 +32,28 @@ where
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
-        Ok(Bridge { schema: AppSchema::from_ref(state), ctx: RequestContext::from_request_parts(parts, state).await? })
+        let PublicBridge(bridge) = PublicBridge::from_request_parts(parts, state).await?;
+        if bridge.ctx.viewer.is_none() {
+            return Err(AppError::unauthorized());
+        }
+        Ok(bridge)
+    }
+}
+
+/// The bridge for the routes that work without a caller: sign-up, sign-in
+/// and get-session.
+pub struct PublicBridge(pub Bridge);
+
+impl<S> FromRequestParts<S> for PublicBridge
+where
+    S: Send + Sync,
+    AppSchema: FromRef<S>,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        let ctx = RequestContext::from_request_parts(parts, state).await?;
+        Ok(PublicBridge(Bridge { schema: AppSchema::from_ref(state), ctx }))
     }
 }
 

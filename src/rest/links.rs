@@ -44,9 +44,13 @@ const UPDATE_FIELDS: [(&str, &str); 12] = [
     ("tags", "tags"),
 ];
 
-pub async fn update(bridge: Bridge, ApiPath(id): ApiPath<String>, JsonBody(body): JsonBody) -> AppResult<Response> {
-    if body.get("tags").is_some_and(|tags| !tags.is_array()) {
-        return Err(AppError::validation("tags", "must be an array of strings"));
+pub async fn update(bridge: Bridge, ApiPath(id): ApiPath<String>, JsonBody(mut body): JsonBody) -> AppResult<Response> {
+    match body.get("tags") {
+        None | Some(Value::Array(_)) => {}
+        Some(Value::Null) => {
+            body.insert("tags".to_owned(), Value::Array(Vec::new()));
+        }
+        Some(_) => return Err(AppError::validation("tags", "must be an array of strings")),
     }
     let input: serde_json::Map<String, Value> = UPDATE_FIELDS
         .iter()

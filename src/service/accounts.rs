@@ -25,12 +25,18 @@ pub struct SignedIn {
     pub persistent: bool,
 }
 
-pub fn normalize_email(email: &str) -> AppResult<String> {
-    let email = email.trim().to_lowercase();
-    if email.len() > MAX_EMAIL_LEN || !email_address::EmailAddress::is_valid(&email) {
-        return Err(AppError::validation("email", "must be a valid email address"));
+/// A valid address, trimmed; `field` names it in the error.
+pub fn validate_email(field: &str, email: &str) -> AppResult<String> {
+    let email = email.trim();
+    if email.len() > MAX_EMAIL_LEN || !email_address::EmailAddress::is_valid(email) {
+        return Err(AppError::validation(field, "must be a valid email address"));
     }
-    Ok(email)
+    Ok(email.to_owned())
+}
+
+/// Sign-in addresses are compared lower-case.
+pub fn normalize_email(field: &str, email: &str) -> AppResult<String> {
+    Ok(validate_email(field, email)?.to_lowercase())
 }
 
 fn validate_name(name: &str) -> AppResult<String> {
@@ -69,7 +75,7 @@ pub async fn sign_up(
         return Err(AppError::forbidden("registration is disabled on this server"));
     }
     let name = validate_name(name)?;
-    let email = normalize_email(email)?;
+    let email = normalize_email("email", email)?;
     password::validate(&password)?;
     if find_by_email(db, &email).await?.is_some() {
         return Err(email_in_use());
@@ -128,7 +134,7 @@ pub async fn update_name(db: &impl ConnectionTrait, user_id: i64, name: &str) ->
 
 /// Takes effect at once (the spec): there is no verification mail.
 pub async fn change_email(db: &impl ConnectionTrait, user_id: i64, new_email: &str) -> AppResult<user::Model> {
-    let email = normalize_email(new_email)?;
+    let email = normalize_email("newEmail", new_email)?;
     let user = find(db, user_id).await?;
     if user.email == email {
         return Ok(user);

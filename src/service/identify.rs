@@ -77,7 +77,7 @@ pub async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: Identify
         None => None,
     };
     let email = match input.email.filter(|email| !email.trim().is_empty()) {
-        Some(email) => Some(accounts::normalize_email(&email)?),
+        Some(email) => Some(accounts::validate_email("email", &email)?),
         None => None,
     };
     if user_id.is_none() && email.is_none() {

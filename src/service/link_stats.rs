@@ -91,7 +91,7 @@ pub enum Range {
 
 impl Range {
     pub fn parse(value: Option<&str>) -> AppResult<Range> {
-        match value.unwrap_or("7d") {
+        match value.map(str::trim).filter(|v| !v.is_empty()).unwrap_or("7d") {
             "7d" => Ok(Range::Days(7)),
             "30d" => Ok(Range::Days(30)),
             "90d" => Ok(Range::Days(90)),
