@@ -259,3 +259,22 @@ async fn live_visitors_subscription_streams_the_sites_activity() {
         assert_eq!(refused["payload"]["errors"][0]["extensions"]["code"], "UNAUTHORIZED", "{refused}");
     }
 }
+
+#[tokio::test]
+async fn a_collected_event_reaches_live_visitors_subscribers() {
+    for app in apps().await {
+        let (client, site_id) = app.user_with_site("Ike", "ike.example").await;
+        let token = client.session.clone().unwrap();
+        let mut socket = ws_connect(&app, Some(&token)).await;
+        let query = "subscription($site: Int!) { liveVisitors(siteId: $site) { trackerVid type page } }";
+        let subscribe = json!({ "id": "live", "type": "subscribe", "payload": { "query": query, "variables": { "site": site_id } } });
+        socket.send(Message::text(subscribe.to_string())).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        app.collect(common::traffic::pageview(site_id, "live-1", "https://ike.example/pricing")).await.expect(202);
+        let next = next_json(&mut socket).await;
+        assert_eq!(
+            next["payload"]["data"]["liveVisitors"],
+            json!({ "trackerVid": "live-1", "type": "pageview", "page": "/pricing" })
+        );
+    }
+}
