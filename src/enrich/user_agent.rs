@@ -3,7 +3,7 @@
 
 use std::{
     num::NonZeroUsize,
-    sync::{Mutex, OnceLock},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use lru::LruCache;
@@ -37,20 +37,20 @@ const CACHED_AGENTS: usize = 4096;
 /// Longer strings are classified every time rather than kept.
 const MAX_CACHED_LEN: usize = 512;
 
-fn cache() -> &'static Mutex<LruCache<String, ClientInfo>> {
-    static CACHE: OnceLock<Mutex<LruCache<String, ClientInfo>>> = OnceLock::new();
+fn cache() -> &'static Mutex<LruCache<String, Arc<ClientInfo>>> {
+    static CACHE: OnceLock<Mutex<LruCache<String, Arc<ClientInfo>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(LruCache::new(NonZeroUsize::new(CACHED_AGENTS).unwrap_or(NonZeroUsize::MIN))))
 }
 
 /// `classify`, remembered for recently seen user agents.
-pub fn classify_cached(user_agent: &str) -> ClientInfo {
+pub fn classify_cached(user_agent: &str) -> Arc<ClientInfo> {
     if user_agent.len() > MAX_CACHED_LEN {
-        return classify(user_agent);
+        return Arc::new(classify(user_agent));
     }
     if let Some(info) = cache().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(user_agent) {
         return info.clone();
     }
-    let info = classify(user_agent);
+    let info = Arc::new(classify(user_agent));
     cache().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).put(user_agent.to_owned(), info.clone());
     info
 }

@@ -46,7 +46,8 @@ impl EventKind {
 /// Who sent a hit; shared by every event of one request.
 #[derive(Debug, Clone)]
 pub struct Client {
-    pub info: ClientInfo,
+    /// Shared with the user-agent cache.
+    pub info: Arc<ClientInfo>,
     pub geo: Geo,
 }
 
