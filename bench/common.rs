@@ -2,7 +2,7 @@
 //! database, and a signed-in account with one site.
 #![allow(dead_code)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use leadtrail::{config::Config, db, state::AppState};
 use serde_json::{Value, json};
@@ -67,8 +67,4 @@ pub fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 pub fn rate(count: usize, elapsed: Duration) -> f64 {
     count as f64 / elapsed.as_secs_f64()
-}
-
-pub fn since(start: Instant) -> Duration {
-    start.elapsed()
 }

@@ -15,14 +15,8 @@ pub struct OrgQuery;
 impl OrgQuery {
     /// The orgs the caller belongs to, oldest membership first.
     async fn orgs(&self, ctx: &Context<'_>) -> Result<Vec<Org>> {
-        let db = &ctx.app().db;
-        let viewer = ctx.viewer()?;
-        let mut found = Vec::new();
-        for org_id in access::visible_org_ids(db, viewer).await? {
-            let (org, role) = access::find_org(db, viewer, org_id, crate::auth::Role::Viewer).await?;
-            found.push(Org { org, role });
-        }
-        Ok(found)
+        let found = access::orgs(&ctx.app().db, ctx.viewer()?).await?;
+        Ok(found.into_iter().map(|(org, role)| Org { org, role }).collect())
     }
 
     async fn org(&self, ctx: &Context<'_>, id: ID) -> Result<Org> {

@@ -61,6 +61,18 @@ pub async fn find_org(
     Ok((org, role))
 }
 
+/// Every org the viewer belongs to, with its role there, in one query.
+pub async fn orgs(db: &impl ConnectionTrait, viewer: &Viewer) -> AppResult<Vec<(org::Model, Role)>> {
+    match viewer {
+        Viewer::ApiKey { org_id, .. } => Ok(vec![find_org(db, viewer, *org_id, Role::Viewer).await?]),
+        Viewer::User { user_id, .. } => Ok(super::orgs::memberships(db, *user_id)
+            .await?
+            .into_iter()
+            .map(|(member, org)| (org, Role::parse(&member.role)))
+            .collect()),
+    }
+}
+
 /// A site the viewer can reach with at least `needed`.
 pub async fn site(
     db: &impl ConnectionTrait,

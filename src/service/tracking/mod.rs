@@ -13,7 +13,6 @@ use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
 use crate::enrich::{ClientInfo, Geo, source::Utm};
 
-pub use batch::SESSION_TIMEOUT_MS;
 pub use cache::VisitorCache;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
