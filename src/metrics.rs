@@ -76,6 +76,8 @@ pub struct Metrics {
     registry: Registry,
     pub requests: Family<RequestLabels, Counter>,
     pub latency: Family<RouteLabels, Histogram>,
+    /// SQL statements sent to the database; lets tests prove a query's cost.
+    pub db_statements: Counter,
 }
 
 impl Default for Metrics {
@@ -87,7 +89,9 @@ impl Default for Metrics {
             Histogram::new([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5])
         });
         registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
-        Self { registry, requests, latency }
+        let db_statements = Counter::default();
+        registry.register("db_statements", "SQL statements executed", db_statements.clone());
+        Self { registry, requests, latency, db_statements }
     }
 }
 

@@ -39,7 +39,12 @@ pub struct Shared {
 impl AppState {
     /// Opens the GeoIP database if one is configured and starts the batch
     /// writer; call it inside the Tokio runtime.
-    pub fn new(db: DatabaseConnection, config: Config) -> Result<Self, String> {
+    pub fn new(mut db: DatabaseConnection, config: Config) -> Result<Self, String> {
+        let metrics = Metrics::default();
+        let statements = metrics.db_statements.clone();
+        db.set_metric_callback(move |_| {
+            statements.inc();
+        });
         let geoip = match &config.geoip_db_path {
             Some(path) => {
                 Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
@@ -60,7 +65,7 @@ impl AppState {
             salts: SaltCache::default(),
             sites: SiteCache::default(),
             links: LinkCache::default(),
-            metrics: Metrics::default(),
+            metrics,
         })))
     }
 }

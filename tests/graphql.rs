@@ -266,7 +266,7 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
         let (client, site_id) = app.user_with_site("Ike", "ike.example").await;
         let token = client.session.clone().unwrap();
         let mut socket = ws_connect(&app, Some(&token)).await;
-        let query = "subscription($site: Int!) { liveVisitors(siteId: $site) { trackerVid type page } }";
+        let query = "subscription($site: Int!) { liveVisitors(siteId: $site) { trackerVid type page visitor { totalPageviews highValueViews score } } }";
         let subscribe = json!({ "id": "live", "type": "subscribe", "payload": { "query": query, "variables": { "site": site_id } } });
         socket.send(Message::text(subscribe.to_string())).await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -274,7 +274,13 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
         let next = next_json(&mut socket).await;
         assert_eq!(
             next["payload"]["data"]["liveVisitors"],
-            json!({ "trackerVid": "live-1", "type": "pageview", "page": "/pricing" })
+            json!({
+                "trackerVid": "live-1",
+                "type": "pageview",
+                "page": "/pricing",
+                // 2 for the page view, 8 for a high-value page, 20 for recency.
+                "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 30 }
+            })
         );
     }
 }

@@ -30,6 +30,8 @@ pub enum Relation {
         to = "super::tracked_session::Column::Id"
     )]
     TrackedSession,
+    #[sea_orm(belongs_to = "super::visitor::Entity", from = "Column::VisitorId", to = "super::visitor::Column::Id")]
+    Visitor,
 }
 
 impl Related<super::tracked_session::Entity> for Entity {

@@ -13,7 +13,7 @@ use axum::{
 };
 use serde::Deserialize;
 
-use super::{AppSchema, MAX_BATCH, explorer};
+use super::{AppSchema, MAX_BATCH, explorer, loaders};
 use crate::{
     auth::{RequestContext, cookie},
     error::{AppError, AppResult, ErrorCode},
@@ -22,7 +22,12 @@ use crate::{
 };
 
 /// POST /graphql: one operation or a batch of at most MAX_BATCH.
-pub async fn post(State(schema): State<AppSchema>, ctx: RequestContext, RawBody(body): RawBody) -> AppResult<Response> {
+pub async fn post(
+    State(schema): State<AppSchema>,
+    State(app): State<AppState>,
+    ctx: RequestContext,
+    RawBody(body): RawBody,
+) -> AppResult<Response> {
     let batch: BatchRequest = serde_json::from_slice(&body)
         .map_err(|err| AppError::bad_request(format!("body is not a GraphQL request: {err}")))?;
     if let BatchRequest::Batch(requests) = &batch
@@ -30,7 +35,7 @@ pub async fn post(State(schema): State<AppSchema>, ctx: RequestContext, RawBody(
     {
         return Err(AppError::bad_request(format!("at most {MAX_BATCH} operations per batch")));
     }
-    let batch = batch.data(ctx);
+    let batch = batch.data(ctx).data(loaders::per_request(&app.db));
     Ok(GraphQLResponse::from(schema.execute_batch(batch).await).into_response())
 }
 
@@ -46,6 +51,7 @@ pub struct GetParams {
 /// Mutations are refused over GET, so a link cannot change anything.
 pub async fn get(
     State(schema): State<AppSchema>,
+    State(app): State<AppState>,
     ctx: RequestContext,
     params: Result<Query<GetParams>, axum::extract::rejection::QueryRejection>,
 ) -> AppResult<Response> {
@@ -65,8 +71,10 @@ pub async fn get(
         Some(text) => serde_json::from_str(&text).map_err(|_| AppError::bad_request("variables is not JSON"))?,
         None => serde_json::Value::Null,
     };
-    let mut request =
-        async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables)).data(ctx);
+    let mut request = async_graphql::Request::new(query)
+        .variables(async_graphql::Variables::from_json(variables))
+        .data(ctx)
+        .data(loaders::per_request(&app.db));
     if let Some(name) = params.operation_name {
         request = request.operation_name(name);
     }
@@ -98,6 +106,7 @@ pub async fn ws(
         .on_upgrade(move |stream| {
             let mut data = Data::default();
             data.insert(ctx);
+            data.insert(loaders::per_request(&app.db));
             GraphQLWebSocket::new(stream, schema, protocol).with_data(data).serve()
         })
         .into_response())

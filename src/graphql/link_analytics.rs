@@ -14,6 +14,10 @@ impl LinkClick {
     async fn id(&self) -> ID {
         ID(self.0.id.to_string())
     }
+    /// The same id as a number, as the visitor profile's REST shape gives it.
+    async fn numeric_id(&self) -> i64 {
+        self.0.id
+    }
     /// The visitor the click was tied to by the tracker; empty until then.
     async fn tracker_vid(&self) -> &str {
         self.0.tracker_vid.as_deref().unwrap_or_default()

@@ -1,6 +1,7 @@
 //! The GraphQL schema. Resolvers authorize, convert and call `service`; they hold no SQL.
 
 pub mod account;
+pub mod analytics;
 pub mod context;
 pub mod explorer;
 pub mod handler;
@@ -8,16 +9,26 @@ pub mod identify;
 pub mod link_analytics;
 pub mod links;
 pub mod live;
+pub mod loaders;
 pub mod orgs;
+pub mod session;
 pub mod sites;
 pub mod types;
+pub mod visitor;
 
 use async_graphql::{MergedObject, Schema, SchemaBuilder};
 
 use crate::state::AppState;
 
 #[derive(MergedObject, Default)]
-pub struct Query(account::AccountQuery, orgs::OrgQuery, sites::SiteQuery, identify::IdentifyQuery, links::LinkQuery);
+pub struct Query(
+    account::AccountQuery,
+    orgs::OrgQuery,
+    sites::SiteQuery,
+    identify::IdentifyQuery,
+    links::LinkQuery,
+    analytics::AnalyticsQuery,
+);
 
 #[derive(MergedObject, Default)]
 pub struct Mutation(

@@ -289,4 +289,14 @@ impl LiveActivity {
     async fn timestamp(&self) -> Timestamp {
         Timestamp(self.0.timestamp)
     }
+    /// The visitor as this event left them: score, totals, profile.
+    async fn visitor(&self, ctx: &async_graphql::Context<'_>) -> async_graphql::Result<super::visitor::Visitor> {
+        use super::context::ContextExt;
+        let app = ctx.app();
+        let (site, visitor) =
+            crate::service::analytics::find_visitor(&app.db, ctx.viewer()?, self.0.site_id, &self.0.tracker_vid)
+                .await?;
+        let scored = crate::service::analytics::ScoredVisitor::new(visitor, site.hot_threshold, time::now_ms());
+        Ok(super::visitor::Visitor(scored))
+    }
 }

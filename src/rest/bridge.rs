@@ -14,13 +14,15 @@ use serde_json::Value;
 use crate::{
     auth::RequestContext,
     error::{AppError, AppResult},
-    graphql::AppSchema,
+    graphql::{AppSchema, loaders},
+    state::AppState,
 };
 
 /// The bridge for routes that need a caller: without a valid session or API
 /// key the answer is 401, before any input is looked at.
 pub struct Bridge {
     schema: AppSchema,
+    app: AppState,
     ctx: RequestContext,
 }
 
@@ -28,6 +30,7 @@ impl<S> FromRequestParts<S> for Bridge
 where
     S: Send + Sync,
     AppSchema: FromRef<S>,
+    AppState: FromRef<S>,
 {
     type Rejection = AppError;
 
@@ -48,12 +51,13 @@ impl<S> FromRequestParts<S> for PublicBridge
 where
     S: Send + Sync,
     AppSchema: FromRef<S>,
+    AppState: FromRef<S>,
 {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
         let ctx = RequestContext::from_request_parts(parts, state).await?;
-        Ok(PublicBridge(Bridge { schema: AppSchema::from_ref(state), ctx }))
+        Ok(PublicBridge(Bridge { schema: AppSchema::from_ref(state), app: AppState::from_ref(state), ctx }))
     }
 }
 
@@ -65,8 +69,10 @@ pub struct Output {
 
 impl Bridge {
     pub async fn run(self, document: &'static str, variables: impl Into<Value>) -> AppResult<Output> {
-        let request =
-            async_graphql::Request::new(document).variables(Variables::from_json(variables.into())).data(self.ctx);
+        let request = async_graphql::Request::new(document)
+            .variables(Variables::from_json(variables.into()))
+            .data(self.ctx)
+            .data(loaders::per_request(&self.app.db));
         let response = self.schema.execute(request).await;
         if let Some(error) = response.errors.first() {
             return Err(AppError::from(error));

@@ -1,6 +1,7 @@
 //! The `/api` routes: each is a static GraphQL document run through the bridge.
 
 pub mod account;
+pub mod analytics;
 pub mod auth;
 pub mod bridge;
 pub mod extract;
@@ -33,6 +34,11 @@ pub fn routes() -> Router<RouterState> {
         .route("/api/links/{id}", put(links::update).delete(links::delete))
         .route("/api/link-analytics", get(links::analytics))
         .route("/api/profile", get(account::profile))
+        .route("/api/visitors", get(analytics::live))
+        .route("/api/visitor", get(analytics::list))
+        .route("/api/visitor/{id}", get(analytics::profile))
+        .route("/api/stats", get(analytics::stats))
+        .route("/api/session/{id}", get(analytics::session))
         .route("/api/sites", get(account::list_sites).post(account::create_site))
         .route("/api/sites/{id}", put(account::update_site).delete(account::delete_site))
 }

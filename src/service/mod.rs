@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod accounts;
+pub mod analytics;
 pub mod api_keys;
 pub mod identify;
 pub mod link_stats;
@@ -16,6 +17,9 @@ pub mod sites;
 pub mod tracking;
 
 use sea_orm::{DbErr, SqlErr};
+
+/// Ids per `IN (...)` list, well inside every backend's parameter limit.
+pub(crate) const IN_LIST_CHUNK: usize = 500;
 
 /// Whether an insert or update failed on a unique constraint.
 pub(crate) fn is_unique_violation(err: &DbErr) -> bool {

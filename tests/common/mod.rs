@@ -10,6 +10,7 @@ use reqwest::{Method, StatusCode, header::HeaderMap};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
+pub mod scenario;
 pub mod traffic;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);

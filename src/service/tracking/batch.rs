@@ -21,8 +21,7 @@ use crate::{
 pub const SESSION_TIMEOUT_MS: i64 = 30 * MINUTE_MS;
 /// No session lasts longer than this.
 pub const SESSION_MAX_MS: i64 = DAY_MS;
-/// Rows per `IN (...)` list, well inside every backend's parameter limit.
-pub(super) const CHUNK: usize = 500;
+use crate::service::IN_LIST_CHUNK as CHUNK;
 
 pub(super) struct VisitorSlot {
     pub model: visitor::Model,

@@ -1,0 +1,280 @@
+//! Visitor analytics queries: the scored list, profiles, the live stream,
+//! overview statistics and session timelines.
+
+use async_graphql::{
+    Context, ID, Object, Result, SimpleObject,
+    connection::{Connection, CursorType, Edge},
+};
+
+use super::{
+    context::ContextExt,
+    session::TrackedSession,
+    types::{Timestamp, parse_id},
+    visitor::{PageViews, Visitor, page_views},
+};
+use crate::{
+    error::AppError,
+    service::analytics::{
+        self, ScoredVisitor, TimeRange, live, session as sessions,
+        stats::{self, Overview},
+        visitors::{self, ListQuery},
+    },
+    time::now_ms,
+};
+
+#[derive(SimpleObject)]
+pub struct VisitorListFields {
+    /// Every visitor matching the filters, not only this page.
+    pub total: u64,
+}
+
+pub type VisitorConnection = Connection<usize, Visitor, VisitorListFields>;
+
+#[derive(SimpleObject)]
+pub struct CountryVisitors {
+    /// Null when unknown.
+    pub country: Option<String>,
+    pub visitors: i64,
+}
+
+fn country_visitors(rows: Vec<(Option<String>, i64)>) -> Vec<CountryVisitors> {
+    rows.into_iter().map(|(country, visitors)| CountryVisitors { country, visitors }).collect()
+}
+
+#[derive(SimpleObject)]
+pub struct StatsOverview {
+    pub unique_visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub total_events: i64,
+    pub identified_visitors: i64,
+    /// Visitors in the window whose score reaches the site's hot threshold.
+    pub hot_leads: i64,
+}
+
+impl From<Overview> for StatsOverview {
+    fn from(o: Overview) -> Self {
+        StatsOverview {
+            unique_visitors: o.unique_visitors,
+            sessions: o.sessions,
+            pageviews: o.pageviews,
+            total_events: o.total_events,
+            identified_visitors: o.identified_visitors,
+            hot_leads: o.hot_leads,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct Stats {
+    pub overview: StatsOverview,
+    pub top_pages: Vec<PageViews>,
+    pub countries: Vec<CountryVisitors>,
+    /// The window asked for.
+    pub time_range: String,
+}
+
+/// A visitor active in the last 24 hours, with their latest session.
+pub struct LiveVisitor(live::LiveVisitor);
+
+#[Object]
+impl LiveVisitor {
+    async fn tracker_vid(&self) -> &str {
+        &self.0.visitor.visitor.tracker_vid
+    }
+    async fn identified_user_id(&self) -> Option<&str> {
+        self.0.visitor.visitor.identified_user_id.as_deref()
+    }
+    async fn country(&self) -> Option<&str> {
+        self.0.visitor.visitor.country.as_deref()
+    }
+    async fn city(&self) -> Option<&str> {
+        self.0.visitor.visitor.city.as_deref()
+    }
+    async fn region(&self) -> Option<&str> {
+        self.0.visitor.visitor.region.as_deref()
+    }
+    /// The page they are on: the latest page of their latest session.
+    async fn page(&self) -> Option<&str> {
+        self.0.session.as_ref().and_then(|s| s.exit_page.as_deref())
+    }
+    /// Pages viewed in the latest session.
+    async fn pages_viewed(&self) -> i32 {
+        self.0.session.as_ref().map_or(0, |s| s.pageview_count)
+    }
+    /// Length of the latest session.
+    async fn duration_seconds(&self) -> i64 {
+        self.0.session.as_ref().map_or(0, |s| s.duration_seconds)
+    }
+    async fn lat(&self) -> Option<f64> {
+        self.0.visitor.visitor.lat
+    }
+    async fn lon(&self) -> Option<f64> {
+        self.0.visitor.visitor.lon
+    }
+    async fn device_type(&self) -> Option<&str> {
+        self.0.visitor.visitor.device_type.as_deref()
+    }
+    async fn browser(&self) -> Option<&str> {
+        self.0.visitor.visitor.browser.as_deref()
+    }
+    /// The latest session's external referrer.
+    async fn referrer(&self) -> Option<&str> {
+        self.0.session.as_ref().and_then(|s| s.referrer.as_deref())
+    }
+    async fn last_seen(&self) -> Timestamp {
+        Timestamp(self.0.visitor.visitor.last_seen)
+    }
+    /// All-time sessions.
+    async fn session_count(&self) -> i32 {
+        self.0.visitor.visitor.total_sessions
+    }
+    async fn score(&self) -> i32 {
+        self.0.visitor.score
+    }
+    async fn hot(&self) -> bool {
+        self.0.visitor.hot
+    }
+    /// Tracking-link clicks tied to the visitor.
+    async fn clicks(&self) -> i32 {
+        self.0.visitor.visitor.clicks
+    }
+}
+
+/// A stored event in the live stream.
+pub struct LiveEvent(live::LiveActivity);
+
+#[Object]
+impl LiveEvent {
+    async fn tracker_vid(&self) -> &str {
+        &self.0.tracker_vid
+    }
+    async fn identified_user_id(&self) -> Option<&str> {
+        self.0.identified_user_id.as_deref()
+    }
+    #[graphql(name = "type")]
+    async fn event_type(&self) -> &str {
+        &self.0.event.event_type
+    }
+    async fn event_name(&self) -> &str {
+        &self.0.event.event_name
+    }
+    async fn page(&self) -> &str {
+        &self.0.event.page
+    }
+    async fn timestamp(&self) -> Timestamp {
+        Timestamp(self.0.event.timestamp)
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct LiveStats {
+    pub unique_visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    /// Mean length in whole seconds of the sessions active in the window.
+    pub avg_duration: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct LiveStream {
+    /// Visitors seen in the last 24 hours, most recent first (at most 100).
+    pub visitors: Vec<LiveVisitor>,
+    /// The latest events, newest first (at most 50).
+    pub activity: Vec<LiveEvent>,
+    pub stats: LiveStats,
+    pub countries: Vec<CountryVisitors>,
+    pub pages: Vec<PageViews>,
+    /// When this snapshot was made.
+    pub timestamp: Timestamp,
+}
+
+#[derive(Default)]
+pub struct AnalyticsQuery;
+
+#[Object]
+impl AnalyticsQuery {
+    /// Scored visitors seen in the window, highest score first, then most
+    /// recently seen. `first` defaults to 50 and is capped at 500.
+    async fn visitors(
+        &self,
+        ctx: &Context<'_>,
+        site_id: i64,
+        #[graphql(desc = "`24h`, `7d` (default), `30d` or `all`")] time_range: Option<String>,
+        #[graphql(desc = "`bot` lists bot traffic instead of standard visitors")] filter: Option<String>,
+        first: Option<i64>,
+        after: Option<String>,
+    ) -> Result<VisitorConnection> {
+        let range = TimeRange::parse(time_range.as_deref(), true)?;
+        let bots = match filter.as_deref().map(str::trim).unwrap_or("") {
+            "" => false,
+            "bot" => true,
+            _ => return Err(AppError::validation("filter", "must be bot or empty").into()),
+        };
+        let limit = visitors::clamp_limit(first)?;
+        let offset = match after {
+            Some(cursor) => {
+                usize::decode_cursor(&cursor).map_err(|_| AppError::validation("after", "is not a cursor"))? + 1
+            }
+            None => 0,
+        };
+        let app = ctx.app();
+        let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
+        let page = visitors::list(&app.db, ctx.viewer()?, query, now_ms()).await?;
+        let shown = page.visitors.len();
+        let mut connection = Connection::with_additional_fields(
+            offset > 0,
+            (offset + shown) < page.total as usize,
+            VisitorListFields { total: page.total },
+        );
+        connection.edges.extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor(v))));
+        Ok(connection)
+    }
+
+    /// One visitor's full profile, by `tracker_vid`.
+    async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<Visitor> {
+        let app = ctx.app();
+        let (site, visitor) = analytics::find_visitor(&app.db, ctx.viewer()?, site_id, &id).await?;
+        Ok(Visitor(ScoredVisitor::new(visitor, site.hot_threshold, now_ms())))
+    }
+
+    /// Overview of human traffic in a rolling window: `24h`, `7d` (default) or `30d`.
+    async fn stats(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> Result<Stats> {
+        let range = TimeRange::parse(time_range.as_deref(), false)?;
+        let app = ctx.app();
+        let found = stats::stats(&app.db, ctx.viewer()?, site_id, range, now_ms()).await?;
+        Ok(Stats {
+            overview: found.overview.into(),
+            top_pages: page_views(found.top_pages),
+            countries: country_visitors(found.countries),
+            time_range: found.range.as_str().to_owned(),
+        })
+    }
+
+    /// Who is on the site in the last 24 hours, and what they did.
+    async fn live_stream(&self, ctx: &Context<'_>, site_id: i64) -> Result<LiveStream> {
+        let app = ctx.app();
+        let found = live::stream(&app.db, ctx.viewer()?, site_id, now_ms()).await?;
+        Ok(LiveStream {
+            visitors: found.visitors.into_iter().map(LiveVisitor).collect(),
+            activity: found.activity.into_iter().map(LiveEvent).collect(),
+            stats: LiveStats {
+                unique_visitors: found.stats.unique_visitors,
+                sessions: found.stats.sessions,
+                pageviews: found.stats.pageviews,
+                avg_duration: found.stats.avg_duration,
+            },
+            countries: country_visitors(found.countries),
+            pages: page_views(found.pages),
+            timestamp: Timestamp(found.generated_at),
+        })
+    }
+
+    /// One tracked session with its timeline.
+    async fn session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<TrackedSession> {
+        let app = ctx.app();
+        let session_id = parse_id(&id, "session")?;
+        let (model, visitor) = sessions::find_with_visitor(&app.db, ctx.viewer()?, site_id, session_id).await?;
+        Ok(TrackedSession { model, identified_user_id: visitor.identified_user_id })
+    }
+}

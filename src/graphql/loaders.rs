@@ -1,0 +1,95 @@
+//! Per-request DataLoaders for the lists nested under visitors and sessions.
+//! Each key type is one batched query, however many parents ask, so a
+//! profile costs the same number of statements with 1 session or 50.
+
+use std::{collections::HashMap, sync::Arc};
+
+use async_graphql::{Context, dataloader::DataLoader, dataloader::Loader};
+use sea_orm::DatabaseConnection;
+
+use entity::{event, identity, link_click, tracked_session};
+
+use crate::{
+    error::{AppError, AppResult},
+    service::analytics::profile,
+};
+
+/// Loads the nested lists of visitors and sessions.
+pub struct ActivityLoader {
+    db: DatabaseConnection,
+}
+
+/// A fresh loader set for one request: its cache must not outlive the request.
+pub fn per_request(db: &DatabaseConnection) -> Loaders {
+    Arc::new(DataLoader::new(ActivityLoader { db: db.clone() }, tokio::spawn))
+}
+
+/// Shared by the operations of one batched request.
+pub type Loaders = Arc<DataLoader<ActivityLoader>>;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionsOfVisitor(pub i64);
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventsOfSession(pub i64);
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IdentitiesOfVisitor(pub i64);
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClicksOfVisitor(pub i64);
+
+type Loaded<K, V> = Result<HashMap<K, Arc<Vec<V>>>, Arc<AppError>>;
+
+/// Wraps each group and re-keys it; ids without rows get no entry.
+fn keyed<K: std::hash::Hash + Eq, V>(found: AppResult<HashMap<i64, Vec<V>>>, key: impl Fn(i64) -> K) -> Loaded<K, V> {
+    Ok(found.map_err(Arc::new)?.into_iter().map(|(id, rows)| (key(id), Arc::new(rows))).collect())
+}
+
+impl Loader<SessionsOfVisitor> for ActivityLoader {
+    type Value = Arc<Vec<tracked_session::Model>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[SessionsOfVisitor]) -> Loaded<SessionsOfVisitor, tracked_session::Model> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        keyed(profile::sessions_of_visitors(&self.db, &ids).await, SessionsOfVisitor)
+    }
+}
+
+impl Loader<EventsOfSession> for ActivityLoader {
+    type Value = Arc<Vec<event::Model>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[EventsOfSession]) -> Loaded<EventsOfSession, event::Model> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        keyed(profile::events_of_sessions(&self.db, &ids).await, EventsOfSession)
+    }
+}
+
+impl Loader<IdentitiesOfVisitor> for ActivityLoader {
+    type Value = Arc<Vec<identity::Model>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[IdentitiesOfVisitor]) -> Loaded<IdentitiesOfVisitor, identity::Model> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        keyed(profile::identities_of_visitors(&self.db, &ids).await, IdentitiesOfVisitor)
+    }
+}
+
+impl Loader<ClicksOfVisitor> for ActivityLoader {
+    type Value = Arc<Vec<link_click::Model>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[ClicksOfVisitor]) -> Loaded<ClicksOfVisitor, link_click::Model> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        keyed(profile::clicks_of_visitors(&self.db, &ids).await, ClicksOfVisitor)
+    }
+}
+
+/// The rows a loader finds for one key; none is an empty list.
+pub async fn load<K, V>(ctx: &Context<'_>, key: K) -> AppResult<Arc<Vec<V>>>
+where
+    K: Send + Sync + std::hash::Hash + Eq + Clone + 'static,
+    ActivityLoader: Loader<K, Value = Arc<Vec<V>>, Error = Arc<AppError>>,
+    V: Send + Sync + 'static,
+{
+    let loader = ctx.data_opt::<Loaders>().ok_or_else(|| AppError::internal("request has no loaders"))?;
+    Ok(loader.load_one(key).await.map_err(|err| (*err).clone())?.unwrap_or_default())
+}

@@ -1,0 +1,176 @@
+//! Tracked sessions and their events.
+
+use async_graphql::{Context, ID, Json, Object, Result, SimpleObject};
+use serde_json::Value;
+
+use entity::{event, tracked_session};
+
+use super::{
+    loaders::{self, EventsOfSession},
+    types::Timestamp,
+};
+use crate::service::analytics::session::gaps_seconds;
+
+/// A stored event. Pings are not stored as events.
+pub struct TrackedEvent(pub event::Model);
+
+fn props(raw: &str) -> Json<Value> {
+    Json(serde_json::from_str(raw).unwrap_or_else(|_| Value::Object(Default::default())))
+}
+
+#[Object]
+impl TrackedEvent {
+    async fn session_id(&self) -> ID {
+        ID(self.0.session_id.to_string())
+    }
+    /// `pageview` or `custom_event`.
+    #[graphql(name = "type")]
+    async fn event_type(&self) -> &str {
+        &self.0.event_type
+    }
+    /// Empty for pageviews.
+    async fn event_name(&self) -> &str {
+        &self.0.event_name
+    }
+    async fn page(&self) -> &str {
+        &self.0.page
+    }
+    async fn page_title(&self) -> Option<&str> {
+        self.0.page_title.as_deref()
+    }
+    async fn referrer(&self) -> Option<&str> {
+        self.0.referrer.as_deref()
+    }
+    async fn props(&self) -> Json<Value> {
+        props(&self.0.props)
+    }
+    async fn timestamp(&self) -> Timestamp {
+        Timestamp(self.0.timestamp)
+    }
+}
+
+/// An event in a session's timeline.
+#[derive(SimpleObject)]
+pub struct TimelineEntry {
+    #[graphql(name = "type")]
+    pub event_type: String,
+    pub event_name: String,
+    pub page: String,
+    pub page_title: Option<String>,
+    pub timestamp: Timestamp,
+    /// Whole seconds since the previous entry; 0 for the first.
+    pub time_on_previous_page: i64,
+    pub props: Json<Value>,
+}
+
+pub struct TrackedSession {
+    pub model: tracked_session::Model,
+    /// The visitor's identity at the time of the request.
+    pub identified_user_id: Option<String>,
+}
+
+impl TrackedSession {
+    async fn stored_events(&self, ctx: &Context<'_>) -> Result<std::sync::Arc<Vec<event::Model>>> {
+        Ok(loaders::load(ctx, EventsOfSession(self.model.id)).await?)
+    }
+}
+
+#[Object]
+impl TrackedSession {
+    async fn session_id(&self) -> ID {
+        ID(self.model.id.to_string())
+    }
+    async fn tracker_vid(&self) -> &str {
+        &self.model.tracker_vid
+    }
+    async fn identified_user_id(&self) -> Option<&str> {
+        self.identified_user_id.as_deref()
+    }
+    async fn started_at(&self) -> Timestamp {
+        Timestamp(self.model.started_at)
+    }
+    async fn ended_at(&self) -> Timestamp {
+        Timestamp(self.model.ended_at)
+    }
+    async fn duration_seconds(&self) -> i64 {
+        self.model.duration_seconds
+    }
+    async fn pageview_count(&self) -> i32 {
+        self.model.pageview_count
+    }
+    async fn event_count(&self) -> i32 {
+        self.model.event_count
+    }
+    async fn entry_page(&self) -> Option<&str> {
+        self.model.entry_page.as_deref()
+    }
+    async fn exit_page(&self) -> Option<&str> {
+        self.model.exit_page.as_deref()
+    }
+    /// The external referrer that started the session.
+    async fn referrer(&self) -> Option<&str> {
+        self.model.referrer.as_deref()
+    }
+    async fn channel(&self) -> &str {
+        &self.model.channel
+    }
+    async fn utm_source(&self) -> Option<&str> {
+        self.model.utm_source.as_deref()
+    }
+    async fn utm_medium(&self) -> Option<&str> {
+        self.model.utm_medium.as_deref()
+    }
+    async fn utm_campaign(&self) -> Option<&str> {
+        self.model.utm_campaign.as_deref()
+    }
+    async fn utm_content(&self) -> Option<&str> {
+        self.model.utm_content.as_deref()
+    }
+    async fn utm_term(&self) -> Option<&str> {
+        self.model.utm_term.as_deref()
+    }
+    async fn country(&self) -> Option<&str> {
+        self.model.country.as_deref()
+    }
+    async fn city(&self) -> Option<&str> {
+        self.model.city.as_deref()
+    }
+    async fn region(&self) -> Option<&str> {
+        self.model.region.as_deref()
+    }
+    async fn device_type(&self) -> Option<&str> {
+        self.model.device_type.as_deref()
+    }
+    async fn browser(&self) -> Option<&str> {
+        self.model.browser.as_deref()
+    }
+    async fn os(&self) -> Option<&str> {
+        self.model.os.as_deref()
+    }
+    /// The session's events in the order they happened.
+    async fn events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+        Ok(self.stored_events(ctx).await?.iter().cloned().map(TrackedEvent).collect())
+    }
+    /// The paths of the pages viewed, in order, repeats included.
+    async fn pages(&self, ctx: &Context<'_>) -> Result<Vec<String>> {
+        let events = self.stored_events(ctx).await?;
+        Ok(events.iter().filter(|e| e.event_type == "pageview").map(|e| e.page.clone()).collect())
+    }
+    /// The events in order, with the time spent before each.
+    async fn timeline(&self, ctx: &Context<'_>) -> Result<Vec<TimelineEntry>> {
+        let events = self.stored_events(ctx).await?;
+        Ok(events
+            .iter()
+            .zip(gaps_seconds(&events))
+            .map(|(e, gap)| TimelineEntry {
+                event_type: e.event_type.clone(),
+                event_name: e.event_name.clone(),
+                page: e.page.clone(),
+                page_title: e.page_title.clone(),
+                timestamp: Timestamp(e.timestamp),
+                time_on_previous_page: gap,
+                props: props(&e.props),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,275 @@
+//! The visitor type: list row and full profile in one. Nested lists go
+//! through the request's loaders; profile-only parts query on demand.
+
+use async_graphql::{Context, Json, Object, Result, SimpleObject};
+use md5::{Digest, Md5};
+use serde_json::Value;
+
+use super::{
+    identify::Identity,
+    link_analytics::LinkClick,
+    loaders::{self, ClicksOfVisitor, IdentitiesOfVisitor, SessionsOfVisitor},
+    session::{TrackedEvent, TrackedSession},
+    types::Timestamp,
+};
+use crate::{
+    graphql::context::ContextExt,
+    service::{
+        analytics::{ScoredVisitor, attribution, profile},
+        scoring,
+    },
+    time::now_ms,
+};
+
+pub struct Visitor(pub ScoredVisitor);
+
+/// One factor of the score.
+#[derive(SimpleObject)]
+pub struct ScoreFactor {
+    pub name: String,
+    pub points: i32,
+    pub reason: String,
+}
+
+#[derive(SimpleObject)]
+pub struct PageViews {
+    pub page: String,
+    pub views: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct DayActivity {
+    /// `YYYY-MM-DD` (UTC).
+    pub date: String,
+    pub events: i64,
+}
+
+/// Where a visit came from.
+#[derive(SimpleObject)]
+pub struct Touch {
+    pub referrer: Option<String>,
+    pub channel: String,
+    pub utm_source: Option<String>,
+    pub utm_medium: Option<String>,
+    pub utm_campaign: Option<String>,
+    pub utm_content: Option<String>,
+    pub utm_term: Option<String>,
+}
+
+/// The sessions that came from one source.
+#[derive(SimpleObject)]
+pub struct Touchpoint {
+    pub referrer: Option<String>,
+    pub channel: String,
+    pub utm_source: Option<String>,
+    pub utm_medium: Option<String>,
+    pub utm_campaign: Option<String>,
+    pub first_seen: Timestamp,
+    pub last_seen: Timestamp,
+    /// Sessions from this source.
+    pub touchpoints: i64,
+}
+
+#[derive(SimpleObject)]
+pub struct Attribution {
+    /// The first session's source; null before any session.
+    pub first_touch: Option<Touch>,
+    /// The latest session's source.
+    pub last_touch: Option<Touch>,
+    /// Every source, in the order first seen.
+    pub touchpoints: Vec<Touchpoint>,
+}
+
+impl From<attribution::Touch> for Touch {
+    fn from(t: attribution::Touch) -> Self {
+        Touch {
+            referrer: t.referrer,
+            channel: t.channel,
+            utm_source: t.utm_source,
+            utm_medium: t.utm_medium,
+            utm_campaign: t.utm_campaign,
+            utm_content: t.utm_content,
+            utm_term: t.utm_term,
+        }
+    }
+}
+
+impl From<attribution::Attribution> for Attribution {
+    fn from(found: attribution::Attribution) -> Self {
+        Attribution {
+            first_touch: found.first_touch.map(Touch::from),
+            last_touch: found.last_touch.map(Touch::from),
+            touchpoints: found
+                .touchpoints
+                .into_iter()
+                .map(|t| Touchpoint {
+                    referrer: t.referrer,
+                    channel: t.channel,
+                    utm_source: t.utm_source,
+                    utm_medium: t.utm_medium,
+                    utm_campaign: t.utm_campaign,
+                    first_seen: Timestamp(t.first_seen),
+                    last_seen: Timestamp(t.last_seen),
+                    touchpoints: t.touches,
+                })
+                .collect(),
+        }
+    }
+}
+
+pub fn page_views(rows: Vec<(String, i64)>) -> Vec<PageViews> {
+    rows.into_iter().map(|(page, views)| PageViews { page, views }).collect()
+}
+
+/// Gravatar's address for an email: the md5 of the trimmed, lower-cased email.
+pub fn gravatar_url(email: &str) -> String {
+    let digest = Md5::digest(email.trim().to_lowercase().as_bytes());
+    format!("https://www.gravatar.com/avatar/{digest:x}?d=identicon")
+}
+
+impl Visitor {
+    fn id(&self) -> i64 {
+        self.0.visitor.id
+    }
+}
+
+#[Object]
+impl Visitor {
+    async fn tracker_vid(&self) -> &str {
+        &self.0.visitor.tracker_vid
+    }
+    /// `anonymous` or `identified`.
+    async fn status(&self) -> &str {
+        &self.0.visitor.status
+    }
+    /// 0 to 100; see `scoreBreakdown`.
+    async fn score(&self) -> i32 {
+        self.0.score
+    }
+    /// Whether the score reaches the site's hot threshold.
+    async fn hot(&self) -> bool {
+        self.0.hot
+    }
+    /// The identity's user id, or its email when it has none.
+    async fn identified_user_id(&self) -> Option<&str> {
+        self.0.visitor.identified_user_id.as_deref()
+    }
+    async fn email(&self) -> Option<&str> {
+        self.0.visitor.email.as_deref()
+    }
+    async fn country(&self) -> Option<&str> {
+        self.0.visitor.country.as_deref()
+    }
+    async fn city(&self) -> Option<&str> {
+        self.0.visitor.city.as_deref()
+    }
+    async fn region(&self) -> Option<&str> {
+        self.0.visitor.region.as_deref()
+    }
+    async fn lat(&self) -> Option<f64> {
+        self.0.visitor.lat
+    }
+    async fn lon(&self) -> Option<f64> {
+        self.0.visitor.lon
+    }
+    async fn device_type(&self) -> Option<&str> {
+        self.0.visitor.device_type.as_deref()
+    }
+    async fn browser(&self) -> Option<&str> {
+        self.0.visitor.browser.as_deref()
+    }
+    async fn os(&self) -> Option<&str> {
+        self.0.visitor.os.as_deref()
+    }
+    async fn first_seen(&self) -> Timestamp {
+        Timestamp(self.0.visitor.first_seen)
+    }
+    async fn last_seen(&self) -> Timestamp {
+        Timestamp(self.0.visitor.last_seen)
+    }
+    async fn total_sessions(&self) -> i32 {
+        self.0.visitor.total_sessions
+    }
+    async fn total_pageviews(&self) -> i32 {
+        self.0.visitor.total_pageviews
+    }
+    async fn total_events(&self) -> i32 {
+        self.0.visitor.total_events
+    }
+    async fn total_time_seconds(&self) -> i64 {
+        self.0.visitor.total_time_seconds
+    }
+    /// Tracking-link clicks tied to this visitor.
+    async fn clicks(&self) -> i32 {
+        self.0.visitor.clicks
+    }
+    async fn high_value_views(&self) -> i32 {
+        self.0.visitor.high_value_views
+    }
+    async fn form_submits(&self) -> i32 {
+        self.0.visitor.form_submits
+    }
+    /// 1 for bot traffic, else 0 (the REST list's numeric flag).
+    async fn is_bot(&self) -> i32 {
+        i32::from(self.0.visitor.is_bot)
+    }
+    async fn first_referrer(&self) -> Option<&str> {
+        self.0.visitor.first_referrer.as_deref()
+    }
+    async fn last_referrer(&self) -> Option<&str> {
+        self.0.visitor.last_referrer.as_deref()
+    }
+    /// Gravatar for the visitor's email; null when no email is known.
+    async fn gravatar_url(&self) -> Option<String> {
+        self.0.visitor.email.as_deref().map(gravatar_url)
+    }
+    /// How the score is made, recency included.
+    async fn score_breakdown(&self) -> Vec<ScoreFactor> {
+        scoring::breakdown(&self.0.visitor, now_ms())
+            .into_iter()
+            .map(|f| ScoreFactor { name: f.name.to_owned(), points: f.points, reason: f.reason })
+            .collect()
+    }
+    /// Every session, newest first.
+    async fn sessions(&self, ctx: &Context<'_>) -> Result<Vec<TrackedSession>> {
+        let sessions = loaders::load(ctx, SessionsOfVisitor(self.id())).await?;
+        let owner = self.0.visitor.identified_user_id.clone();
+        Ok(sessions.iter().map(|s| TrackedSession { model: s.clone(), identified_user_id: owner.clone() }).collect())
+    }
+    /// Every identify call, newest first.
+    async fn identities(&self, ctx: &Context<'_>) -> Result<Vec<Identity>> {
+        let identities = loaders::load(ctx, IdentitiesOfVisitor(self.id())).await?;
+        Ok(identities.iter().cloned().map(Identity).collect())
+    }
+    /// The traits of the latest identity; `{}` before any.
+    async fn user_traits(&self, ctx: &Context<'_>) -> Result<Json<Value>> {
+        let identities = loaders::load(ctx, IdentitiesOfVisitor(self.id())).await?;
+        let traits = identities.first().and_then(|latest| serde_json::from_str(&latest.traits).ok());
+        Ok(Json(traits.unwrap_or_else(|| Value::Object(Default::default()))))
+    }
+    /// Tracking-link clicks tied to this visitor, newest first.
+    async fn link_clicks(&self, ctx: &Context<'_>) -> Result<Vec<LinkClick>> {
+        let clicks = loaders::load(ctx, ClicksOfVisitor(self.id())).await?;
+        Ok(clicks.iter().cloned().map(LinkClick).collect())
+    }
+    async fn attribution(&self, ctx: &Context<'_>) -> Result<Attribution> {
+        let sessions = loaders::load(ctx, SessionsOfVisitor(self.id())).await?;
+        Ok(attribution::attribute(&sessions).into())
+    }
+    /// The latest events, newest first.
+    async fn recent_events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+        Ok(profile::recent_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
+    }
+    /// Form submissions, newest first.
+    async fn form_events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+        Ok(profile::form_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
+    }
+    async fn top_pages(&self, ctx: &Context<'_>) -> Result<Vec<PageViews>> {
+        Ok(page_views(profile::top_pages(&ctx.app().db, self.id()).await?))
+    }
+    /// Events per UTC day, for the days with activity.
+    async fn daily_activity(&self, ctx: &Context<'_>) -> Result<Vec<DayActivity>> {
+        let days = profile::daily_activity(&ctx.app().db, self.id()).await?;
+        Ok(days.into_iter().map(|(date, events)| DayActivity { date, events }).collect())
+    }
+}

@@ -1,0 +1,110 @@
+//! Visitor analytics: the scored list, the live stream, overview statistics,
+//! visitor profiles and session timelines. Every entry point starts from a
+//! scoped finder; bots are left out unless a caller asks for them.
+
+pub mod attribution;
+pub mod live;
+pub mod profile;
+pub mod session;
+pub mod stats;
+pub mod visitors;
+
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
+
+use entity::{site, visitor};
+
+use super::{access, scoring};
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
+    time::{DAY_MS, HOUR_MS},
+};
+
+/// A window ending now. Windows roll: `24h` is the last 24 hours, not today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeRange {
+    Hours24,
+    Days7,
+    Days30,
+    All,
+}
+
+impl TimeRange {
+    /// Parses `24h`, `7d`, `30d` and, where `allow_all`, `all`; empty means `7d`.
+    pub fn parse(value: Option<&str>, allow_all: bool) -> AppResult<TimeRange> {
+        match value.map(str::trim).filter(|v| !v.is_empty()).unwrap_or("7d") {
+            "24h" => Ok(TimeRange::Hours24),
+            "7d" => Ok(TimeRange::Days7),
+            "30d" => Ok(TimeRange::Days30),
+            "all" if allow_all => Ok(TimeRange::All),
+            _ if allow_all => Err(AppError::validation("timeRange", "must be 24h, 7d, 30d or all")),
+            _ => Err(AppError::validation("timeRange", "must be 24h, 7d or 30d")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeRange::Hours24 => "24h",
+            TimeRange::Days7 => "7d",
+            TimeRange::Days30 => "30d",
+            TimeRange::All => "all",
+        }
+    }
+
+    /// The first instant inside the window.
+    pub fn start(self, now: i64) -> Option<i64> {
+        match self {
+            TimeRange::Hours24 => Some(now - 24 * HOUR_MS),
+            TimeRange::Days7 => Some(now - 7 * DAY_MS),
+            TimeRange::Days30 => Some(now - 30 * DAY_MS),
+            TimeRange::All => None,
+        }
+    }
+}
+
+/// A visitor with its score at the time of the request.
+#[derive(Debug, Clone)]
+pub struct ScoredVisitor {
+    pub visitor: visitor::Model,
+    pub score: i32,
+    pub hot: bool,
+}
+
+impl ScoredVisitor {
+    pub fn new(visitor: visitor::Model, hot_threshold: i32, now: i64) -> Self {
+        let score = scoring::total(visitor.score, visitor.last_seen, now);
+        ScoredVisitor { visitor, score, hot: score >= hot_threshold }
+    }
+}
+
+/// `scoring::total` as SQL, so lists sort by the score they show. Integer
+/// division truncates alike in SQLite and PostgreSQL.
+pub(crate) fn score_sql(table: &str, now: i64) -> Expr {
+    let fade_out_ms = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY) * DAY_MS;
+    let recency = format!(
+        "(CASE WHEN {now} - {table}.last_seen >= {fade_out_ms} THEN 0 \
+         WHEN {table}.last_seen >= {now} THEN {max} \
+         ELSE {max} - {fade} * (({now} - {table}.last_seen) / {DAY_MS}) END)",
+        max = scoring::RECENCY_MAX,
+        fade = scoring::RECENCY_FADE_PER_DAY,
+    );
+    let sum = format!("({table}.score + {recency})");
+    Expr::cust(format!("(CASE WHEN {sum} > {cap} THEN {cap} ELSE {sum} END)", cap = scoring::MAX_SCORE))
+}
+
+/// A visitor of a site the viewer can read, by its `tracker_vid`.
+pub async fn find_visitor(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+    tracker_vid: &str,
+) -> AppResult<(site::Model, visitor::Model)> {
+    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+    let visitor = visitor::Entity::find()
+        .filter(visitor::Column::SiteId.eq(site.id))
+        .filter(visitor::Column::TrackerVid.eq(tracker_vid))
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::not_found("visitor"))?;
+    Ok((site, visitor))
+}
