@@ -10,6 +10,7 @@ pub mod health;
 pub mod ingest;
 pub mod metrics;
 pub mod rest;
+pub mod seed;
 pub mod service;
 pub mod state;
 pub mod time;

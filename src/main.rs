@@ -3,7 +3,7 @@ use std::{net::SocketAddr, process::ExitCode};
 use clap::{Parser, Subcommand};
 use leadtrail::{
     config::{Config, LogFormat},
-    db,
+    db, seed,
     state::AppState,
 };
 use tracing_subscriber::EnvFilter;
@@ -28,6 +28,24 @@ enum Command {
     Serve,
     /// Run pending database migrations and exit.
     Migrate,
+    /// Fill a site with synthetic traffic, for demos and benchmarks.
+    Seed(SeedArgs),
+}
+
+#[derive(clap::Args)]
+struct SeedArgs {
+    /// The site to fill (its id).
+    #[arg(long)]
+    site: i64,
+    /// Visitors to generate; each makes about 8 events.
+    #[arg(long, default_value_t = 1000)]
+    visitors: usize,
+    /// Spread the traffic over this many days before now.
+    #[arg(long, default_value_t = 30)]
+    days: i64,
+    /// Random seed; the same seed makes the same traffic.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[tokio::main]
@@ -37,6 +55,7 @@ async fn main() -> ExitCode {
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
         Command::Migrate => migrate(&cli.config).await,
+        Command::Seed(args) => seed(&cli.config, args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -64,6 +83,29 @@ async fn migrate(config: &Config) -> Result<(), BoxError> {
     let db = db::connect(&config.database_url).await?;
     db::migrate(&db).await?;
     tracing::info!("migrations are up to date");
+    Ok(())
+}
+
+async fn seed(config: &Config, args: SeedArgs) -> Result<(), BoxError> {
+    let db = db::connect(&config.database_url).await?;
+    db::migrate(&db).await?;
+    let bar = indicatif::ProgressBar::new(args.visitors as u64)
+        .with_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} visitors, {per_sec}, eta {eta}")?);
+    let options = seed::SeedOptions { site_id: args.site, visitors: args.visitors, days: args.days, seed: args.seed };
+    let started = std::time::Instant::now();
+    let report = seed::run(&db, options, |done| bar.inc(done)).await.map_err(|err| err.message)?;
+    bar.finish();
+    println!(
+        "Seeded site {} in {:.1}s: {} visitors ({} bots), {} sessions, {} events, {} link clicks, {} identified.",
+        args.site,
+        started.elapsed().as_secs_f64(),
+        report.visitors,
+        report.bots,
+        report.sessions,
+        report.events,
+        report.clicks,
+        report.identified
+    );
     Ok(())
 }
 

@@ -84,7 +84,7 @@ fn bounded(field: &str, value: Option<String>, max: usize) -> Result<Option<Stri
     }
 }
 
-fn build(
+pub fn build(
     event: WireEvent,
     site: &site::Model,
     tracker_vid: String,

@@ -26,7 +26,7 @@ const CLICK_KEY_RANDOM: usize = 14;
 /// The `lt_click` id: 8 characters of time, then 14 random ones. Ids made
 /// later sort later, so the unique index on them grows at its end instead of
 /// dirtying a random page per click; the random part keeps them unguessable.
-fn click_key(now: i64) -> String {
+pub fn click_key(now: i64) -> String {
     use rand::Rng;
     let mut time = [b'0'; 8];
     let mut rest = now.max(0) as u64;
