@@ -300,3 +300,28 @@ async fn the_graphql_list_is_a_connection_with_a_breakdown() {
         assert_eq!(second["data"]["visitors"]["edges"][0]["node"]["trackerVid"], "bob");
     }
 }
+
+#[tokio::test]
+async fn stats_windows_are_exact_at_their_edges() {
+    for app in apps_with(cloudflare).await {
+        let (client, site) = app.user_with_site("Yan", "yan.example").await;
+        let day_ago = now_ms() - 24 * HOUR_MS;
+        let minute = 60_000;
+        // Two minutes inside and two minutes outside the 24-hour window,
+        // likely in the same hour: the rollup alone cannot tell them apart.
+        for (vid, page, ts) in [("inside", "/in", day_ago + 2 * minute), ("outside", "/out", day_ago - 2 * minute)] {
+            app.collect(common::traffic::at(pageview(site, vid, &format!("https://yan.example{page}")), ts))
+                .await
+                .expect(202);
+        }
+        let day = client.get(&format!("/api/stats?siteId={site}&timeRange=24h")).await;
+        let day = day.expect(200);
+        assert_eq!(day["overview"]["unique_visitors"], 1, "{day}");
+        assert_eq!(day["overview"]["sessions"], 1);
+        assert_eq!(day["overview"]["pageviews"], 1);
+        assert_eq!(day["overview"]["total_events"], 1);
+        assert_eq!(day["top_pages"], json!([{ "page": "/in", "views": 1 }]));
+        let week = client.get(&format!("/api/stats?siteId={site}")).await;
+        assert_eq!(week.expect(200)["overview"]["pageviews"], 2);
+    }
+}

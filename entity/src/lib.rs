@@ -9,6 +9,7 @@ pub mod link;
 pub mod link_click;
 pub mod member;
 pub mod org;
+pub mod page_hour;
 pub mod site;
 pub mod tracked_session;
 pub mod user;

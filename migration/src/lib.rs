@@ -8,6 +8,7 @@ mod m20261121_000002_create_sites;
 mod m20261121_000003_create_tracking;
 mod m20261121_000004_create_links;
 mod m20261121_000005_create_webhook_deliveries;
+mod m20261122_000006_create_page_hours;
 
 pub struct Migrator;
 
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000003_create_tracking::Migration),
             Box::new(m20261121_000004_create_links::Migration),
             Box::new(m20261121_000005_create_webhook_deliveries::Migration),
+            Box::new(m20261122_000006_create_page_hours::Migration),
         ]
     }
 }

@@ -227,7 +227,9 @@ impl AnalyticsQuery {
             (offset + shown) < page.total as usize,
             VisitorListFields { total: page.total },
         );
-        connection.edges.extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor(v))));
+        connection
+            .edges
+            .extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor::new(v))));
         Ok(connection)
     }
 
@@ -235,7 +237,7 @@ impl AnalyticsQuery {
     async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<Visitor> {
         let app = ctx.app();
         let (site, visitor) = analytics::find_visitor(&app.db, ctx.viewer()?, site_id, &id).await?;
-        Ok(Visitor(ScoredVisitor::new(visitor, site.hot_threshold, now_ms())))
+        Ok(Visitor::new(ScoredVisitor::new(visitor, site.hot_threshold, now_ms())))
     }
 
     /// Overview of human traffic in a rolling window: `24h`, `7d` (default) or `30d`.
@@ -244,9 +246,9 @@ impl AnalyticsQuery {
         let app = ctx.app();
         let found = stats::stats(&app.db, ctx.viewer()?, site_id, range, now_ms()).await?;
         Ok(Stats {
-            overview: found.overview.into(),
-            top_pages: page_views(found.top_pages),
-            countries: country_visitors(found.countries),
+            overview: found.window.overview.into(),
+            top_pages: page_views(found.window.top_pages),
+            countries: country_visitors(found.window.countries),
             time_range: found.range.as_str().to_owned(),
         })
     }
@@ -275,6 +277,6 @@ impl AnalyticsQuery {
         let app = ctx.app();
         let session_id = parse_id(&id, "session")?;
         let (model, visitor) = sessions::find_with_visitor(&app.db, ctx.viewer()?, site_id, session_id).await?;
-        Ok(TrackedSession { model, identified_user_id: visitor.identified_user_id })
+        Ok(TrackedSession::new(model, visitor.identified_user_id))
     }
 }

@@ -93,3 +93,14 @@ where
     let loader = ctx.data_opt::<Loaders>().ok_or_else(|| AppError::internal("request has no loaders"))?;
     Ok(loader.load_one(key).await.map_err(|err| (*err).clone())?.unwrap_or_default())
 }
+
+/// The rows for many keys in one batch; keys without rows are absent.
+pub async fn load_many<K, V>(ctx: &Context<'_>, keys: impl Iterator<Item = K>) -> AppResult<HashMap<K, Arc<Vec<V>>>>
+where
+    K: Send + Sync + std::hash::Hash + Eq + Clone + 'static,
+    ActivityLoader: Loader<K, Value = Arc<Vec<V>>, Error = Arc<AppError>>,
+    V: Send + Sync + 'static,
+{
+    let loader = ctx.data_opt::<Loaders>().ok_or_else(|| AppError::internal("request has no loaders"))?;
+    loader.load_many(keys).await.map_err(|err| (*err).clone())
+}

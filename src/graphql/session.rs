@@ -1,7 +1,10 @@
 //! Tracked sessions and their events.
 
+use std::sync::Arc;
+
 use async_graphql::{Context, ID, Json, Object, Result, SimpleObject};
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use entity::{event, tracked_session};
 
@@ -67,12 +70,31 @@ pub struct TrackedSession {
     pub model: tracked_session::Model,
     /// The visitor's identity at the time of the request.
     pub identified_user_id: Option<String>,
+    /// Loaded once for `events`, `pages` and `timeline`; a parent listing many
+    /// sessions fills it for all of them with one query.
+    events: OnceCell<Arc<Vec<event::Model>>>,
 }
 
 impl TrackedSession {
-    async fn stored_events(&self, ctx: &Context<'_>) -> Result<std::sync::Arc<Vec<event::Model>>> {
-        Ok(loaders::load(ctx, EventsOfSession(self.model.id)).await?)
+    pub fn new(model: tracked_session::Model, identified_user_id: Option<String>) -> Self {
+        TrackedSession { model, identified_user_id, events: OnceCell::new() }
     }
+
+    pub fn with_events(mut self, events: Arc<Vec<event::Model>>) -> Self {
+        self.events = OnceCell::new_with(Some(events));
+        self
+    }
+
+    async fn stored_events(&self, ctx: &Context<'_>) -> Result<Arc<Vec<event::Model>>> {
+        let events = self.events.get_or_try_init(|| loaders::load(ctx, EventsOfSession(self.model.id))).await?;
+        Ok(events.clone())
+    }
+}
+
+/// Whether a selection asks for a session's events in any form.
+pub fn wants_events(ctx: &Context<'_>) -> bool {
+    let fields = ctx.look_ahead();
+    ["events", "pages", "timeline"].into_iter().any(|name| fields.field(name).exists())
 }
 
 #[Object]

@@ -297,6 +297,6 @@ impl LiveActivity {
             crate::service::analytics::find_visitor(&app.db, ctx.viewer()?, self.0.site_id, &self.0.tracker_vid)
                 .await?;
         let scored = crate::service::analytics::ScoredVisitor::new(visitor, site.hot_threshold, time::now_ms());
-        Ok(super::visitor::Visitor(scored))
+        Ok(super::visitor::Visitor::new(scored))
     }
 }

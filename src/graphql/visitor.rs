@@ -1,15 +1,19 @@
 //! The visitor type: list row and full profile in one. Nested lists go
 //! through the request's loaders; profile-only parts query on demand.
 
+use std::{collections::HashMap, sync::Arc};
+
 use async_graphql::{Context, Json, Object, Result, SimpleObject};
+use entity::{identity, tracked_session};
 use md5::{Digest, Md5};
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use super::{
     identify::Identity,
     link_analytics::LinkClick,
-    loaders::{self, ClicksOfVisitor, IdentitiesOfVisitor, SessionsOfVisitor},
-    session::{TrackedEvent, TrackedSession},
+    loaders::{self, ClicksOfVisitor, EventsOfSession, IdentitiesOfVisitor, SessionsOfVisitor},
+    session::{self, TrackedEvent, TrackedSession},
     types::Timestamp,
 };
 use crate::{
@@ -21,7 +25,12 @@ use crate::{
     time::now_ms,
 };
 
-pub struct Visitor(pub ScoredVisitor);
+pub struct Visitor {
+    scored: ScoredVisitor,
+    /// Shared by `sessions` and `attribution`, so each is read once.
+    sessions: OnceCell<Arc<Vec<tracked_session::Model>>>,
+    identities: OnceCell<Arc<Vec<identity::Model>>>,
+}
 
 /// One factor of the score.
 #[derive(SimpleObject)]
@@ -128,122 +137,151 @@ pub fn gravatar_url(email: &str) -> String {
 }
 
 impl Visitor {
+    pub fn new(scored: ScoredVisitor) -> Self {
+        Visitor { scored, sessions: OnceCell::new(), identities: OnceCell::new() }
+    }
+
     fn id(&self) -> i64 {
-        self.0.visitor.id
+        self.scored.visitor.id
+    }
+
+    async fn stored_sessions(&self, ctx: &Context<'_>) -> Result<Arc<Vec<tracked_session::Model>>> {
+        let found = self.sessions.get_or_try_init(|| loaders::load(ctx, SessionsOfVisitor(self.id()))).await?;
+        Ok(found.clone())
+    }
+
+    async fn stored_identities(&self, ctx: &Context<'_>) -> Result<Arc<Vec<identity::Model>>> {
+        let found = self.identities.get_or_try_init(|| loaders::load(ctx, IdentitiesOfVisitor(self.id()))).await?;
+        Ok(found.clone())
     }
 }
 
 #[Object]
 impl Visitor {
     async fn tracker_vid(&self) -> &str {
-        &self.0.visitor.tracker_vid
+        &self.scored.visitor.tracker_vid
     }
     /// `anonymous` or `identified`.
     async fn status(&self) -> &str {
-        &self.0.visitor.status
+        &self.scored.visitor.status
     }
     /// 0 to 100; see `scoreBreakdown`.
     async fn score(&self) -> i32 {
-        self.0.score
+        self.scored.score
     }
     /// Whether the score reaches the site's hot threshold.
     async fn hot(&self) -> bool {
-        self.0.hot
+        self.scored.hot
     }
     /// The identity's user id, or its email when it has none.
     async fn identified_user_id(&self) -> Option<&str> {
-        self.0.visitor.identified_user_id.as_deref()
+        self.scored.visitor.identified_user_id.as_deref()
     }
     async fn email(&self) -> Option<&str> {
-        self.0.visitor.email.as_deref()
+        self.scored.visitor.email.as_deref()
     }
     async fn country(&self) -> Option<&str> {
-        self.0.visitor.country.as_deref()
+        self.scored.visitor.country.as_deref()
     }
     async fn city(&self) -> Option<&str> {
-        self.0.visitor.city.as_deref()
+        self.scored.visitor.city.as_deref()
     }
     async fn region(&self) -> Option<&str> {
-        self.0.visitor.region.as_deref()
+        self.scored.visitor.region.as_deref()
     }
     async fn lat(&self) -> Option<f64> {
-        self.0.visitor.lat
+        self.scored.visitor.lat
     }
     async fn lon(&self) -> Option<f64> {
-        self.0.visitor.lon
+        self.scored.visitor.lon
     }
     async fn device_type(&self) -> Option<&str> {
-        self.0.visitor.device_type.as_deref()
+        self.scored.visitor.device_type.as_deref()
     }
     async fn browser(&self) -> Option<&str> {
-        self.0.visitor.browser.as_deref()
+        self.scored.visitor.browser.as_deref()
     }
     async fn os(&self) -> Option<&str> {
-        self.0.visitor.os.as_deref()
+        self.scored.visitor.os.as_deref()
     }
     async fn first_seen(&self) -> Timestamp {
-        Timestamp(self.0.visitor.first_seen)
+        Timestamp(self.scored.visitor.first_seen)
     }
     async fn last_seen(&self) -> Timestamp {
-        Timestamp(self.0.visitor.last_seen)
+        Timestamp(self.scored.visitor.last_seen)
     }
     async fn total_sessions(&self) -> i32 {
-        self.0.visitor.total_sessions
+        self.scored.visitor.total_sessions
     }
     async fn total_pageviews(&self) -> i32 {
-        self.0.visitor.total_pageviews
+        self.scored.visitor.total_pageviews
     }
     async fn total_events(&self) -> i32 {
-        self.0.visitor.total_events
+        self.scored.visitor.total_events
     }
     async fn total_time_seconds(&self) -> i64 {
-        self.0.visitor.total_time_seconds
+        self.scored.visitor.total_time_seconds
     }
     /// Tracking-link clicks tied to this visitor.
     async fn clicks(&self) -> i32 {
-        self.0.visitor.clicks
+        self.scored.visitor.clicks
     }
     async fn high_value_views(&self) -> i32 {
-        self.0.visitor.high_value_views
+        self.scored.visitor.high_value_views
     }
     async fn form_submits(&self) -> i32 {
-        self.0.visitor.form_submits
+        self.scored.visitor.form_submits
     }
     /// 1 for bot traffic, else 0 (the REST list's numeric flag).
     async fn is_bot(&self) -> i32 {
-        i32::from(self.0.visitor.is_bot)
+        i32::from(self.scored.visitor.is_bot)
     }
     async fn first_referrer(&self) -> Option<&str> {
-        self.0.visitor.first_referrer.as_deref()
+        self.scored.visitor.first_referrer.as_deref()
     }
     async fn last_referrer(&self) -> Option<&str> {
-        self.0.visitor.last_referrer.as_deref()
+        self.scored.visitor.last_referrer.as_deref()
     }
     /// Gravatar for the visitor's email; null when no email is known.
     async fn gravatar_url(&self) -> Option<String> {
-        self.0.visitor.email.as_deref().map(gravatar_url)
+        self.scored.visitor.email.as_deref().map(gravatar_url)
     }
     /// How the score is made, recency included.
     async fn score_breakdown(&self) -> Vec<ScoreFactor> {
-        scoring::breakdown(&self.0.visitor, now_ms())
+        scoring::breakdown(&self.scored.visitor, now_ms())
             .into_iter()
             .map(|f| ScoreFactor { name: f.name.to_owned(), points: f.points, reason: f.reason })
             .collect()
     }
     /// Every session, newest first.
     async fn sessions(&self, ctx: &Context<'_>) -> Result<Vec<TrackedSession>> {
-        let sessions = loaders::load(ctx, SessionsOfVisitor(self.id())).await?;
-        let owner = self.0.visitor.identified_user_id.clone();
-        Ok(sessions.iter().map(|s| TrackedSession { model: s.clone(), identified_user_id: owner.clone() }).collect())
+        let sessions = self.stored_sessions(ctx).await?;
+        let owner = &self.scored.visitor.identified_user_id;
+        let wants_events = session::wants_events(ctx);
+        let mut events = if wants_events {
+            loaders::load_many(ctx, sessions.iter().map(|s| EventsOfSession(s.id))).await?
+        } else {
+            HashMap::new()
+        };
+        Ok(sessions
+            .iter()
+            .map(|s| {
+                let tracked = TrackedSession::new(s.clone(), owner.clone());
+                match events.remove(&EventsOfSession(s.id)) {
+                    Some(found) => tracked.with_events(found),
+                    None if wants_events => tracked.with_events(Arc::default()),
+                    None => tracked,
+                }
+            })
+            .collect())
     }
     /// Every identify call, newest first.
     async fn identities(&self, ctx: &Context<'_>) -> Result<Vec<Identity>> {
-        let identities = loaders::load(ctx, IdentitiesOfVisitor(self.id())).await?;
-        Ok(identities.iter().cloned().map(Identity).collect())
+        Ok(self.stored_identities(ctx).await?.iter().cloned().map(Identity).collect())
     }
     /// The traits of the latest identity; `{}` before any.
     async fn user_traits(&self, ctx: &Context<'_>) -> Result<Json<Value>> {
-        let identities = loaders::load(ctx, IdentitiesOfVisitor(self.id())).await?;
+        let identities = self.stored_identities(ctx).await?;
         let traits = identities.first().and_then(|latest| serde_json::from_str(&latest.traits).ok());
         Ok(Json(traits.unwrap_or_else(|| Value::Object(Default::default()))))
     }
@@ -253,8 +291,7 @@ impl Visitor {
         Ok(clicks.iter().cloned().map(LinkClick).collect())
     }
     async fn attribution(&self, ctx: &Context<'_>) -> Result<Attribution> {
-        let sessions = loaders::load(ctx, SessionsOfVisitor(self.id())).await?;
-        Ok(attribution::attribute(&sessions).into())
+        Ok(attribution::attribute(&self.stored_sessions(ctx).await?).into())
     }
     /// The latest events, newest first.
     async fn recent_events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use entity::{event, tracked_session, visitor};
 
@@ -107,8 +107,6 @@ pub async fn stream(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64, no
         .collect();
 
     let window = stats::summarize(db, &site, Some(start), now).await?;
-    let avg_duration = average_session_seconds(db, site.id, start).await?;
-    let pages = stats::top_pages(db, site.id, Some(start)).await?;
     Ok(LiveStream {
         visitors,
         activity,
@@ -116,31 +114,10 @@ pub async fn stream(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64, no
             unique_visitors: window.overview.unique_visitors,
             sessions: window.overview.sessions,
             pageviews: window.overview.pageviews,
-            avg_duration,
+            avg_duration: window.avg_duration,
         },
         countries: window.countries,
-        pages,
+        pages: window.top_pages,
         generated_at: now,
     })
-}
-
-/// The mean duration of the sessions that have an event in the window.
-async fn average_session_seconds(db: &impl ConnectionTrait, site_id: i64, start: i64) -> AppResult<i64> {
-    let active = stats::window_events(site_id, Some(start))
-        .select_only()
-        .column(event::Column::SessionId)
-        .distinct()
-        .into_query();
-    let durations: Vec<i64> = tracked_session::Entity::find()
-        .filter(tracked_session::Column::Id.in_subquery(active))
-        .select_only()
-        .column(tracked_session::Column::DurationSeconds)
-        .into_tuple()
-        .all(db)
-        .await?;
-    if durations.is_empty() {
-        return Ok(0);
-    }
-    let total: i64 = durations.iter().sum();
-    Ok((total as f64 / durations.len() as f64).round() as i64)
 }

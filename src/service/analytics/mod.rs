@@ -79,7 +79,7 @@ impl ScoredVisitor {
 
 /// `scoring::total` as SQL, so lists sort by the score they show. Integer
 /// division truncates alike in SQLite and PostgreSQL.
-pub(crate) fn score_sql(table: &str, now: i64) -> Expr {
+pub(crate) fn score_sql_text(table: &str, now: i64) -> String {
     let fade_out_ms = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY) * DAY_MS;
     let recency = format!(
         "(CASE WHEN {now} - {table}.last_seen >= {fade_out_ms} THEN 0 \
@@ -89,7 +89,11 @@ pub(crate) fn score_sql(table: &str, now: i64) -> Expr {
         fade = scoring::RECENCY_FADE_PER_DAY,
     );
     let sum = format!("({table}.score + {recency})");
-    Expr::cust(format!("(CASE WHEN {sum} > {cap} THEN {cap} ELSE {sum} END)", cap = scoring::MAX_SCORE))
+    format!("(CASE WHEN {sum} > {cap} THEN {cap} ELSE {sum} END)", cap = scoring::MAX_SCORE)
+}
+
+pub(crate) fn score_sql(table: &str, now: i64) -> Expr {
+    Expr::cust(score_sql_text(table, now))
 }
 
 /// A visitor of a site the viewer can read, by its `tracker_vid`.

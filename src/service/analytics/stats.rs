@@ -1,25 +1,28 @@
-//! Overview statistics over a window of human traffic, counted from stored
-//! events: a visitor or session counts when it has an event in the window.
+//! Overview statistics over a rolling window of human traffic. A visitor
+//! counts when last seen inside the window and a session when it ended inside
+//! it (so the visitor list and the stats agree); pageviews and events are the
+//! exact events inside it, read from hourly rollups plus the raw events of the
+//! window's first, partial hour.
 
 use std::collections::HashMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, JoinType, QueryFilter, QueryOrder, QuerySelect,
-    RelationTrait, Select,
+    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select,
     sea_query::{Expr, Func},
 };
 
-use entity::{event, site, visitor};
+use entity::{event, page_hour, site, tracked_session, visitor};
 
-use super::TimeRange;
+use super::{TimeRange, score_sql_text};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
-    service::{access, scoring},
+    service::access,
+    time::HOUR_MS,
 };
 
 /// Rows in `top_pages` and `countries`.
-pub const TOP_ROWS: u64 = 10;
+pub const TOP_ROWS: usize = 10;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overview {
@@ -31,11 +34,18 @@ pub struct Overview {
     pub hot_leads: i64,
 }
 
-pub struct Stats {
+/// What a window holds.
+pub struct Window {
     pub overview: Overview,
-    pub top_pages: Vec<(String, i64)>,
+    /// Mean length in seconds of the window's sessions, rounded.
+    pub avg_duration: i64,
     /// Visitors per country (their latest known one; unknown is `None`).
     pub countries: Vec<(Option<String>, i64)>,
+    pub top_pages: Vec<(String, i64)>,
+}
+
+pub struct Stats {
+    pub window: Window,
     pub range: TimeRange,
 }
 
@@ -49,82 +59,146 @@ pub(super) fn window_events(site_id: i64, start: Option<i64>) -> Select<event::E
     scope
 }
 
-/// One visitor's activity inside the window, with what scores them.
 #[derive(FromQueryResult)]
-struct VisitorActivity {
+struct CountryRow {
     country: Option<String>,
-    status: String,
-    score: i32,
-    last_seen: i64,
+    visitors: i64,
+    identified: i64,
+    hot: i64,
+}
+
+#[derive(FromQueryResult)]
+struct SessionRow {
     sessions: i64,
+    seconds: Option<i64>,
+}
+
+#[derive(FromQueryResult)]
+struct PageRow {
+    page: String,
     pageviews: i64,
     events: i64,
 }
 
-/// What a window holds, per visitor and in total.
-pub(super) struct Window {
-    pub overview: Overview,
-    pub countries: Vec<(Option<String>, i64)>,
+fn sum_of(expression: Expr) -> Expr {
+    Func::cast_as(Func::sum(expression), "BIGINT").into()
 }
 
-pub(super) async fn summarize(
+pub async fn summarize(
     db: &impl ConnectionTrait,
     site: &site::Model,
     start: Option<i64>,
     now: i64,
 ) -> AppResult<Window> {
-    let pageview = Expr::cust("CASE WHEN events.event_type = 'pageview' THEN 1 ELSE 0 END");
-    // Grouped by the visitor's primary key, so PostgreSQL accepts its other columns.
-    let activity: Vec<VisitorActivity> = window_events(site.id, start)
-        .join(JoinType::InnerJoin, event::Relation::Visitor.def())
+    let mut overview = Overview::default();
+
+    let mut visitors =
+        visitor::Entity::find().filter(visitor::Column::SiteId.eq(site.id)).filter(visitor::Column::IsBot.eq(false));
+    if let Some(start) = start {
+        visitors = visitors.filter(visitor::Column::LastSeen.gte(start));
+    }
+    let hot = Expr::cust(format!(
+        "CASE WHEN {} >= {} THEN 1 ELSE 0 END",
+        score_sql_text("visitors", now),
+        site.hot_threshold
+    ));
+    let identified = Expr::cust("CASE WHEN visitors.status = 'identified' THEN 1 ELSE 0 END");
+    let by_country: Vec<CountryRow> = visitors
         .select_only()
         .column(visitor::Column::Country)
-        .column(visitor::Column::Status)
-        .column(visitor::Column::Score)
-        .column(visitor::Column::LastSeen)
-        .column_as(Expr::from(Func::count_distinct(Expr::col((event::Entity, event::Column::SessionId)))), "sessions")
-        .column_as(Expr::from(Func::cast_as(Func::sum(pageview), "BIGINT")), "pageviews")
-        .column_as(Expr::from(Func::count(Expr::col((event::Entity, event::Column::Id)))), "events")
-        .group_by(Expr::col((visitor::Entity, visitor::Column::Id)))
+        .column_as(visitor::Column::Id.count(), "visitors")
+        .column_as(sum_of(identified), "identified")
+        .column_as(sum_of(hot), "hot")
+        .group_by(visitor::Column::Country)
         .into_model()
         .all(db)
         .await?;
-    let mut overview = Overview::default();
-    let mut countries: HashMap<Option<String>, i64> = HashMap::new();
-    for row in activity {
-        overview.unique_visitors += 1;
-        overview.sessions += row.sessions;
-        overview.pageviews += row.pageviews;
-        overview.total_events += row.events;
-        overview.identified_visitors += i64::from(row.status == "identified");
-        overview.hot_leads += i64::from(scoring::total(row.score, row.last_seen, now) >= site.hot_threshold);
-        *countries.entry(row.country).or_default() += 1;
+    let mut countries = Vec::with_capacity(by_country.len());
+    for row in by_country {
+        overview.unique_visitors += row.visitors;
+        overview.identified_visitors += row.identified;
+        overview.hot_leads += row.hot;
+        countries.push((row.country, row.visitors));
     }
-    let mut countries: Vec<(Option<String>, i64)> = countries.into_iter().collect();
     // Most visitors first; known countries before unknown, then by name.
     countries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.is_none().cmp(&b.0.is_none())).then_with(|| a.0.cmp(&b.0)));
-    countries.truncate(TOP_ROWS as usize);
-    Ok(Window { overview, countries })
+    countries.truncate(TOP_ROWS);
+
+    let mut sessions = tracked_session::Entity::find()
+        .filter(tracked_session::Column::SiteId.eq(site.id))
+        .filter(tracked_session::Column::IsBot.eq(false));
+    if let Some(start) = start {
+        sessions = sessions.filter(tracked_session::Column::EndedAt.gte(start));
+    }
+    let session_row = sessions
+        .select_only()
+        .column_as(tracked_session::Column::Id.count(), "sessions")
+        .column_as(sum_of(Expr::col(tracked_session::Column::DurationSeconds)), "seconds")
+        .into_model::<SessionRow>()
+        .one(db)
+        .await?;
+    let (session_count, seconds) = session_row.map_or((0, 0), |row| (row.sessions, row.seconds.unwrap_or(0)));
+    overview.sessions = session_count;
+    let avg_duration = if session_count == 0 { 0 } else { (seconds as f64 / session_count as f64).round() as i64 };
+
+    let pages = pages_in_window(db, site.id, start).await?;
+    let mut top_pages: Vec<(String, i64)> = Vec::new();
+    for (page, (pageviews, events)) in pages {
+        overview.pageviews += pageviews;
+        overview.total_events += events;
+        if pageviews > 0 {
+            top_pages.push((page, pageviews));
+        }
+    }
+    top_pages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top_pages.truncate(TOP_ROWS);
+    Ok(Window { overview, avg_duration, countries, top_pages })
 }
 
-/// The most viewed pages in the window.
-pub(super) async fn top_pages(
+/// Human pageviews and events per page from `start` on: whole hours from the
+/// rollups, the partial first hour from the events themselves.
+async fn pages_in_window(
     db: &impl ConnectionTrait,
     site_id: i64,
     start: Option<i64>,
-) -> AppResult<Vec<(String, i64)>> {
-    Ok(window_events(site_id, start)
-        .filter(event::Column::EventType.eq("pageview"))
+) -> AppResult<HashMap<String, (i64, i64)>> {
+    let first_whole_hour =
+        start.map(|start| start.div_euclid(HOUR_MS) * HOUR_MS + if start % HOUR_MS == 0 { 0 } else { HOUR_MS });
+    let mut rollups = page_hour::Entity::find().filter(page_hour::Column::SiteId.eq(site_id));
+    if let Some(hour) = first_whole_hour {
+        rollups = rollups.filter(page_hour::Column::Hour.gte(hour));
+    }
+    let mut rows: Vec<PageRow> = rollups
         .select_only()
-        .column(event::Column::Page)
-        .column_as(event::Column::Id.count(), "views")
-        .group_by(event::Column::Page)
-        .order_by_desc(Expr::col("views"))
-        .order_by_asc(event::Column::Page)
-        .limit(TOP_ROWS)
-        .into_tuple()
+        .column(page_hour::Column::Page)
+        .column_as(sum_of(Expr::col(page_hour::Column::Pageviews)), "pageviews")
+        .column_as(sum_of(Expr::col(page_hour::Column::Events)), "events")
+        .group_by(page_hour::Column::Page)
+        .into_model()
         .all(db)
-        .await?)
+        .await?;
+    if let (Some(start), Some(hour)) = (start, first_whole_hour) {
+        let pageview = Expr::cust("CASE WHEN events.event_type = 'pageview' THEN 1 ELSE 0 END");
+        rows.extend(
+            window_events(site_id, Some(start))
+                .filter(event::Column::Timestamp.lt(hour))
+                .select_only()
+                .column(event::Column::Page)
+                .column_as(sum_of(pageview), "pageviews")
+                .column_as(event::Column::Id.count(), "events")
+                .group_by(event::Column::Page)
+                .into_model::<PageRow>()
+                .all(db)
+                .await?,
+        );
+    }
+    let mut pages: HashMap<String, (i64, i64)> = HashMap::new();
+    for row in rows {
+        let entry = pages.entry(row.page).or_default();
+        entry.0 += row.pageviews;
+        entry.1 += row.events;
+    }
+    Ok(pages)
 }
 
 pub async fn stats(
@@ -135,8 +209,6 @@ pub async fn stats(
     now: i64,
 ) -> AppResult<Stats> {
     let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
-    let start = range.start(now);
-    let window = summarize(db, &site, start, now).await?;
-    let top_pages = top_pages(db, site.id, start).await?;
-    Ok(Stats { overview: window.overview, top_pages, countries: window.countries, range })
+    let window = summarize(db, &site, range.start(now), now).await?;
+    Ok(Stats { window, range })
 }

@@ -1,5 +1,7 @@
 //! The scored visitor list.
 
+use std::collections::HashMap;
+
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use entity::visitor;
@@ -49,14 +51,26 @@ pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: ListQuery, 
         scope = scope.filter(visitor::Column::LastSeen.gte(start));
     }
     let total = scope.clone().count(db).await?;
-    let found = scope
+    // Rank on the covering index first, then read only the rows shown.
+    let ranked: Vec<i64> = scope
+        .select_only()
+        .column(visitor::Column::Id)
         .order_by(score_sql("visitors", now), Order::Desc)
         .order_by_desc(visitor::Column::LastSeen)
         .order_by_desc(visitor::Column::Id)
         .limit(query.limit)
         .offset(query.offset)
+        .into_tuple()
         .all(db)
         .await?;
+    let mut rows: HashMap<i64, visitor::Model> = visitor::Entity::find()
+        .filter(visitor::Column::Id.is_in(ranked.iter().copied()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|v| (v.id, v))
+        .collect();
+    let found: Vec<visitor::Model> = ranked.iter().filter_map(|id| rows.remove(id)).collect();
     Ok(VisitorPage {
         visitors: found.into_iter().map(|v| ScoredVisitor::new(v, site.hot_threshold, now)).collect(),
         total,

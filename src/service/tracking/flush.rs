@@ -6,12 +6,13 @@ use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, Iterable, QueryFilter,
-    sea_query::{Expr, ExprTrait, OnConflict},
+    sea_query::{Alias, Expr, ExprTrait, OnConflict},
 };
 
-use entity::{event, identity, link, link_click, tracked_session, visitor};
+use entity::{event, identity, link, link_click, page_hour, tracked_session, visitor};
 
 use super::{Activity, EventKind, batch::Batch, statement_chunks};
+use crate::time::HOUR_MS;
 
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
@@ -74,6 +75,7 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     for chunk in statement_chunks(rows) {
         event::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
+    add_to_page_hours(db, batch).await?;
 
     write_clicks(db, batch).await?;
 
@@ -111,6 +113,47 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             timestamp: pending.event.timestamp,
         })
         .collect())
+}
+
+/// Adds the batch's human events to the hourly per-page rollups.
+async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+    let mut counts: HashMap<(i64, i64, &str), (i64, i64)> = HashMap::new();
+    for pending in &batch.events {
+        let e = pending.event;
+        if e.client.info.is_bot || e.kind == EventKind::Ping {
+            continue;
+        }
+        let hour = e.timestamp.div_euclid(HOUR_MS) * HOUR_MS;
+        let count = counts.entry((e.site_id, hour, e.page.as_str())).or_default();
+        count.0 += i64::from(e.kind == EventKind::Pageview);
+        count.1 += 1;
+    }
+    let rows: Vec<page_hour::ActiveModel> = counts
+        .into_iter()
+        .map(|((site_id, hour, page), (pageviews, events))| page_hour::ActiveModel {
+            id: NotSet,
+            site_id: Set(site_id),
+            hour: Set(hour),
+            page: Set(page.to_owned()),
+            pageviews: Set(pageviews),
+            events: Set(events),
+        })
+        .collect();
+    let add = |column: page_hour::Column| {
+        Expr::col((page_hour::Entity, column)).add(Expr::col((Alias::new("excluded"), column)))
+    };
+    for chunk in statement_chunks(rows) {
+        page_hour::Entity::insert_many(chunk)
+            .on_conflict(
+                OnConflict::columns([page_hour::Column::SiteId, page_hour::Column::Hour, page_hour::Column::Page])
+                    .value(page_hour::Column::Pageviews, add(page_hour::Column::Pageviews))
+                    .value(page_hour::Column::Events, add(page_hour::Column::Events))
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Stores the batch's clicks, ties clicks reported by `lt_click` to their

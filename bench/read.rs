@@ -1,0 +1,218 @@
+//! Read paths on a seeded dataset of about a million events: the visitor list
+//! (limit 500), a profile, stats over 30 days and the live stream. Each is
+//! timed through REST, through GraphQL with the same document, and as a
+//! direct service call, in the same run; it prints p50/p95 and the ratios.
+//!
+//! cargo bench --bench read                      (SQLite, 130,000 visitors, about 1M events)
+//! BENCH_VISITORS=20000 cargo bench --bench read (a quicker, smaller run)
+//! BENCH_DATABASE_URL=postgres://... cargo bench --bench read
+
+#[path = "common.rs"]
+mod common;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::{
+    future::Future,
+    time::{Duration, Instant},
+};
+
+use leadtrail::{
+    auth::Viewer,
+    seed::{self, SeedOptions},
+    service::analytics::{self, TimeRange, live, profile, stats, visitors},
+    time::now_ms,
+};
+use sea_orm::EntityTrait;
+use serde_json::{Value, json};
+
+const WARM_UP: usize = 5;
+const RUNS: usize = 60;
+
+struct Sample {
+    p50: f64,
+    p95: f64,
+}
+
+async fn measure<F, Fut>(mut call: F) -> Sample
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for _ in 0..WARM_UP {
+        call().await;
+    }
+    let mut times: Vec<Duration> = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        call().await;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    Sample { p50: common::percentile(&times, 0.5), p95: common::percentile(&times, 0.95) }
+}
+
+struct Route {
+    name: &'static str,
+    rest: String,
+    document: &'static str,
+    variables: Value,
+    target_p95_ms: f64,
+}
+
+#[tokio::main]
+async fn main() {
+    let visitors: usize = std::env::var("BENCH_VISITORS").ok().and_then(|v| v.parse().ok()).unwrap_or(130_000);
+    let server = common::start(|_| {}).await;
+    let db = server.state.db.clone();
+    let site = server.site;
+
+    let seeding = Instant::now();
+    let report =
+        seed::run(&db, SeedOptions { site_id: site, visitors, days: 30, seed: 1 }, |_| {}).await.expect("seed");
+    let seeded = seeding.elapsed();
+    println!(
+        "seeded {} events ({} visitors, {} sessions) in {:.1}s: {:.0} events/s",
+        report.events,
+        report.visitors,
+        report.sessions,
+        seeded.as_secs_f64(),
+        common::rate(report.events as usize, seeded)
+    );
+
+    let site_model = entity::site::Entity::find_by_id(site).one(&db).await.expect("site").expect("site row");
+    let viewer = Viewer::ApiKey { org_id: site_model.org_id, key_id: 0 };
+    let top = visitors::list(
+        &db,
+        &viewer,
+        visitors::ListQuery { site_id: site, range: TimeRange::Days30, bots: false, limit: 1, offset: 0 },
+        now_ms(),
+    )
+    .await
+    .expect("list");
+    let vid = top.visitors[0].visitor.tracker_vid.clone();
+
+    let routes = [
+        Route {
+            name: "visitor list (limit 500, 30d)",
+            rest: format!("/api/visitor?siteId={site}&limit=500&timeRange=30d"),
+            document: include_str!("../src/rest/documents/visitor_list.graphql"),
+            variables: json!({ "siteId": site, "first": 500, "timeRange": "30d" }),
+            target_p95_ms: 50.0,
+        },
+        Route {
+            name: "visitor profile",
+            rest: format!("/api/visitor/{vid}?siteId={site}"),
+            document: include_str!("../src/rest/documents/visitor_profile.graphql"),
+            variables: json!({ "siteId": site, "id": vid }),
+            target_p95_ms: 20.0,
+        },
+        Route {
+            name: "stats 30d",
+            rest: format!("/api/stats?siteId={site}&timeRange=30d"),
+            document: include_str!("../src/rest/documents/stats.graphql"),
+            variables: json!({ "siteId": site, "timeRange": "30d" }),
+            target_p95_ms: 100.0,
+        },
+        Route {
+            name: "live stream (24h)",
+            rest: format!("/api/visitors?siteId={site}"),
+            document: include_str!("../src/rest/documents/live_stream.graphql"),
+            variables: json!({ "siteId": site }),
+            target_p95_ms: f64::INFINITY,
+        },
+    ];
+
+    let http = reqwest::Client::new();
+    println!();
+    println!(
+        "{:<30} {:>17} {:>17} {:>17} {:>12} {:>14}  target p95",
+        "route", "REST p50/p95", "GraphQL p50/p95", "direct p50/p95", "REST/GQL", "GQL/direct"
+    );
+    for (index, route) in routes.iter().enumerate() {
+        let rest_url = format!("{}{}", server.base, route.rest);
+        let rest = measure(|| async {
+            let reply = http.get(&rest_url).header("cookie", &server.cookie).send().await.expect("rest");
+            assert_eq!(reply.status(), 200, "{}", route.rest);
+            reply.bytes().await.expect("rest body");
+        })
+        .await;
+        let graphql_url = format!("{}/graphql", server.base);
+        let body = json!({ "query": route.document, "variables": route.variables }).to_string();
+        let graphql = measure(|| async {
+            let reply = http
+                .post(&graphql_url)
+                .header("cookie", &server.cookie)
+                .header("content-type", "application/json")
+                .header("origin", &server.base)
+                .body(body.clone())
+                .send()
+                .await
+                .expect("graphql");
+            let text = reply.text().await.expect("graphql body");
+            assert!(!text.contains("\"errors\""), "{text}");
+        })
+        .await;
+        let direct = match index {
+            0 => {
+                measure(|| async {
+                    let query = visitors::ListQuery {
+                        site_id: site,
+                        range: TimeRange::Days30,
+                        bots: false,
+                        limit: 500,
+                        offset: 0,
+                    };
+                    visitors::list(&db, &viewer, query, now_ms()).await.expect("list");
+                })
+                .await
+            }
+            1 => {
+                measure(|| async {
+                    let (_, visitor) = analytics::find_visitor(&db, &viewer, site, &vid).await.expect("visitor");
+                    let ids = [visitor.id];
+                    profile::sessions_of_visitors(&db, &ids).await.expect("sessions");
+                    profile::identities_of_visitors(&db, &ids).await.expect("identities");
+                    profile::clicks_of_visitors(&db, &ids).await.expect("clicks");
+                    profile::recent_events(&db, visitor.id).await.expect("recent");
+                    profile::form_events(&db, visitor.id).await.expect("forms");
+                    profile::top_pages(&db, visitor.id).await.expect("top pages");
+                    profile::daily_activity(&db, visitor.id).await.expect("daily");
+                })
+                .await
+            }
+            2 => {
+                measure(|| async {
+                    stats::stats(&db, &viewer, site, TimeRange::Days30, now_ms()).await.expect("stats");
+                })
+                .await
+            }
+            _ => {
+                measure(|| async {
+                    live::stream(&db, &viewer, site, now_ms()).await.expect("live");
+                })
+                .await
+            }
+        };
+        let verdict = if route.target_p95_ms.is_finite() {
+            let met = rest.p95 < route.target_p95_ms;
+            format!("< {} ms: {}", route.target_p95_ms, if met { "met" } else { "MISSED" })
+        } else {
+            "none".to_owned()
+        };
+        println!(
+            "{:<30} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>12.2} {:>14.2}  {verdict}",
+            route.name,
+            rest.p50,
+            rest.p95,
+            graphql.p50,
+            graphql.p95,
+            direct.p50,
+            direct.p95,
+            rest.p50 / graphql.p50,
+            graphql.p50 / direct.p50,
+        );
+    }
+    println!("\nREST/GQL is REST's p50 over GraphQL's for the same document; the target is at most 1.2.");
+}
