@@ -272,8 +272,8 @@ impl AnalyticsQuery {
         })
     }
 
-    /// One tracked session with its timeline.
-    async fn session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<TrackedSession> {
+    /// One tracked visit with its timeline (`session` is the sign-in session).
+    async fn tracked_session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<TrackedSession> {
         let app = ctx.app();
         let session_id = parse_id(&id, "session")?;
         let (model, visitor) = sessions::find_with_visitor(&app.db, ctx.viewer()?, site_id, session_id).await?;

@@ -54,5 +54,5 @@ pub async fn session(
     ApiQuery(params): ApiQuery<Params>,
 ) -> AppResult<Response> {
     let variables = json!({ "siteId": required_site_id(&params)?, "id": id });
-    Ok(bridge.run(include_str!("documents/session.graphql"), variables).await?.field("session"))
+    Ok(bridge.run(include_str!("documents/session.graphql"), variables).await?.field("trackedSession"))
 }
