@@ -14,6 +14,7 @@ pub mod seed;
 pub mod service;
 pub mod state;
 pub mod time;
+pub mod webhook;
 
 use axum::{
     Router,

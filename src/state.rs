@@ -12,6 +12,7 @@ use crate::{
     ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
     service::tracking::Activity,
+    webhook::WebhookClient,
 };
 
 #[derive(Clone)]
@@ -32,6 +33,8 @@ pub struct Shared {
     /// Short links as the redirect sees them.
     pub links: LinkCache,
     pub metrics: Metrics,
+    /// Delivers visitor exports; guarded against private targets.
+    pub webhooks: WebhookClient,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
 }
@@ -51,6 +54,10 @@ impl AppState {
             }
             None => None,
         };
+        let webhooks = WebhookClient::new(
+            std::time::Duration::from_secs(config.webhook_timeout_secs.max(1)),
+            config.webhook_unsafe_allow_any_target,
+        )?;
         let (live, _) = broadcast::channel(1024);
         let writer = Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone());
         Ok(Self(Arc::new(Shared {
@@ -66,6 +73,7 @@ impl AppState {
             sites: SiteCache::default(),
             links: LinkCache::default(),
             metrics,
+            webhooks,
         })))
     }
 }

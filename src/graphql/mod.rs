@@ -15,6 +15,7 @@ pub mod session;
 pub mod sites;
 pub mod types;
 pub mod visitor;
+pub mod webhooks;
 
 use async_graphql::{MergedObject, Schema, SchemaBuilder};
 
@@ -28,6 +29,7 @@ pub struct Query(
     identify::IdentifyQuery,
     links::LinkQuery,
     analytics::AnalyticsQuery,
+    webhooks::WebhookQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -37,6 +39,7 @@ pub struct Mutation(
     sites::SiteMutation,
     identify::IdentifyMutation,
     links::LinkMutation,
+    webhooks::WebhookMutation,
 );
 
 pub type Subscription = live::LiveSubscription;

@@ -7,6 +7,7 @@ pub mod bridge;
 pub mod extract;
 pub mod identify;
 pub mod links;
+pub mod webhooks;
 
 use axum::{
     Router,
@@ -38,6 +39,7 @@ pub fn routes() -> Router<RouterState> {
         .route("/api/visitor", get(analytics::list))
         .route("/api/visitor/{id}", get(analytics::profile))
         .route("/api/stats", get(analytics::stats))
+        .route("/api/webhook", get(webhooks::info).post(webhooks::send))
         .route("/api/session/{id}", get(analytics::session))
         .route("/api/sites", get(account::list_sites).post(account::create_site))
         .route("/api/sites/{id}", put(account::update_site).delete(account::delete_site))

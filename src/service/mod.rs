@@ -15,6 +15,7 @@ pub mod scoring;
 pub mod sessions;
 pub mod sites;
 pub mod tracking;
+pub mod webhooks;
 
 use sea_orm::{DbErr, SqlErr};
 

@@ -1,0 +1,207 @@
+//! Webhook exports: send (or preview) a visitor's profile, read the delivery
+//! log, and read or rotate the org's signing secret.
+
+use async_graphql::{Context, ID, InputObject, Json, Object, Result, SimpleObject};
+use serde_json::{Map, Value};
+
+use entity::webhook_delivery;
+
+use super::{
+    context::ContextExt,
+    types::{Timestamp, parse_id},
+};
+use crate::{
+    auth::Viewer,
+    service::webhooks::{self, Attempt, ExportRequest},
+    time::now_ms,
+    webhook::{WebhookType, delivery, guard, payload, signing},
+};
+
+#[derive(InputObject)]
+pub struct SendWebhookInput {
+    pub tracker_vid: String,
+    pub webhook_url: String,
+    /// `custom` (default), `crm_one`, `crm_two`, `chat_one` or `chat_two`.
+    pub webhook_type: Option<String>,
+    /// Include the sessions; default true.
+    pub include_journey: Option<bool>,
+    /// Include the latest events; default true.
+    pub include_events: Option<bool>,
+    /// Defaults to DEFAULT_SITE_ID (4).
+    pub site_id: Option<i64>,
+    /// Build and sign the request but do not send it.
+    pub dry_run: Option<bool>,
+}
+
+#[derive(SimpleObject)]
+pub struct WebhookResult {
+    pub success: bool,
+    pub tracker_vid: String,
+    pub webhook_type: String,
+    /// When it was delivered; null for a dry run.
+    pub delivered_at: Option<Timestamp>,
+    pub dry_run: bool,
+    /// The exact body sent (or that would be sent).
+    pub payload: Json<Value>,
+    /// The exact headers sent (or that would be sent).
+    pub headers: Json<Value>,
+}
+
+#[derive(SimpleObject)]
+pub struct WebhookInfo {
+    pub supported_types: Vec<String>,
+    /// A reference POST /api/webhook body.
+    pub example_payload: Json<Value>,
+}
+
+pub struct WebhookDelivery(webhook_delivery::Model);
+
+#[Object]
+impl WebhookDelivery {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn site_id(&self) -> i64 {
+        self.0.site_id
+    }
+    async fn tracker_vid(&self) -> &str {
+        &self.0.tracker_vid
+    }
+    async fn webhook_type(&self) -> &str {
+        &self.0.webhook_type
+    }
+    /// The `webhook-id` header sent.
+    async fn message_id(&self) -> &str {
+        &self.0.message_id
+    }
+    async fn target_host(&self) -> &str {
+        &self.0.target_host
+    }
+    /// The target's HTTP status; null when it never answered.
+    async fn status_code(&self) -> Option<i32> {
+        self.0.status_code
+    }
+    async fn success(&self) -> bool {
+        self.0.success
+    }
+    async fn duration_ms(&self) -> i64 {
+        self.0.duration_ms
+    }
+    async fn error(&self) -> Option<&str> {
+        self.0.error.as_deref()
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.created_at)
+    }
+}
+
+fn org_id(id: Option<ID>) -> Result<Option<i64>> {
+    Ok(id.map(|id| parse_id(&id, "organization")).transpose()?)
+}
+
+#[derive(Default)]
+pub struct WebhookQuery;
+
+#[Object]
+impl WebhookQuery {
+    /// The payload types, and an example request.
+    async fn webhook_info(&self, ctx: &Context<'_>) -> Result<WebhookInfo> {
+        ctx.viewer()?;
+        Ok(WebhookInfo {
+            supported_types: WebhookType::ALL.iter().map(|kind| kind.as_str().to_owned()).collect(),
+            example_payload: Json(payload::example_request(ctx.app().config.default_site_id)),
+        })
+    }
+
+    /// The org's latest delivery attempts, newest first. Members and up.
+    async fn webhook_deliveries(
+        &self,
+        ctx: &Context<'_>,
+        org_id: Option<ID>,
+        #[graphql(default = 50)] first: u64,
+    ) -> Result<Vec<WebhookDelivery>> {
+        let found = webhooks::deliveries(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?, first).await?;
+        Ok(found.into_iter().map(WebhookDelivery).collect())
+    }
+
+    /// The Standard Webhooks secret that signs the org's deliveries. Admins only.
+    async fn webhook_signing_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> Result<String> {
+        Ok(webhooks::signing_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
+    }
+}
+
+#[derive(Default)]
+pub struct WebhookMutation;
+
+#[Object]
+impl WebhookMutation {
+    /// Pushes one visitor's profile to a target, signed, and logs the attempt.
+    /// A refused target is INVALID_WEBHOOK_URL; a failed one DELIVERY_FAILED.
+    async fn send_webhook(&self, ctx: &Context<'_>, input: SendWebhookInput) -> Result<WebhookResult> {
+        let app = ctx.app();
+        let viewer = ctx.viewer()?;
+        let kind = WebhookType::parse(input.webhook_type.as_deref())?;
+        let allow_any = app.config.webhook_unsafe_allow_any_target;
+        let url = guard::check_url(&input.webhook_url, kind, allow_any)?;
+        let now = now_ms();
+        let request = ExportRequest {
+            site_id: input.site_id.unwrap_or(app.config.default_site_id),
+            tracker_vid: input.tracker_vid,
+            include_journey: input.include_journey.unwrap_or(true),
+            include_events: input.include_events.unwrap_or(true),
+            base_url: app.config.base_url(),
+            now,
+        };
+        let site_id = request.site_id;
+        let prepared = webhooks::prepare(&app.db, viewer, request).await?;
+        let body_value = payload::build(kind, &prepared.export);
+        let body = body_value.to_string();
+        let headers = signing::headers(&prepared.org.signing_secret, &body, now)?;
+        let mut shown: Map<String, Value> =
+            headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        shown.insert("content-type".to_owned(), Value::String("application/json".to_owned()));
+        let tracker_vid = prepared.export.visitor.tracker_vid.clone();
+        let result = |success: bool, delivered_at: Option<i64>, dry_run: bool| WebhookResult {
+            success,
+            tracker_vid: tracker_vid.clone(),
+            webhook_type: kind.as_str().to_owned(),
+            delivered_at: delivered_at.map(Timestamp),
+            dry_run,
+            payload: Json(body_value.clone()),
+            headers: Json(Value::Object(shown.clone())),
+        };
+        if input.dry_run.unwrap_or(false) {
+            return Ok(result(true, None, true));
+        }
+        let outcome = delivery::send(&app.webhooks, &url, kind, &headers, body).await?;
+        let message_id = headers.iter().find(|(name, _)| name == "webhook-id").map(|(_, v)| v.as_str()).unwrap_or("");
+        let user_id = match viewer {
+            Viewer::User { user_id, .. } => Some(*user_id),
+            Viewer::ApiKey { .. } => None,
+        };
+        webhooks::record(
+            &app.db,
+            Attempt {
+                org_id: prepared.org.id,
+                site_id,
+                user_id,
+                tracker_vid: &tracker_vid,
+                webhook_type: kind.as_str(),
+                message_id,
+                target_host: url.host_str().unwrap_or_default(),
+                outcome: &outcome,
+                at: now,
+            },
+        )
+        .await?;
+        if !outcome.success {
+            return Err(crate::error::AppError::from(&outcome).into());
+        }
+        Ok(result(true, Some(now_ms()), false))
+    }
+
+    /// Replaces the org's signing secret and returns the new one. Admins only.
+    async fn rotate_webhook_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> Result<String> {
+        Ok(webhooks::rotate_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
+    }
+}
