@@ -320,6 +320,18 @@ async fn the_secret_is_for_admins_and_rotates() {
             .await
             .expect(200);
         verify(&new, &last(&inbox));
+
+        // API keys act as members: they may send, but not read or rotate the secret.
+        let created = s.client.graphql("mutation { createApiKey(name: \"crm sync\") { key } }", json!({})).await;
+        let key = created["data"]["createApiKey"]["key"].as_str().unwrap().to_owned();
+        let member = app.client().with_bearer(&key);
+        for query in ["{ webhookSigningSecret }", "mutation { rotateWebhookSecret }"] {
+            let denied = member.graphql(query, json!({})).await;
+            assert_eq!(common::gql_error_code(&denied), "FORBIDDEN", "{denied}");
+        }
+        let sent = json!({ "tracker_vid": "alice", "webhook_url": format!("{hook}/hook/ok"), "siteId": s.site });
+        member.post("/api/webhook", sent).await.expect(200);
+        assert_eq!(secret(&s).await, new, "the secret did not change");
     }
 }
 
