@@ -1,12 +1,37 @@
 //! Orgs and their API keys.
 
-use async_graphql::{Context, ID, Object, Result};
+use async_graphql::{Context, ID, Object, Result, SimpleObject};
+
+use entity::{member, user};
 
 use super::{
     context::ContextExt,
     types::{ApiKey, CreatedApiKey, Org, parse_id},
 };
-use crate::service::{access, api_keys, orgs};
+use crate::service::{access, api_keys, members, orgs};
+
+/// A person in an org, with their role there.
+#[derive(SimpleObject)]
+pub struct Member {
+    pub user_id: ID,
+    pub name: String,
+    pub email: String,
+    /// `owner`, `admin`, `member` or `viewer`.
+    pub role: String,
+    pub member_since: super::types::Timestamp,
+}
+
+impl Member {
+    fn new(member: member::Model, user: &user::Model) -> Self {
+        Member {
+            user_id: ID(user.id.to_string()),
+            name: user.name.clone(),
+            email: user.email.clone(),
+            role: member.role,
+            member_since: super::types::Timestamp(member.created_at),
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct OrgQuery;
@@ -23,6 +48,13 @@ impl OrgQuery {
         let org_id = parse_id(&id, "organization")?;
         let (org, role) = access::find_org(&ctx.app().db, ctx.viewer()?, org_id, crate::auth::Role::Viewer).await?;
         Ok(Org { org, role })
+    }
+
+    /// The org's members, oldest first.
+    async fn members(&self, ctx: &Context<'_>, org_id: ID) -> Result<Vec<Member>> {
+        let org_id = parse_id(&org_id, "organization")?;
+        let found = members::list(&ctx.app().db, ctx.viewer()?, org_id).await?;
+        Ok(found.into_iter().map(|(member, user)| Member::new(member, &user)).collect())
     }
 
     /// The org's API keys, revoked ones included. Admins only.
@@ -49,6 +81,54 @@ impl OrgMutation {
         };
         let (key, record) = api_keys::create(db, viewer, org_id, &name).await?;
         Ok(CreatedApiKey { key, api_key: ApiKey(record) })
+    }
+
+    /// Adds an existing user by email. Admins only; owners to add an owner.
+    async fn add_member(
+        &self,
+        ctx: &Context<'_>,
+        org_id: ID,
+        email: String,
+        #[graphql(default_with = "\"member\".to_owned()")] role: String,
+    ) -> Result<Member> {
+        let org_id = parse_id(&org_id, "organization")?;
+        let role = members::parse_role(&role)?;
+        let (member, user) = members::add(&ctx.app().db, ctx.viewer()?, org_id, &email, role).await?;
+        Ok(Member::new(member, &user))
+    }
+
+    /// Changes a member's role. Admins only; owners when the owner role is involved.
+    /// The last owner cannot be demoted.
+    async fn change_member_role(&self, ctx: &Context<'_>, org_id: ID, user_id: ID, role: String) -> Result<Member> {
+        let db = &ctx.app().db;
+        let org_id = parse_id(&org_id, "organization")?;
+        let user_id = parse_id(&user_id, "member")?;
+        let member = members::change_role(db, ctx.viewer()?, org_id, user_id, members::parse_role(&role)?).await?;
+        let (_, user) = members::list(db, ctx.viewer()?, org_id)
+            .await?
+            .into_iter()
+            .find(|(m, _)| m.user_id == user_id)
+            .ok_or_else(|| crate::error::AppError::not_found("member"))?;
+        Ok(Member::new(member, &user))
+    }
+
+    /// Removes a member; anyone may remove themselves. The last owner cannot leave.
+    async fn remove_member(&self, ctx: &Context<'_>, org_id: ID, user_id: ID) -> Result<bool> {
+        let org_id = parse_id(&org_id, "organization")?;
+        let user_id = parse_id(&user_id, "member")?;
+        members::remove(&ctx.app().db, ctx.viewer()?, org_id, user_id).await?;
+        Ok(true)
+    }
+
+    /// Deletes the org with its sites, links, keys and all tracking data. Owners only.
+    async fn delete_org(&self, ctx: &Context<'_>, org_id: ID) -> Result<bool> {
+        let org_id = parse_id(&org_id, "organization")?;
+        let app = ctx.app();
+        orgs::delete(&app.db, ctx.viewer()?, org_id).await?;
+        // Its sites and links are gone; the public paths must stop serving them.
+        app.sites.clear();
+        app.links.clear();
+        Ok(true)
     }
 
     /// Revokes a key at once. Admins only.

@@ -8,6 +8,7 @@ pub mod api_keys;
 pub mod identify;
 pub mod link_stats;
 pub mod links;
+pub mod members;
 pub mod orgs;
 pub mod profile;
 pub mod salts;

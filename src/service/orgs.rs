@@ -112,3 +112,10 @@ pub async fn delete_solely_owned(db: &impl ConnectionTrait, user_id: i64) -> App
     }
     Ok(())
 }
+
+/// Deletes an org with everything in it. Owners only.
+pub async fn delete(db: &impl ConnectionTrait, viewer: &crate::auth::Viewer, org_id: i64) -> AppResult<()> {
+    super::access::find_org(db, viewer, org_id, Role::Owner).await?;
+    org::Entity::delete_by_id(org_id).exec(db).await?;
+    Ok(())
+}

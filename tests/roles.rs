@@ -1,0 +1,246 @@
+//! Roles: viewers read; members also manage links, identify and send webhooks;
+//! admins also manage sites, API keys and members; owners also delete the org.
+//! Every role is tried against every mutating route.
+
+mod common;
+
+use common::{Client, TestApp, apps, gql_error_code, traffic::pageview};
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Role {
+    Viewer,
+    Member,
+    Admin,
+    Owner,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Member => "member",
+            Role::Admin => "admin",
+            Role::Owner => "owner",
+        }
+    }
+}
+
+struct Team {
+    owner: Client,
+    org: String,
+    site: i64,
+}
+
+async fn org_of(client: &Client) -> String {
+    let orgs = client.graphql("{ orgs { id } }", json!({})).await;
+    orgs["data"]["orgs"][0]["id"].as_str().unwrap().to_owned()
+}
+
+async fn user_id_of(team: &Team, email: &str) -> String {
+    let members = team
+        .owner
+        .graphql("query($org: ID!) { members(orgId: $org) { userId email } }", json!({ "org": team.org }))
+        .await;
+    members["data"]["members"].as_array().unwrap().iter().find(|m| m["email"] == email).unwrap()["userId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn join(app: &TestApp, team: &Team, name: &str, role: Role) -> (Client, String) {
+    let (client, email) = app.user(name).await;
+    let added = team
+        .owner
+        .graphql(
+            "mutation($org: ID!, $email: String!, $role: String!) { addMember(orgId: $org, email: $email, role: $role) { role } }",
+            json!({ "org": team.org, "email": email, "role": role.name() }),
+        )
+        .await;
+    assert_eq!(added["data"]["addMember"]["role"], role.name(), "{added}");
+    (client, email)
+}
+
+/// Whether a REST answer allowed the call; a refusal must be 403 FORBIDDEN.
+fn rest_allowed(reply: &common::Reply) -> bool {
+    if reply.status.as_u16() == 403 {
+        reply.expect_error(403, "FORBIDDEN");
+        return false;
+    }
+    assert!(reply.status.is_success(), "{} {}", reply.status, reply.text);
+    true
+}
+
+fn graphql_allowed(response: &Value) -> bool {
+    if response.get("errors").is_some() {
+        assert_eq!(gql_error_code(response), "FORBIDDEN", "{response}");
+        return false;
+    }
+    true
+}
+
+/// Tries every mutating operation as `client`; returns (operation, allowed, needed).
+async fn try_everything(app: &TestApp, team: &Team, client: &Client, tag: &str) -> Vec<(&'static str, bool, Role)> {
+    let site = team.site;
+    let mut results = Vec::new();
+    let owner_link = |slug: String| async move {
+        let body = json!({ "siteId": site, "destinationUrl": "https://team.example/", "slug": slug });
+        team.owner.create_link(body).await["link"]["id"].as_str().unwrap().to_owned()
+    };
+    let body = json!({ "siteId": site, "destinationUrl": "https://team.example/", "slug": format!("new-{tag}") });
+    results.push(("create link", rest_allowed(&client.post("/api/links", body).await), Role::Member));
+    let link = owner_link(format!("edit-{tag}")).await;
+    let reply = client.put(&format!("/api/links/{link}"), json!({ "campaign": "changed" })).await;
+    results.push(("update link", rest_allowed(&reply), Role::Member));
+    let link = owner_link(format!("gone-{tag}")).await;
+    results.push(("delete link", rest_allowed(&client.delete(&format!("/api/links/{link}")).await), Role::Member));
+    let identify = json!({ "siteId": site, "tracker_vid": format!("v-{tag}"), "user_id": "u-1" });
+    results.push(("identify", rest_allowed(&client.post("/api/identify", identify).await), Role::Member));
+    let webhook =
+        json!({ "siteId": site, "tracker_vid": "visitor", "webhook_url": "https://example.com/hook", "dry_run": true });
+    results.push(("webhook", rest_allowed(&client.post("/api/webhook", webhook).await), Role::Member));
+
+    let created = client
+        .graphql(
+            "mutation($org: ID!, $domain: String!) { createSite(input: { orgId: $org, domain: $domain }) { id } }",
+            json!({ "org": team.org, "domain": format!("{tag}.team.example") }),
+        )
+        .await;
+    results.push(("create site", graphql_allowed(&created), Role::Admin));
+    let fresh_site = |domain: String| async move {
+        let reply = team.owner.post("/api/sites", json!({ "domain": domain })).await;
+        reply.expect(200)["site"]["siteId"].as_i64().unwrap()
+    };
+    let target = fresh_site(format!("edit-{tag}.example")).await;
+    let reply = client.put(&format!("/api/sites/{target}"), json!({ "name": "Renamed" })).await;
+    results.push(("update site", rest_allowed(&reply), Role::Admin));
+    let target = fresh_site(format!("gone-{tag}.example")).await;
+    results.push(("delete site", rest_allowed(&client.delete(&format!("/api/sites/{target}")).await), Role::Admin));
+
+    let org = json!({ "org": team.org });
+    let key =
+        client.graphql("mutation($org: ID!) { createApiKey(orgId: $org, name: \"k\") { key } }", org.clone()).await;
+    results.push(("create API key", graphql_allowed(&key), Role::Admin));
+    let owners_key = team
+        .owner
+        .graphql("mutation($org: ID!) { createApiKey(orgId: $org, name: \"k\") { apiKey { id } } }", org.clone())
+        .await;
+    let key_id = owners_key["data"]["createApiKey"]["apiKey"]["id"].clone();
+    let revoked = client.graphql("mutation($id: ID!) { revokeApiKey(id: $id) { id } }", json!({ "id": key_id })).await;
+    results.push(("revoke API key", graphql_allowed(&revoked), Role::Admin));
+
+    let (_, spare) = app.user(&format!("spare-{tag}")).await;
+    let added = client
+        .graphql(
+            "mutation($org: ID!, $email: String!) { addMember(orgId: $org, email: $email, role: \"viewer\") { userId } }",
+            json!({ "org": team.org, "email": spare }),
+        )
+        .await;
+    results.push(("add member", graphql_allowed(&added), Role::Admin));
+    if added.get("errors").is_some() {
+        team.owner
+            .graphql(
+                "mutation($org: ID!, $email: String!) { addMember(orgId: $org, email: $email, role: \"viewer\") { userId } }",
+                json!({ "org": team.org, "email": spare }),
+            )
+            .await;
+    }
+    let spare_id = user_id_of(team, &spare).await;
+    let changed = client
+        .graphql(
+            "mutation($org: ID!, $user: ID!) { changeMemberRole(orgId: $org, userId: $user, role: \"member\") { role } }",
+            json!({ "org": team.org, "user": spare_id }),
+        )
+        .await;
+    results.push(("change member role", graphql_allowed(&changed), Role::Admin));
+    let removed = client
+        .graphql(
+            "mutation($org: ID!, $user: ID!) { removeMember(orgId: $org, userId: $user) }",
+            json!({ "org": team.org, "user": spare_id }),
+        )
+        .await;
+    results.push(("remove member", graphql_allowed(&removed), Role::Admin));
+    let rotated = client.graphql("mutation($org: ID!) { rotateWebhookSecret(orgId: $org) }", org.clone()).await;
+    results.push(("rotate webhook secret", graphql_allowed(&rotated), Role::Admin));
+    results
+}
+
+#[tokio::test]
+async fn every_role_gets_exactly_its_rights() {
+    for app in apps().await {
+        let (owner, site) = app.user_with_site("Olga", "team.example").await;
+        let org = org_of(&owner).await;
+        let team = Team { owner, org, site };
+        app.collect(pageview(site, "visitor", "https://team.example/")).await.expect(202);
+        for role in [Role::Viewer, Role::Member, Role::Admin] {
+            let (client, _) = join(&app, &team, &format!("{}-person", role.name()), role).await;
+            // Everyone in the org reads.
+            client.get(&format!("/api/visitor?siteId={site}")).await.expect(200);
+            client.get(&format!("/api/links?siteId={site}")).await.expect(200);
+            for (operation, allowed, needed) in try_everything(&app, &team, &client, role.name()).await {
+                assert_eq!(allowed, role >= needed, "{} may {operation}: {}", role.name(), role >= needed);
+            }
+            let deleted =
+                client.graphql("mutation($org: ID!) { deleteOrg(orgId: $org) }", json!({ "org": team.org })).await;
+            assert!(!graphql_allowed(&deleted), "only owners delete the org");
+        }
+        for (operation, allowed, needed) in try_everything(&app, &team, &team.owner, "owner").await {
+            assert_eq!(allowed, Role::Owner >= needed, "the owner may {operation}");
+        }
+        app.click("/l/team-example/edit-owner", &[]).await;
+        let deleted =
+            team.owner.graphql("mutation($org: ID!) { deleteOrg(orgId: $org) }", json!({ "org": team.org })).await;
+        assert_eq!(deleted["data"]["deleteOrg"], true, "{deleted}");
+        team.owner.get(&format!("/api/visitor?siteId={site}")).await.expect_error(404, "NOT_FOUND");
+        // The org's links stop redirecting at once.
+        let link =
+            app.visit_link(reqwest::Method::GET, "/l/team-example/edit-owner", common::traffic::DESKTOP_UA, &[]).await;
+        assert_eq!(link.status.as_u16(), 404);
+    }
+}
+
+#[tokio::test]
+async fn an_org_always_keeps_an_owner() {
+    for app in apps().await {
+        let (owner, _) = app.user_with_site("Otto", "otto.example").await;
+        let org = org_of(&owner).await;
+        let team = Team { owner, org, site: 0 };
+        let viewer = team.owner.graphql("{ viewer { email } }", json!({})).await;
+        let owner_email = viewer["data"]["viewer"]["email"].as_str().unwrap().to_owned();
+        let owner_id = user_id_of(&team, &owner_email).await;
+        let vars = json!({ "org": team.org, "user": owner_id });
+        let demote = "mutation($org: ID!, $user: ID!) { changeMemberRole(orgId: $org, userId: $user, role: \"admin\") { role } }";
+        let leave = "mutation($org: ID!, $user: ID!) { removeMember(orgId: $org, userId: $user) }";
+        assert_eq!(gql_error_code(&team.owner.graphql(demote, vars.clone()).await), "CONFLICT");
+        assert_eq!(gql_error_code(&team.owner.graphql(leave, vars.clone()).await), "CONFLICT");
+
+        // An admin can neither demote nor remove an owner, nor make anyone owner.
+        let (admin, admin_email) = join(&app, &team, "Ada", Role::Admin).await;
+        assert_eq!(gql_error_code(&admin.graphql(demote, vars.clone()).await), "FORBIDDEN");
+        assert_eq!(gql_error_code(&admin.graphql(leave, vars.clone()).await), "FORBIDDEN");
+        let admin_id = user_id_of(&team, &admin_email).await;
+        let promote = "mutation($org: ID!, $user: ID!) { changeMemberRole(orgId: $org, userId: $user, role: \"owner\") { role } }";
+        let self_promotion = json!({ "org": team.org, "user": admin_id });
+        assert_eq!(gql_error_code(&admin.graphql(promote, self_promotion.clone()).await), "FORBIDDEN");
+
+        // With a second owner, the first may step down.
+        let promoted = team.owner.graphql(promote, self_promotion).await;
+        assert_eq!(promoted["data"]["changeMemberRole"]["role"], "owner", "{promoted}");
+        let stepped_down = team.owner.graphql(demote, vars.clone()).await;
+        assert_eq!(stepped_down["data"]["changeMemberRole"]["role"], "admin", "{stepped_down}");
+
+        // Bad input and other orgs.
+        let bad_role = json!({ "org": team.org, "user": owner_id });
+        let invalid =
+            "mutation($org: ID!, $user: ID!) { changeMemberRole(orgId: $org, userId: $user, role: \"king\") { role } }";
+        assert_eq!(gql_error_code(&admin.graphql(invalid, bad_role).await), "VALIDATION_ERROR");
+        let (stranger, stranger_email) = app.user("Sven").await;
+        let add = "mutation($org: ID!, $email: String!) { addMember(orgId: $org, email: $email) { role } }";
+        let into_foreign = stranger.graphql(add, json!({ "org": team.org, "email": stranger_email })).await;
+        assert_eq!(gql_error_code(&into_foreign), "NOT_FOUND");
+        let unknown = admin.graphql(add, json!({ "org": team.org, "email": "nobody@example.com" })).await;
+        assert_eq!(gql_error_code(&unknown), "NOT_FOUND");
+        let again = admin.graphql(add, json!({ "org": team.org, "email": admin_email })).await;
+        assert_eq!(gql_error_code(&again), "CONFLICT");
+    }
+}
