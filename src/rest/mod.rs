@@ -11,7 +11,7 @@ pub mod webhooks;
 
 use axum::{
     Router,
-    routing::{get, post, put},
+    routing::{MethodRouter, delete, get, post, put},
 };
 
 use crate::{
@@ -19,30 +19,60 @@ use crate::{
     error::{AppError, AppResult},
 };
 
+/// The router and the list of its (method, path) pairs, built together so
+/// the list cannot miss a route. Tests check the list against their tables.
+struct Table {
+    router: Router<RouterState>,
+    entries: Vec<(&'static str, &'static str)>,
+}
+
+impl Table {
+    fn add(mut self, method: &'static str, path: &'static str, route: MethodRouter<RouterState>) -> Self {
+        self.router = self.router.route(path, route);
+        self.entries.push((method, path));
+        self
+    }
+}
+
+fn table() -> Table {
+    Table { router: Router::new(), entries: Vec::new() }
+        .add("POST", "/api/auth/sign-up/email", post(auth::sign_up))
+        .add("POST", "/api/auth/sign-in/email", post(auth::sign_in))
+        .add("POST", "/api/auth/sign-out", post(auth::sign_out))
+        .add("GET", "/api/auth/get-session", get(auth::get_session))
+        .add("POST", "/api/auth/update-user", post(auth::update_user))
+        .add("POST", "/api/auth/change-email", post(auth::change_email))
+        .add("POST", "/api/auth/change-password", post(auth::change_password))
+        .add("POST", "/api/auth/delete-user", post(auth::delete_user))
+        .add("GET", "/api/identify", get(identify::identity))
+        .add("POST", "/api/identify", post(identify::identify))
+        .add("GET", "/api/links", get(links::list))
+        .add("POST", "/api/links", post(links::create))
+        .add("GET", "/api/links/check-slug", get(links::check_slug))
+        .add("PUT", "/api/links/{id}", put(links::update))
+        .add("DELETE", "/api/links/{id}", delete(links::delete))
+        .add("GET", "/api/link-analytics", get(links::analytics))
+        .add("GET", "/api/profile", get(account::profile))
+        .add("GET", "/api/visitors", get(analytics::live))
+        .add("GET", "/api/visitor", get(analytics::list))
+        .add("GET", "/api/visitor/{id}", get(analytics::profile))
+        .add("GET", "/api/stats", get(analytics::stats))
+        .add("GET", "/api/session/{id}", get(analytics::session))
+        .add("GET", "/api/webhook", get(webhooks::info))
+        .add("POST", "/api/webhook", post(webhooks::send))
+        .add("GET", "/api/sites", get(account::list_sites))
+        .add("POST", "/api/sites", post(account::create_site))
+        .add("PUT", "/api/sites/{id}", put(account::update_site))
+        .add("DELETE", "/api/sites/{id}", delete(account::delete_site))
+}
+
 pub fn routes() -> Router<RouterState> {
-    Router::new()
-        .route("/api/auth/sign-up/email", post(auth::sign_up))
-        .route("/api/auth/sign-in/email", post(auth::sign_in))
-        .route("/api/auth/sign-out", post(auth::sign_out))
-        .route("/api/auth/get-session", get(auth::get_session))
-        .route("/api/auth/update-user", post(auth::update_user))
-        .route("/api/auth/change-email", post(auth::change_email))
-        .route("/api/auth/change-password", post(auth::change_password))
-        .route("/api/auth/delete-user", post(auth::delete_user))
-        .route("/api/identify", get(identify::identity).post(identify::identify))
-        .route("/api/links", get(links::list).post(links::create))
-        .route("/api/links/check-slug", get(links::check_slug))
-        .route("/api/links/{id}", put(links::update).delete(links::delete))
-        .route("/api/link-analytics", get(links::analytics))
-        .route("/api/profile", get(account::profile))
-        .route("/api/visitors", get(analytics::live))
-        .route("/api/visitor", get(analytics::list))
-        .route("/api/visitor/{id}", get(analytics::profile))
-        .route("/api/stats", get(analytics::stats))
-        .route("/api/webhook", get(webhooks::info).post(webhooks::send))
-        .route("/api/session/{id}", get(analytics::session))
-        .route("/api/sites", get(account::list_sites).post(account::create_site))
-        .route("/api/sites/{id}", put(account::update_site).delete(account::delete_site))
+    table().router
+}
+
+/// Every `/api` route as (method, path pattern).
+pub fn route_list() -> Vec<(&'static str, &'static str)> {
+    table().entries
 }
 
 /// A numeric query parameter given as text, when present.
