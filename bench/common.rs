@@ -26,6 +26,7 @@ pub async fn start(configure: impl Fn(&mut Config)) -> Server {
     config.base_url = Some(base.clone());
     config.auth_rate_limit_per_minute = 1_000_000;
     config.collect_rate_limit_per_second = 1_000_000;
+    config.collect_site_rate_limit_per_second = 1_000_000;
     config.collect_queue_capacity = 200_000;
     configure(&mut config);
     let conn = db::connect(&config.database_url).await.expect("connect");

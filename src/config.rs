@@ -60,6 +60,10 @@ pub struct Config {
     #[arg(long, global = true, env = "COLLECT_RATE_LIMIT_PER_SECOND", default_value_t = 200)]
     pub collect_rate_limit_per_second: u32,
 
+    /// Collect requests per site per second, from all clients together.
+    #[arg(long, global = true, env = "COLLECT_SITE_RATE_LIMIT_PER_SECOND", default_value_t = 2000)]
+    pub collect_site_rate_limit_per_second: u32,
+
     /// Events the write queue holds before collect answers 503.
     #[arg(long, global = true, env = "COLLECT_QUEUE_CAPACITY", default_value_t = 10_000)]
     pub collect_queue_capacity: usize,

@@ -23,6 +23,8 @@ pub struct Shared {
     pub config: Config,
     pub credential_limiter: CredentialLimiter,
     pub collect_limiter: KeyedLimiter<std::net::IpAddr>,
+    /// Caps one site's collect traffic, so a flood aimed at one site cannot starve the others.
+    pub site_collect_limiter: KeyedLimiter<i64>,
     /// Every stored visitor event, for the `liveVisitors` subscription.
     pub live: broadcast::Sender<Activity>,
     pub writer: Writer,
@@ -63,6 +65,7 @@ impl AppState {
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
+            site_collect_limiter: KeyedLimiter::per_second(config.collect_site_rate_limit_per_second),
             base_origin: config.base_origin(),
             db,
             config,

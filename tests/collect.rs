@@ -402,3 +402,69 @@ async fn collect_is_rate_limited_per_client_ip() {
         assert!(statuses[3..].contains(&429), "{statuses:?}");
     }
 }
+
+#[tokio::test]
+async fn spoofed_forwarding_headers_do_not_escape_the_ip_limit() {
+    for app in apps_with(|config| config.collect_rate_limit_per_second = 3).await {
+        let (_, site) = app.user_with_site("Sly", "sly.example").await;
+        let mut statuses = Vec::new();
+        for n in 0..6 {
+            let forged = format!("203.0.113.{n}");
+            let headers = [
+                ("x-forwarded-for", forged.as_str()),
+                ("cf-connecting-ip", forged.as_str()),
+                ("x-real-ip", forged.as_str()),
+            ];
+            let reply =
+                app.collect_with(pageview(site, &format!("s{n}"), "https://sly.example/"), DESKTOP_UA, &headers).await;
+            statuses.push(reply.status.as_u16());
+        }
+        assert_eq!(&statuses[..3], &[202, 202, 202]);
+        assert!(
+            statuses[3..].iter().all(|&s| s == 429),
+            "forged headers are ignored without TRUST_PROXY: {statuses:?}"
+        );
+    }
+    // Behind a proxy that TRUST_PROXY names, its header is the client.
+    for app in apps_with(|config| {
+        config.collect_rate_limit_per_second = 3;
+        config.trust_proxy = leadtrail::config::TrustProxy::Xff;
+    })
+    .await
+    {
+        let (_, site) = app.user_with_site("Pax", "pax.example").await;
+        for n in 0..6 {
+            let client = format!("198.51.100.{n}");
+            let reply = app
+                .collect_with(
+                    pageview(site, &format!("p{n}"), "https://pax.example/"),
+                    DESKTOP_UA,
+                    &[("x-forwarded-for", client.as_str())],
+                )
+                .await;
+            assert_eq!(reply.status.as_u16(), 202, "each client has its own budget");
+        }
+    }
+}
+
+#[tokio::test]
+async fn collect_is_rate_limited_per_site() {
+    for app in apps_with(|config| config.collect_site_rate_limit_per_second = 3).await {
+        let (_, busy) = app.user_with_site("Bo", "busy.example").await;
+        let (_, quiet) = app.user_with_site("Qi", "quiet.example").await;
+        let mut statuses = Vec::new();
+        for n in 0..6 {
+            let reply =
+                app.collect_with(pageview(busy, &format!("b{n}"), "https://busy.example/"), DESKTOP_UA, &[]).await;
+            if reply.status.as_u16() == 429 {
+                reply.expect_error(429, "RATE_LIMITED");
+                assert!(reply.headers.contains_key("retry-after"));
+            }
+            statuses.push(reply.status.as_u16());
+        }
+        assert_eq!(&statuses[..3], &[202, 202, 202]);
+        assert!(statuses[3..].contains(&429), "{statuses:?}");
+        let other = app.collect_with(pageview(quiet, "q", "https://quiet.example/"), DESKTOP_UA, &[]).await;
+        assert_eq!(other.status.as_u16(), 202, "another site keeps its own budget");
+    }
+}

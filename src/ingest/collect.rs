@@ -43,6 +43,9 @@ pub async fn collect(
     app.collect_limiter.check(ip)?;
     let wire = wire::parse(&body)?;
     let site_ids: BTreeSet<i64> = wire.iter().map(|event| event.site).collect();
+    for site_id in &site_ids {
+        app.site_collect_limiter.check(*site_id)?;
+    }
     let sites = app.sites.get_many(&app.db, site_ids).await?;
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let client = Arc::new(Client {

@@ -49,6 +49,7 @@ fn base_config() -> Config {
     // Tests sign up many users from one address.
     config.auth_rate_limit_per_minute = 100_000;
     config.collect_rate_limit_per_second = 100_000;
+    config.collect_site_rate_limit_per_second = 100_000;
     config.webhook_unsafe_allow_any_target = false;
     config.disable_registration = false;
     config.max_sites_per_account = 10;
