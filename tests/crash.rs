@@ -1,0 +1,121 @@
+//! Crash safety of the real binary: SIGTERM in the middle of collect and
+//! redirect traffic loses nothing that was answered 2xx. After a restart the
+//! analytics count exactly the accepted events and the answered redirects.
+
+mod common;
+
+use std::{
+    process::{Child, Command, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use common::{apps, traffic::DESKTOP_UA};
+use serde_json::json;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The real binary, serving `database_url` on a free port.
+async fn launch(database_url: &str) -> (Child, String) {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_leadtrail"))
+        .env("DATABASE_URL", database_url)
+        .env("HOST", "127.0.0.1")
+        .env("PORT", port.to_string())
+        .env("BASE_URL", &base)
+        .env("COLLECT_RATE_LIMIT_PER_SECOND", "1000000")
+        .env("COLLECT_SITE_RATE_LIMIT_PER_SECOND", "1000000")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the binary");
+    for _ in 0..200 {
+        if let Ok(reply) = reqwest::get(format!("{base}/health/ready")).await
+            && reply.status().is_success()
+        {
+            return (child, base);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the binary did not become ready at {base}");
+}
+
+fn terminate(child: &Child) {
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn sigterm_mid_traffic_loses_nothing_answered() {
+    for mut app in apps().await {
+        let (client, site) = app.user_with_site("Cy", "crash.example").await;
+        client.create_link(json!({ "siteId": site, "destinationUrl": "https://crash.example/", "slug": "go" })).await;
+        let token = client.session.clone().unwrap();
+        let database_url = app.state.config.database_url.clone();
+        app.shut_down().await;
+
+        let (mut child, base) = launch(&database_url).await;
+        let accepted = Arc::new(AtomicU64::new(0));
+        let redirected = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut workers = Vec::new();
+        for worker in 0..8 {
+            let (base, accepted, redirected, stop) = (base.clone(), accepted.clone(), redirected.clone(), stop.clone());
+            workers.push(tokio::spawn(async move {
+                let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let result = if worker % 2 == 0 {
+                        let event = json!({ "site": site, "type": "pageview", "tracker_vid": format!("w{worker}-{n}"), "url": "https://crash.example/" });
+                        http.post(format!("{base}/api/collect")).header("user-agent", DESKTOP_UA).body(event.to_string()).send().await
+                    } else {
+                        http.get(format!("{base}/l/crash-example/go")).header("user-agent", DESKTOP_UA).send().await
+                    };
+                    match result {
+                        Ok(reply) if reply.status() == 202 => {
+                            accepted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(reply) if reply.status() == 302 => {
+                            redirected.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(_) => {}
+                        // The server is gone; nothing more can be answered.
+                        Err(_) => break,
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        terminate(&child);
+        let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().expect("wait");
+        assert!(status.success(), "a graceful shutdown exits cleanly: {status}");
+        stop.store(true, Ordering::Relaxed);
+        for worker in workers {
+            worker.await.unwrap();
+        }
+        let (accepted, redirected) = (accepted.load(Ordering::Relaxed), redirected.load(Ordering::Relaxed));
+        eprintln!("[{}] {accepted} events and {redirected} redirects answered before SIGTERM", app.backend);
+        assert!(accepted > 50 && redirected > 50, "traffic was flowing: {accepted} events, {redirected} redirects");
+
+        let (mut restarted, base) = launch(&database_url).await;
+        let http = reqwest::Client::new();
+        let get = |path: String| {
+            let request = http.get(format!("{base}{path}")).header("cookie", format!("session={token}"));
+            async move { request.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+        };
+        let stats = get(format!("/api/stats?siteId={site}&timeRange=24h")).await;
+        assert_eq!(stats["overview"]["total_events"], accepted, "every accepted event was stored: {stats}");
+        assert_eq!(stats["overview"]["unique_visitors"], accepted);
+        let clicks = get(format!("/api/link-analytics?siteId={site}")).await;
+        assert_eq!(clicks["total"], redirected, "every answered redirect was recorded");
+        terminate(&restarted);
+        tokio::task::spawn_blocking(move || restarted.wait()).await.unwrap().expect("wait");
+    }
+}
