@@ -53,9 +53,11 @@ pub fn app(state: AppState) -> Router {
     let graphql_routes = Router::new()
         .route("/graphql", get(graphql::handler::get).post(graphql::handler::post))
         .route("/graphql/ws", get(graphql::handler::ws))
-        .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
+        .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT))
+        .layer(middleware::from_fn(declared_body_limit(GRAPHQL_BODY_LIMIT)));
     let authenticated = rest::routes()
         .layer(DefaultBodyLimit::max(API_BODY_LIMIT))
+        .layer(middleware::from_fn(declared_body_limit(API_BODY_LIMIT)))
         .merge(graphql_routes)
         .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::check_origin))
@@ -73,6 +75,7 @@ pub fn app(state: AppState) -> Router {
         // OPTIONS is routed so the CORS layer, not the 405 fallback, answers preflights.
         .route("/api/collect", post(ingest::collect::collect).options(|| async { axum::http::StatusCode::NO_CONTENT }))
         .layer(DefaultBodyLimit::max(COLLECT_BODY_LIMIT))
+        .layer(middleware::from_fn(declared_body_limit(COLLECT_BODY_LIMIT)))
         .layer(collect_cors)
         .route("/script.js", get(ingest::script::script))
         .route("/l/{site}/{link}", get(ingest::redirect::redirect))
@@ -105,6 +108,31 @@ async fn method_not_allowed() -> Response {
     let mut response = AppError::bad_request("this method is not allowed on this path").into_response();
     *response.status_mut() = axum::http::StatusCode::METHOD_NOT_ALLOWED;
     response
+}
+
+/// Refuses a declared body over `limit` on every route of a group, including
+/// routes that never read their body; extractors enforce it for chunked bodies.
+fn declared_body_limit(
+    limit: usize,
+) -> impl Fn(axum::extract::Request, middleware::Next) -> std::pin::Pin<Box<dyn Future<Output = Response> + Send>> + Clone
+{
+    move |request: axum::extract::Request, next: middleware::Next| {
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<usize>().ok());
+        Box::pin(async move {
+            if declared.is_some_and(|length| length > limit) {
+                return AppError::new(
+                    error::ErrorCode::PayloadTooLarge,
+                    format!("the request body is over {} KB", limit / 1024),
+                )
+                .into_response();
+            }
+            next.run(request).await
+        })
+    }
 }
 
 async fn not_found() -> Response {
