@@ -114,6 +114,9 @@ async fn inactive_expired_capped_and_unknown_links() {
             assert_eq!(gone.status.as_u16(), 410, "{slug}");
             assert!(gone.headers["content-type"].to_str().unwrap().starts_with("text/html"));
             assert!(gone.text.contains("Link unavailable"));
+            let policy = gone.headers["content-security-policy"].to_str().unwrap();
+            assert!(policy.starts_with("default-src 'none'"), "{policy}");
+            assert_eq!(gone.headers["x-content-type-options"], "nosniff");
         }
         app.click("/l/cy-example/cap", &[]).await;
         app.click("/l/cy-example/cap", &[]).await;
