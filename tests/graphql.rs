@@ -72,6 +72,11 @@ async fn depth_and_batch_limits_hold() {
         let response = client.graphql(&deep, json!({})).await;
         assert!(response["errors"][0]["message"].as_str().unwrap().contains("too deep"), "{response}");
 
+        // Each alias costs 2 (viewer and id): 1001 of them pass the limit of 2000.
+        let wide: String = (0..1001).map(|i| format!("a{i}: viewer {{ id }} ")).collect();
+        let response = client.graphql(&format!("{{ {wide} }}"), json!({})).await;
+        assert!(response["errors"][0]["message"].as_str().unwrap().contains("complex"), "{response}");
+
         let batch: Vec<Value> = (0..11).map(|_| json!({ "query": "{ viewer { id } }" })).collect();
         client.post("/graphql", Value::Array(batch)).await.expect_error(400, "BAD_REQUEST");
         let batch: Vec<Value> = (0..2).map(|_| json!({ "query": "{ viewer { id } }" })).collect();
