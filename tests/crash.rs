@@ -24,7 +24,7 @@ fn free_port() -> u16 {
 async fn launch(database_url: &str) -> (Child, String) {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_leadtrail"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leadtrail"))
         .env("DATABASE_URL", database_url)
         .env("HOST", "127.0.0.1")
         .env("PORT", port.to_string())
@@ -43,6 +43,8 @@ async fn launch(database_url: &str) -> (Child, String) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    child.kill().ok();
+    child.wait().ok();
     panic!("the binary did not become ready at {base}");
 }
 

@@ -63,7 +63,13 @@ async fn snapshot(v: &Victim) -> Value {
 }
 
 /// REST routes: the request with the victim's ids, or why the route takes none.
-fn rest_rows(v: &Victim, own_site: i64) -> Vec<(&'static str, &'static str, Option<(Method, String, Option<Value>)>)> {
+/// A request: method, path with query, JSON body.
+type Call = (Method, String, Option<Value>);
+
+/// A route (method, pattern) and the call that probes it, or none when it takes no id.
+type Row = (&'static str, &'static str, Option<Call>);
+
+fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
     let (site, link, session) = (v.site, v.link.clone(), v.session.clone());
     let get = |path: String| Some((Method::GET, path, None));
     vec![
@@ -248,7 +254,7 @@ async fn another_tenant_sees_only_not_found_and_changes_nothing() {
 
         assert_eq!(snapshot(&v).await, before, "the victim's data is unchanged");
         // The victim's link still redirects where it did.
-        let location = app.click(&format!("/l/victim-example/secret"), &[]).await;
+        let location = app.click("/l/victim-example/secret", &[]).await;
         assert!(location.starts_with("https://victim.example/"), "{location}");
     }
 }
