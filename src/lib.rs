@@ -85,6 +85,11 @@ pub fn app(state: AppState) -> Router {
         .merge(authenticated)
         .merge(public)
         .route("/graphql/explorer.js", get(graphql::explorer::script))
+        .route("/api/openapi.json", get(rest::openapi::serve))
+        // Swagger UI with its assets compiled in: works with no network.
+        .merge(Router::from(
+            utoipa_swagger_ui::SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/api/openapi.json")),
+        ))
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
         .route("/metrics", get(metrics::render))

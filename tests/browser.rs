@@ -39,10 +39,76 @@ async fn serve_page(html: String) -> String {
     base
 }
 
+fn browser_missing() -> bool {
+    let missing = !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists();
+    if missing {
+        eprintln!("SKIPPED: browser test needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})");
+    }
+    missing
+}
+
+/// ChromeDriver and a headless Chromium session, with extra Chromium flags.
+async fn start_browser(extra_args: &[&str]) -> (Driver, fantoccini::Client) {
+    let port = free_port();
+    let driver = Driver(
+        std::process::Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    let mut args = vec![
+        "--headless=new".to_owned(),
+        "--no-sandbox".to_owned(),
+        "--disable-gpu".to_owned(),
+        "--disable-dev-shm-usage".to_owned(),
+        "--disable-quic".to_owned(),
+        "--no-first-run".to_owned(),
+        "--disable-background-networking".to_owned(),
+        "--disable-component-update".to_owned(),
+        "--disable-sync".to_owned(),
+        format!("--user-agent={DESKTOP_UA}"),
+    ];
+    args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("goog:chromeOptions".to_owned(), json!({ "binary": CHROMIUM, "args": args }));
+    for _ in 0..50 {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        if let Ok(client) = ClientBuilder::new(connector)
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            return (driver, client);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("no chromedriver session");
+}
+
+#[tokio::test]
+async fn swagger_ui_renders_with_the_network_blocked() {
+    if browser_missing() {
+        return;
+    }
+    for app in apps().await {
+        // Every host but loopback fails to resolve: nothing can come from a CDN.
+        let (_driver, browser) = start_browser(&["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]).await;
+        browser.goto(&format!("{}/docs/", app.base)).await.unwrap();
+        let title =
+            browser.wait().at_most(Duration::from_secs(20)).for_element(Locator::Css(".swagger-ui .info .title")).await;
+        let title = title.expect("Swagger UI rendered the document").text().await.unwrap();
+        assert!(title.contains("Leadtrail"), "{title}");
+        let operations = browser.find_all(Locator::Css(".opblock")).await.unwrap();
+        assert!(operations.len() >= 30, "every operation is listed: {}", operations.len());
+        browser.close().await.ok();
+    }
+}
+
 #[tokio::test]
 async fn the_tracker_records_a_real_browser_session() {
-    if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
-        eprintln!("SKIPPED: browser test needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})");
+    if browser_missing() {
         return;
     }
     for app in apps().await {
@@ -58,43 +124,7 @@ async fn the_tracker_records_a_real_browser_session() {
         );
         let page_base = serve_page(page).await;
 
-        let port = free_port();
-        let _driver = Driver(
-            std::process::Command::new(CHROMEDRIVER)
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start chromedriver"),
-        );
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "goog:chromeOptions".to_owned(),
-            json!({
-                "binary": CHROMIUM,
-                "args": [
-                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--disable-quic", "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", format!("--user-agent={DESKTOP_UA}")
-                ]
-            }),
-        );
-        let mut client = None;
-        for _ in 0..50 {
-            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            match ClientBuilder::new(connector)
-                .capabilities(capabilities.clone())
-                .connect(&format!("http://127.0.0.1:{port}"))
-                .await
-            {
-                Ok(connected) => {
-                    client = Some(connected);
-                    break;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-            }
-        }
-        let browser = client.expect("chromedriver session");
+        let (_driver, browser) = start_browser(&[]).await;
 
         browser.goto(&format!("{page_base}/")).await.unwrap();
         wait_for_events(&app, 1).await;

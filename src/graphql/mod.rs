@@ -64,6 +64,11 @@ pub fn build_schema(state: AppState) -> AppSchema {
     if introspection { builder.finish() } else { builder.disable_introspection().finish() }
 }
 
+/// A schema without state, for introspection only (the OpenAPI document).
+pub fn introspection_schema() -> AppSchema {
+    builder().finish()
+}
+
 /// The SDL that `schema.graphql` holds.
 pub fn sdl() -> String {
     builder().finish().sdl()

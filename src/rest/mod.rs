@@ -7,6 +7,7 @@ pub mod bridge;
 pub mod extract;
 pub mod identify;
 pub mod links;
+pub mod openapi;
 pub mod webhooks;
 
 use axum::{

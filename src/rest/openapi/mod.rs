@@ -1,0 +1,169 @@
+//! The OpenAPI 3.1 document for the REST API and the public endpoints, served
+//! at `/api/openapi.json`, with Swagger UI at `/docs`. Answer and body schemas
+//! come from each route's GraphQL document (see `schema`); this file adds what
+//! only the REST face knows: paths, query parameters and status codes.
+
+mod operations;
+mod public;
+pub mod schema;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::OnceCell;
+
+use crate::{error::AppError, graphql};
+
+pub use operations::{Body, OPERATIONS, Operation, Output};
+
+/// The document is the same for the life of the process; build it once.
+static DOCUMENT: OnceCell<Value> = OnceCell::const_new();
+
+pub async fn document() -> Result<&'static Value, AppError> {
+    DOCUMENT
+        .get_or_try_init(|| async {
+            let response = graphql::introspection_schema().execute(schema::INTROSPECTION).await;
+            if let Some(error) = response.errors.first() {
+                return Err(AppError::internal(&error.message));
+            }
+            let data = response.data.into_json().map_err(AppError::internal)?;
+            build(&schema::Types::from_introspection(&data)).map_err(AppError::internal)
+        })
+        .await
+}
+
+pub async fn serve() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match document().await {
+        Ok(document) => axum::Json(document).into_response(),
+        Err(err) => err.into_response(),
+    }
+}
+
+fn error_responses(statuses: &[u16]) -> Map<String, Value> {
+    statuses
+        .iter()
+        .map(|status| {
+            let response = json!({
+                "description": error_description(*status),
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
+            });
+            (status.to_string(), response)
+        })
+        .collect()
+}
+
+fn error_description(status: u16) -> &'static str {
+    match status {
+        400 => "Invalid input; `message` names the field",
+        401 => "No valid session or API key",
+        403 => "The role is too weak, or the request came from another origin",
+        404 => "Not found, or another tenant's",
+        405 => "Method not allowed",
+        409 => "Conflict (slug, email or membership)",
+        410 => "The link is inactive, expired or used up",
+        413 => "The body is too large",
+        429 => "Rate limited; see Retry-After",
+        502 => "The webhook target failed",
+        503 => "Overloaded or the database is unavailable; see Retry-After",
+        _ => "Error",
+    }
+}
+
+/// `{id}` segments of a path.
+fn path_parameters(path: &str) -> Vec<Value> {
+    path.split('/')
+        .filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }))
+        .collect()
+}
+
+fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, String> {
+    let mut answers = Vec::new();
+    let mut variables = Vec::new();
+    for source in op.documents {
+        let schemas = schema::document(types, source)?;
+        let answer = match op.output {
+            Output::Whole => schemas.data.clone(),
+            Output::Field(name) => schemas.data["properties"][name].clone(),
+        };
+        answers.push(answer);
+        variables = schemas.variables;
+    }
+    let answer = if answers.len() == 1 { answers.remove(0) } else { json!({ "anyOf": answers }) };
+    let mut parameters = path_parameters(op.path);
+    for (name, ty, required) in op.query {
+        parameters.push(json!({ "name": name, "in": "query", "required": required, "schema": { "type": ty } }));
+    }
+    let mut object = json!({
+        "operationId": op.id,
+        "summary": op.summary,
+        "tags": [op.tag],
+        "parameters": parameters,
+        "responses": { "200": { "description": "Success", "content": { "application/json": { "schema": answer } } } },
+    });
+    let body = match &op.body {
+        Body::None => None,
+        Body::Variables { except } => {
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            for (name, schema, needed) in variables.iter().filter(|(name, _, _)| !except.contains(&name.as_str())) {
+                properties.insert(name.clone(), schema.clone());
+                if *needed {
+                    required.push(json!(name));
+                }
+            }
+            Some(json!({ "type": "object", "properties": properties, "required": required }))
+        }
+        Body::Schema(schema) => Some(schema()),
+    };
+    if let Some(body) = body {
+        object["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": body } } });
+    }
+    let statuses: &[u16] = if op.public { &[400, 413, 429] } else { &[400, 401, 403, 404, 409, 413, 429, 503] };
+    let mut errors = error_responses(statuses);
+    if op.path == "/api/webhook" && op.method == "POST" {
+        errors.extend(error_responses(&[502]));
+    }
+    if let Some(responses) = object["responses"].as_object_mut() {
+        responses.extend(errors);
+    }
+    if op.public {
+        object["security"] = json!([]);
+    }
+    Ok(object)
+}
+
+/// The whole document.
+pub fn build(types: &schema::Types) -> Result<Value, String> {
+    let mut paths: Map<String, Value> = Map::new();
+    for op in OPERATIONS {
+        let item = paths.entry(op.path.to_owned()).or_insert_with(|| json!({}));
+        item[op.method.to_lowercase()] = operation_object(types, op)?;
+    }
+    for (path, method, object) in public::operations() {
+        let item = paths.entry(path.to_owned()).or_insert_with(|| json!({}));
+        item[method] = object;
+    }
+    Ok(json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Leadtrail",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Web-visitor analytics and lead intelligence. Every /api route is also reachable as GraphQL at /graphql.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": { "code": { "type": "string" }, "message": { "type": "string" } },
+                    "required": ["code", "message"],
+                },
+            },
+            "securitySchemes": {
+                "session": { "type": "apiKey", "in": "cookie", "name": "session" },
+                "apiKey": { "type": "http", "scheme": "bearer" },
+            },
+        },
+        "security": [{ "session": [] }, { "apiKey": [] }],
+    }))
+}

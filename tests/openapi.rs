@@ -1,0 +1,160 @@
+//! GET /api/openapi.json: every routed path is documented with its
+//! parameters and answer schema, every documented path is routed, and real
+//! answers conform to the documented schemas.
+
+mod common;
+
+use common::{apps_with, scenario};
+use leadtrail::config::TrustProxy;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// The routes outside `/api`'s table that the document covers.
+const PUBLIC: [(&str, &str); 5] = [
+    ("POST", "/api/collect"),
+    ("GET", "/l/{site}/{link}"),
+    ("GET", "/l/{site}/{link}/qr.svg"),
+    ("GET", "/script.js"),
+    ("GET", "/api/openapi.json"),
+];
+
+/// A small JSON Schema check: type, properties, required, items, anyOf.
+fn conforms(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
+    if let Some(options) = schema["anyOf"].as_array() {
+        return if options.iter().any(|option| conforms(value, option, at).is_ok()) {
+            Ok(())
+        } else {
+            Err(format!("{at}: {value} matches no anyOf option"))
+        };
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+        _ => return Ok(()),
+    };
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if !types.iter().any(|t| *t == kind || (*t == "number" && kind == "integer")) {
+        return Err(format!("{at}: {kind} where the schema says {types:?}"));
+    }
+    if let (Value::Object(object), Some(properties)) = (value, schema["properties"].as_object()) {
+        for key in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if !object.contains_key(key) {
+                return Err(format!("{at}: missing {key}"));
+            }
+        }
+        for (key, item) in object {
+            match properties.get(key) {
+                Some(property) => conforms(item, property, &format!("{at}.{key}"))?,
+                None => return Err(format!("{at}: {key} is not documented")),
+            }
+        }
+    }
+    if let (Value::Array(items), Some(item_schema)) = (value, schema.get("items")) {
+        for (index, item) in items.iter().enumerate() {
+            conforms(item, item_schema, &format!("{at}[{index}]"))?;
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_document_covers_exactly_the_routes() {
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let reply = app.client().get("/api/openapi.json").await;
+        let document = reply.expect(200).clone();
+        assert_eq!(document["openapi"], "3.1.0");
+        let mut routed: Vec<(String, String)> =
+            leadtrail::rest::route_list().into_iter().map(|(m, p)| (m.to_owned(), p.to_owned())).collect();
+        routed.extend(PUBLIC.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())));
+        routed.sort();
+        let mut documented: Vec<(String, String)> = Vec::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                documented.push((method.to_uppercase(), path.clone()));
+            }
+        }
+        documented.sort();
+        assert_eq!(documented, routed, "the document and the router list the same operations");
+
+        for (method, path) in &routed {
+            let operation = &document["paths"][path][method.to_lowercase()];
+            let success = ["200", "202", "302"].iter().find_map(|s| operation["responses"].get(*s));
+            assert!(success.is_some(), "{method} {path} documents its success answer");
+            let declared: Vec<&str> = operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .filter_map(|p| p["name"].as_str())
+                .collect();
+            let in_path: Vec<&str> =
+                path.split('/').filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}'))).collect();
+            assert_eq!(declared, in_path, "{method} {path} declares its path parameters");
+            if path.starts_with("/api/") && method == "GET" && !path.contains("openapi") {
+                let schema = &operation["responses"]["200"]["content"]["application/json"]["schema"];
+                assert!(
+                    schema.get("type").is_some() || schema.get("anyOf").is_some(),
+                    "{method} {path} has an answer schema"
+                );
+            }
+            // The router serves every documented path: it never answers "no such route".
+            let probe = path.replace("{id}", "1").replace("{site}", "x").replace("{link}", "y");
+            let reply = app.client().request(Method::from_bytes(method.as_bytes()).unwrap(), &probe, None).await;
+            assert_ne!(reply.status.as_u16(), 405, "{method} {path}");
+            assert!(!reply.text.contains("route not found"), "{method} {path} is routed: {}", reply.text);
+        }
+        assert_eq!(document["components"]["schemas"]["Error"]["required"], json!(["code", "message"]));
+    }
+}
+
+#[tokio::test]
+async fn real_answers_conform_to_the_documented_schemas() {
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let document = app.client().get("/api/openapi.json").await.expect(200).clone();
+        let s = scenario::feed(&app).await;
+        let session = s.get(&format!("/api/visitor/alice?siteId={}", s.site)).await["sessions"][0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let site = s.site;
+        let calls = [
+            ("/api/profile", "/api/profile".to_owned()),
+            ("/api/sites", "/api/sites".to_owned()),
+            ("/api/auth/get-session", "/api/auth/get-session".to_owned()),
+            ("/api/identify", format!("/api/identify?siteId={site}&tracker_vid=alice")),
+            ("/api/links", format!("/api/links?siteId={site}")),
+            ("/api/links/check-slug", format!("/api/links/check-slug?siteId={site}&slug=promo")),
+            ("/api/link-analytics", format!("/api/link-analytics?siteId={site}")),
+            ("/api/visitors", format!("/api/visitors?siteId={site}")),
+            ("/api/visitor", format!("/api/visitor?siteId={site}&timeRange=all")),
+            ("/api/visitor/{id}", format!("/api/visitor/alice?siteId={site}")),
+            ("/api/visitor/{id}", format!("/api/visitor/bob?siteId={site}")),
+            ("/api/stats", format!("/api/stats?siteId={site}")),
+            ("/api/session/{id}", format!("/api/session/{session}?siteId={site}")),
+            ("/api/webhook", "/api/webhook".to_owned()),
+        ];
+        for (pattern, path) in calls {
+            let answer = s.get(&path).await;
+            let schema =
+                &document["paths"][pattern]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+            conforms(&answer, schema, pattern).unwrap_or_else(|err| panic!("GET {path}: {err}"));
+        }
+        let error = s.client.get("/api/stats?siteId=abc").await;
+        conforms(&error.body, &document["components"]["schemas"]["Error"], "error").unwrap();
+        let preview = s
+            .client
+            .post("/api/webhook", json!({ "siteId": site, "tracker_vid": "alice", "webhook_url": "https://example.com/", "dry_run": true }))
+            .await;
+        let schema =
+            &document["paths"]["/api/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["schema"];
+        conforms(preview.expect(200), schema, "webhook preview").unwrap();
+    }
+}
