@@ -35,8 +35,12 @@ enum Command {
 #[derive(clap::Args)]
 struct SeedArgs {
     /// The site to fill (its id).
-    #[arg(long)]
-    site: i64,
+    #[arg(long, required_unless_present = "demo")]
+    site: Option<i64>,
+    /// Create (or refresh) a demo account, print its sign-in, and fill its
+    /// site with a week of traffic.
+    #[arg(long, conflicts_with = "site")]
+    demo: bool,
     /// Visitors to generate; each makes about 8 events.
     #[arg(long, default_value_t = 1000)]
     visitors: usize,
@@ -91,13 +95,26 @@ async fn seed(config: &Config, args: SeedArgs) -> Result<(), BoxError> {
     db::migrate(&db).await?;
     let bar = indicatif::ProgressBar::new(args.visitors as u64)
         .with_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} visitors, {per_sec}, eta {eta}")?);
-    let options = seed::SeedOptions { site_id: args.site, visitors: args.visitors, days: args.days, seed: args.seed };
+    let (site_id, days) = match args.site {
+        Some(site) => (site, args.days),
+        None => {
+            let demo = seed::demo_account(&db, config.max_sites_per_account).await.map_err(|err| err.message)?;
+            println!("Demo account: {}  password: {}  (site {})", demo.email, demo.password, demo.site_id);
+            println!(
+                "Sign in at {}/api/auth/sign-in/email or explore {}/graphql",
+                config.base_url(),
+                config.base_url()
+            );
+            (demo.site_id, 7)
+        }
+    };
+    let options = seed::SeedOptions { site_id, visitors: args.visitors, days, seed: args.seed };
     let started = std::time::Instant::now();
     let report = seed::run(&db, options, |done| bar.inc(done)).await.map_err(|err| err.message)?;
     bar.finish();
     println!(
         "Seeded site {} in {:.1}s: {} visitors ({} bots), {} sessions, {} events, {} link clicks, {} identified.",
-        args.site,
+        site_id,
         started.elapsed().as_secs_f64(),
         report.visitors,
         report.bots,

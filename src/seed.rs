@@ -316,3 +316,37 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
     }
     Ok(report)
 }
+
+pub const DEMO_EMAIL: &str = "demo@leadtrail.example";
+pub const DEMO_DOMAIN: &str = "demo.example";
+
+/// The demo account's sign-in and the site its traffic goes to.
+pub struct DemoAccount {
+    pub email: String,
+    pub password: String,
+    pub site_id: i64,
+}
+
+/// Creates the demo account with a fresh password, or gives the existing one
+/// a fresh password, and makes sure it has a site.
+pub async fn demo_account(db: &DatabaseConnection, max_sites: u32) -> AppResult<DemoAccount> {
+    use crate::service::{accounts, sites};
+    let password = crate::auth::token::random_token()[..20].to_owned();
+    let meta = crate::auth::RequestMeta {
+        client_ip: std::net::IpAddr::from([127, 0, 0, 1]),
+        user_agent: Some("leadtrail seed".to_owned()),
+    };
+    let user = match accounts::by_email(db, DEMO_EMAIL).await? {
+        Some(user) => accounts::set_password(db, user.id, password.clone()).await?,
+        None => accounts::sign_up(db, false, "Demo", DEMO_EMAIL, password.clone(), &meta).await?.user,
+    };
+    let viewer = Viewer::User { user_id: user.id, session_id: 0, session_created_at: now_ms() };
+    let site_id = match crate::service::access::sites(db, &viewer).await?.into_iter().next() {
+        Some(site) => site.id,
+        None => {
+            let new = sites::NewSite { org_id: None, domain: DEMO_DOMAIN.to_owned(), name: Some("Demo".to_owned()) };
+            sites::create(db, &viewer, max_sites, new).await?.id
+        }
+    };
+    Ok(DemoAccount { email: user.email, password, site_id })
+}

@@ -53,3 +53,46 @@ async fn seeded_traffic_adds_up_in_every_endpoint() {
         assert_eq!(links.expect(200)["links"].as_array().unwrap().len(), 3);
     }
 }
+
+#[tokio::test]
+async fn seed_demo_prints_a_working_sign_in_and_fills_a_week() {
+    for app in apps().await {
+        let run = || {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_leadtrail"))
+                .args(["seed", "--demo", "--visitors", "60"])
+                .env("DATABASE_URL", &app.state.config.database_url)
+                .env("RUST_LOG", "warn")
+                .output()
+                .expect("run leadtrail seed --demo");
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            let line = stdout.lines().find(|l| l.starts_with("Demo account:")).expect("credentials printed").to_owned();
+            let words: Vec<&str> = line.split_whitespace().collect();
+            (words[2].to_owned(), words[4].to_owned(), stdout)
+        };
+        let (email, password, stdout) = run();
+        assert!(stdout.contains("Seeded site"), "{stdout}");
+        let signed_in = app
+            .client()
+            .post("/api/auth/sign-in/email", serde_json::json!({ "email": email, "password": password }))
+            .await;
+        let token = signed_in.expect(200)["token"].as_str().unwrap().to_owned();
+        let client = app.client().with_session(token);
+        let sites = client.get("/api/sites").await;
+        let site = sites.expect(200)["sites"][0]["siteId"].as_i64().unwrap();
+        let stats = client.get(&format!("/api/stats?siteId={site}&timeRange=7d")).await;
+        assert!(stats.expect(200)["overview"]["unique_visitors"].as_i64().unwrap() > 0, "a week of traffic");
+
+        // A second run refreshes the password and adds to the same site.
+        let (again, new_password, _) = run();
+        assert_eq!(again, email);
+        assert_ne!(new_password, password);
+        let sites = client.get("/api/sites").await;
+        assert_eq!(sites.expect(200)["sites"].as_array().unwrap().len(), 1);
+        let old = app
+            .client()
+            .post("/api/auth/sign-in/email", serde_json::json!({ "email": email, "password": password }))
+            .await;
+        old.expect_error(401, "INVALID_EMAIL_OR_PASSWORD");
+    }
+}

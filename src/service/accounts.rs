@@ -156,6 +156,21 @@ async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
     if password::verify(password, user.password_hash.clone()).await? { Ok(()) } else { Err(wrong()) }
 }
 
+/// Sets a password without the current one (the `seed --demo` account).
+pub async fn set_password(db: &impl ConnectionTrait, user_id: i64, new: String) -> AppResult<user::Model> {
+    password::validate(&new)?;
+    let user = find(db, user_id).await?;
+    let mut active: user::ActiveModel = user.into();
+    active.password_hash = Set(password::hash(new).await?);
+    active.updated_at = Set(now_ms());
+    Ok(active.update(db).await?)
+}
+
+/// The user with this (normalized) email, if any.
+pub async fn by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Option<user::Model>> {
+    find_by_email(db, &normalize_email("email", email)?).await
+}
+
 /// Returns a new session token when the other sessions were revoked, because
 /// revoking replaces the caller's own session too.
 pub async fn change_password(
