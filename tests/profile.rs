@@ -298,6 +298,10 @@ async fn the_graphql_list_is_a_connection_with_a_breakdown() {
         let cursor = page["pageInfo"]["endCursor"].clone();
         let second = s.client.graphql(query, json!({ "site": s.site, "after": cursor })).await;
         assert_eq!(second["data"]["visitors"]["edges"][0]["node"]["trackerVid"], "bob");
+        for bogus in ["18446744073709551615", "-1", "not-a-cursor"] {
+            let refused = s.client.graphql(query, json!({ "site": s.site, "after": bogus })).await;
+            assert_eq!(common::gql_error_code(&refused), "VALIDATION_ERROR", "{bogus}: {refused}");
+        }
     }
 }
 

@@ -22,6 +22,9 @@ use crate::{
     time::now_ms,
 };
 
+/// Deeper pages than this are refused: a cursor is a position, not a key.
+const MAX_OFFSET: usize = 1_000_000;
+
 #[derive(SimpleObject)]
 pub struct VisitorListFields {
     /// Every visitor matching the filters, not only this page.
@@ -213,9 +216,11 @@ impl AnalyticsQuery {
         };
         let limit = visitors::clamp_limit(first)?;
         let offset = match after {
-            Some(cursor) => {
-                usize::decode_cursor(&cursor).map_err(|_| AppError::validation("after", "is not a cursor"))? + 1
-            }
+            Some(cursor) => usize::decode_cursor(&cursor)
+                .ok()
+                .and_then(|position| position.checked_add(1))
+                .filter(|&offset| offset <= MAX_OFFSET)
+                .ok_or_else(|| AppError::validation("after", "is not a cursor of this list"))?,
             None => 0,
         };
         let app = ctx.app();
