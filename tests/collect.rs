@@ -280,6 +280,7 @@ async fn visitor_aggregates_add_up() {
         // 4 views (8) + 1 return visit (5) + 5 minutes (5) + 3 high-value (24) + 1 form (15)
         assert_eq!(v.score, 8 + 5 + 5 + 24 + 15);
         let stored = app.events_of(v.id).await;
+        assert_eq!(stored.len(), 5, "the ping is not stored as an event");
         let form = stored.iter().find(|e| e.event_type == "custom_event").unwrap();
         assert_eq!(form.event_name, "form_submit");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&form.props).unwrap(), json!({ "form_id": "contact" }));

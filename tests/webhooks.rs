@@ -393,6 +393,9 @@ async fn the_ssrf_guard_refuses_private_targets() {
             "http://[fe80::1]/".to_owned(),
             "http://[::ffff:127.0.0.1]/".to_owned(),
             "http://[::ffff:10.0.0.1]/".to_owned(),
+            "http://[2002:7f00:1::]/".to_owned(),
+            "http://[64:ff9b::7f00:1]/".to_owned(),
+            "http://[2001::1]/".to_owned(),
             format!("http://2130706433:{port}/hook/ok"),
             format!("http://0177.0.0.1:{port}/hook/ok"),
             format!("http://0x7f.1:{port}/hook/ok"),
@@ -409,5 +412,11 @@ async fn the_ssrf_guard_refuses_private_targets() {
         refused(&app, &s, "http://hooks.slack.com/services/T/B/X", "chat_one").await;
         refused(&app, &s, "https://example.com/workflows/1", "chat_two").await;
         assert!(inbox.lock().unwrap().is_empty(), "no request reached the receiver");
+        // The name that resolved to loopback was an attempt, and it is logged.
+        let log = s.client.graphql("{ webhookDeliveries { targetHost success error } }", json!({})).await;
+        let rows = log["data"]["webhookDeliveries"].as_array().expect("log").clone();
+        assert_eq!(rows.len(), 1, "{log}");
+        assert_eq!(rows[0]["targetHost"], "localhost");
+        assert_eq!(rows[0]["success"], false);
     }
 }

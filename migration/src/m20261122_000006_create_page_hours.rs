@@ -36,6 +36,9 @@ impl MigrationTrait for Migration {
             ],
         )
         .await?;
+        // Earlier versions stored engagement pings as event rows; they only
+        // ever extended their session, which keeps that effect.
+        manager.get_connection().execute_unprepared("DELETE FROM events WHERE event_type = 'ping'").await?;
         // Events stored before this migration get their rollups too.
         manager
             .get_connection()

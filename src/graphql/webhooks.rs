@@ -173,7 +173,19 @@ impl WebhookMutation {
         if input.dry_run.unwrap_or(false) {
             return Ok(result(true, None, true));
         }
-        let outcome = delivery::send(&app.webhooks, &url, kind, &headers, body).await?;
+        // A target refused when its name resolved is logged too, then answered 400.
+        let (outcome, refusal) = match delivery::send(&app.webhooks, &url, kind, &headers, body).await {
+            Ok(outcome) => (outcome, None),
+            Err(refusal) => {
+                let outcome = delivery::Outcome {
+                    status: None,
+                    success: false,
+                    error: Some(refusal.message.clone()),
+                    duration_ms: 0,
+                };
+                (outcome, Some(refusal))
+            }
+        };
         let message_id = headers.iter().find(|(name, _)| name == "webhook-id").map(|(_, v)| v.as_str()).unwrap_or("");
         let user_id = match viewer {
             Viewer::User { user_id, .. } => Some(*user_id),
@@ -194,6 +206,9 @@ impl WebhookMutation {
             },
         )
         .await?;
+        if let Some(refusal) = refusal {
+            return Err(refusal.into());
+        }
         if !outcome.success {
             return Err(crate::error::AppError::from(&outcome).into());
         }

@@ -23,6 +23,9 @@ impl WebhookClient {
             .timeout(timeout)
             .connect_timeout(timeout)
             .redirect(Policy::none())
+            // A proxy from the environment would resolve and connect for us,
+            // past the guard's checks.
+            .no_proxy()
             .user_agent(concat!("Leadtrail-Webhooks/", env!("CARGO_PKG_VERSION")));
         if !allow_any {
             builder = builder.dns_resolver(guard::resolver());

@@ -59,9 +59,25 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         let [c, d] = segments[7].to_be_bytes();
         return is_public_v4(Ipv4Addr::new(a, b, c, d));
     }
+    // 6to4 (2002::/16) and IPv4-translated (::ffff:0:0:0/96) carry an IPv4 address too.
+    let embedded = |high: u16, low: u16| {
+        let [a, b] = high.to_be_bytes();
+        let [c, d] = low.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    if segments[0] == 0x2002 {
+        return is_public_v4(embedded(segments[1], segments[2]));
+    }
+    if segments[..5] == [0, 0, 0, 0, 0xffff] && segments[5] == 0 {
+        return is_public_v4(embedded(segments[6], segments[7]));
+    }
     !(ip.is_unspecified()
         || ip.is_loopback()
         || ip.is_multicast()
+        // Teredo, local-use NAT64, discard-only.
+        || (segments[0] == 0x2001 && segments[1] == 0)
+        || (segments[0] == 0x64 && segments[1] == 0xff9b && segments[2] == 1)
+        || segments[..4] == [0x100, 0, 0, 0]
         || (segments[0] & 0xfe00) == 0xfc00
         || (segments[0] & 0xffc0) == 0xfe80
         || (segments[0] & 0xffc0) == 0xfec0

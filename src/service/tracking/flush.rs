@@ -1,6 +1,6 @@
 //! The SQL half of a write batch: insert what is new, update what changed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::{
     ActiveModelTrait,
@@ -50,9 +50,11 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     )
     .await?;
 
+    // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch
         .events
         .iter()
+        .filter(|pending| pending.event.kind != EventKind::Ping)
         .map(|pending| {
             let e = pending.event;
             event::ActiveModel {
@@ -117,7 +119,8 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
 
 /// Adds the batch's human events to the hourly per-page rollups.
 async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
-    let mut counts: HashMap<(i64, i64, &str), (i64, i64)> = HashMap::new();
+    // Key order, so concurrent writers take row locks in the same order.
+    let mut counts: BTreeMap<(i64, i64, &str), (i64, i64)> = BTreeMap::new();
     for pending in &batch.events {
         let e = pending.event;
         if e.client.info.is_bot || e.kind == EventKind::Ping {
