@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 use serde_json::{Map, Value, json};
 
 use entity::{link, site};
@@ -291,7 +291,11 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
     if options.days < 1 || options.days > 365 {
         return Err(AppError::validation("days", "must be between 1 and 365"));
     }
-    let site = site::Entity::find_by_id(options.site_id).one(db).await?.ok_or_else(|| AppError::not_found("site"))?;
+    // Seeding is an operator's command, like collection it names the site by id.
+    let site = crate::service::sites::public_by_ids(db, [options.site_id])
+        .await?
+        .remove(&options.site_id)
+        .ok_or_else(|| AppError::not_found("site"))?;
     let links = seed_links(db, &site).await?;
     let mut generator =
         Generator { rng: StdRng::seed_from_u64(options.seed), site: &site, links, now: now_ms(), days: options.days };

@@ -103,12 +103,8 @@ impl OrgMutation {
         let db = &ctx.app().db;
         let org_id = parse_id(&org_id, "organization")?;
         let user_id = parse_id(&user_id, "member")?;
-        let member = members::change_role(db, ctx.viewer()?, org_id, user_id, members::parse_role(&role)?).await?;
-        let (_, user) = members::list(db, ctx.viewer()?, org_id)
-            .await?
-            .into_iter()
-            .find(|(m, _)| m.user_id == user_id)
-            .ok_or_else(|| crate::error::AppError::not_found("member"))?;
+        let (member, user) =
+            members::change_role(db, ctx.viewer()?, org_id, user_id, members::parse_role(&role)?).await?;
         Ok(Member::new(member, &user))
     }
 

@@ -2,7 +2,7 @@
 //! log, and read or rotate the org's signing secret.
 
 use async_graphql::{Context, ID, InputObject, Json, Object, Result, SimpleObject};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use entity::webhook_delivery;
 
@@ -11,10 +11,12 @@ use super::{
     types::{Timestamp, parse_id},
 };
 use crate::{
-    auth::Viewer,
-    service::webhooks::{self, Attempt, ExportRequest},
-    time::now_ms,
-    webhook::{WebhookType, delivery, guard, payload, signing},
+    service::webhooks,
+    webhook::{
+        WebhookType,
+        export::{self, ExportCommand},
+        payload,
+    },
 };
 
 #[derive(InputObject)]
@@ -139,80 +141,27 @@ impl WebhookMutation {
     /// A refused target is INVALID_WEBHOOK_URL; a failed one DELIVERY_FAILED.
     async fn send_webhook(&self, ctx: &Context<'_>, input: SendWebhookInput) -> Result<WebhookResult> {
         let app = ctx.app();
-        let viewer = ctx.viewer()?;
         let kind = WebhookType::parse(input.webhook_type.as_deref())?;
-        let allow_any = app.config.webhook_unsafe_allow_any_target;
-        let url = guard::check_url(&input.webhook_url, kind, allow_any)?;
-        let now = now_ms();
-        let request = ExportRequest {
+        let dry_run = input.dry_run.unwrap_or(false);
+        let command = ExportCommand {
             site_id: input.site_id.unwrap_or(app.config.default_site_id),
             tracker_vid: input.tracker_vid,
+            webhook_url: input.webhook_url,
+            kind,
             include_journey: input.include_journey.unwrap_or(true),
             include_events: input.include_events.unwrap_or(true),
-            base_url: app.config.base_url(),
-            now,
-        };
-        let site_id = request.site_id;
-        let prepared = webhooks::prepare(&app.db, viewer, request).await?;
-        let body_value = payload::build(kind, &prepared.export);
-        let body = body_value.to_string();
-        let headers = signing::headers(&prepared.org.signing_secret, &body, now)?;
-        let mut shown: Map<String, Value> =
-            headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-        shown.insert("content-type".to_owned(), Value::String("application/json".to_owned()));
-        let tracker_vid = prepared.export.visitor.tracker_vid.clone();
-        let result = |success: bool, delivered_at: Option<i64>, dry_run: bool| WebhookResult {
-            success,
-            tracker_vid: tracker_vid.clone(),
-            webhook_type: kind.as_str().to_owned(),
-            delivered_at: delivered_at.map(Timestamp),
             dry_run,
-            payload: Json(body_value.clone()),
-            headers: Json(Value::Object(shown.clone())),
         };
-        if input.dry_run.unwrap_or(false) {
-            return Ok(result(true, None, true));
-        }
-        // A target refused when its name resolved is logged too, then answered 400.
-        let (outcome, refusal) = match delivery::send(&app.webhooks, &url, kind, &headers, body).await {
-            Ok(outcome) => (outcome, None),
-            Err(refusal) => {
-                let outcome = delivery::Outcome {
-                    status: None,
-                    success: false,
-                    error: Some(refusal.message.clone()),
-                    duration_ms: 0,
-                };
-                (outcome, Some(refusal))
-            }
-        };
-        let message_id = headers.iter().find(|(name, _)| name == "webhook-id").map(|(_, v)| v.as_str()).unwrap_or("");
-        let user_id = match viewer {
-            Viewer::User { user_id, .. } => Some(*user_id),
-            Viewer::ApiKey { .. } => None,
-        };
-        webhooks::record(
-            &app.db,
-            Attempt {
-                org_id: prepared.org.id,
-                site_id,
-                user_id,
-                tracker_vid: &tracker_vid,
-                webhook_type: kind.as_str(),
-                message_id,
-                target_host: url.host_str().unwrap_or_default(),
-                outcome: &outcome,
-                at: now,
-            },
-        )
-        .await?;
-        if let Some(refusal) = refusal {
-            return Err(refusal.into());
-        }
-        if !outcome.success {
-            return Err(crate::error::AppError::from(&outcome).into());
-        }
-        Ok(result(true, Some(now_ms()), false))
+        let exported = export::export(app, ctx.viewer()?, command).await?;
+        Ok(WebhookResult {
+            success: true,
+            tracker_vid: exported.tracker_vid,
+            webhook_type: kind.as_str().to_owned(),
+            delivered_at: exported.delivered_at.map(Timestamp),
+            dry_run,
+            payload: Json(exported.payload),
+            headers: Json(Value::Object(exported.headers)),
+        })
     }
 
     /// Replaces the org's signing secret and returns the new one. Admins only.

@@ -1,7 +1,7 @@
 //! `/api/webhook`.
 
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{bridge::Bridge, extract::JsonBody};
 use crate::error::AppResult;
@@ -13,10 +13,5 @@ pub async fn info(bridge: Bridge) -> AppResult<Response> {
 /// Delivers, or with `dry_run: true` answers the exact payload and headers
 /// without sending them.
 pub async fn send(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    let document = if body.get("dry_run") == Some(&Value::Bool(true)) {
-        include_str!("documents/webhook_preview.graphql")
-    } else {
-        include_str!("documents/webhook_send.graphql")
-    };
-    Ok(bridge.run(document, body).await?.field("sendWebhook"))
+    Ok(bridge.run(include_str!("documents/webhook_send.graphql"), body).await?.field("sendWebhook"))
 }

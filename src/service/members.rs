@@ -114,7 +114,7 @@ pub async fn change_role(
     org_id: i64,
     user_id: i64,
     role: Role,
-) -> AppResult<member::Model> {
+) -> AppResult<(member::Model, user::Model)> {
     access::find_org(db, viewer, org_id, Role::Admin).await?;
     let current = membership(db, org_id, user_id).await?;
     let was_owner = Role::parse(&current.role) == Role::Owner;
@@ -124,7 +124,9 @@ pub async fn change_role(
     }
     let mut active: member::ActiveModel = current.into();
     active.role = Set(role.as_str().to_owned());
-    Ok(active.update(db).await?)
+    let member = active.update(db).await?;
+    let user = user::Entity::find_by_id(user_id).one(db).await?.ok_or_else(|| AppError::not_found("member"))?;
+    Ok((member, user))
 }
 
 /// Removes a member. Anyone may leave an org; removing others takes an admin.

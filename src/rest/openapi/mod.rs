@@ -77,18 +77,12 @@ fn path_parameters(path: &str) -> Vec<Value> {
 }
 
 fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, String> {
-    let mut answers = Vec::new();
-    let mut variables = Vec::new();
-    for source in op.documents {
-        let schemas = schema::document(types, source)?;
-        let answer = match op.output {
-            Output::Whole => schemas.data.clone(),
-            Output::Field(name) => schemas.data["properties"][name].clone(),
-        };
-        answers.push(answer);
-        variables = schemas.variables;
-    }
-    let answer = if answers.len() == 1 { answers.remove(0) } else { json!({ "anyOf": answers }) };
+    let schemas = schema::document(types, op.document)?;
+    let answer = match op.output {
+        Output::Whole => schemas.data.clone(),
+        Output::Field(name) => schemas.data["properties"][name].clone(),
+    };
+    let variables = schemas.variables;
     let mut parameters = path_parameters(op.path);
     for (name, ty, required) in op.query {
         parameters.push(json!({ "name": name, "in": "query", "required": required, "schema": { "type": ty } }));

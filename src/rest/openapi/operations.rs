@@ -33,8 +33,8 @@ pub struct Operation {
     pub id: &'static str,
     pub tag: &'static str,
     pub summary: &'static str,
-    /// The documents the route runs (two when the body chooses).
-    pub documents: &'static [&'static str],
+    /// The GraphQL document the route runs.
+    pub document: &'static str,
     pub output: Output,
     /// Query parameters: name, JSON type, required.
     pub query: &'static [(&'static str, &'static str, bool)],
@@ -56,7 +56,7 @@ const fn op(
         id,
         tag,
         summary,
-        documents: &[],
+        document: "",
         output: Output::Whole,
         query: &[],
         body: Body::None,
@@ -83,118 +83,118 @@ fn link_update_body() -> Value {
 
 pub const OPERATIONS: &[Operation] = &[
     Operation {
-        documents: &[doc!("sign_up")],
+        document: doc!("sign_up"),
         output: Output::Field("signUp"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         public: true,
         ..op("POST", "/api/auth/sign-up/email", "signUp", "auth", "Create an account and sign in")
     },
     Operation {
-        documents: &[doc!("sign_in")],
+        document: doc!("sign_in"),
         output: Output::Field("signIn"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         public: true,
         ..op("POST", "/api/auth/sign-in/email", "signIn", "auth", "Sign in; sets the session cookie")
     },
     Operation {
-        documents: &[doc!("sign_out")],
+        document: doc!("sign_out"),
         output: Output::Field("signOut"),
         ..op("POST", "/api/auth/sign-out", "signOut", "auth", "End the session")
     },
     Operation {
-        documents: &[doc!("get_session")],
+        document: doc!("get_session"),
         output: Output::Field("session"),
         public: true,
         ..op("GET", "/api/auth/get-session", "getSession", "auth", "The current session and user, or null")
     },
     Operation {
-        documents: &[doc!("update_user")],
+        document: doc!("update_user"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/auth/update-user", "updateUser", "auth", "Change the user's name")
     },
     Operation {
-        documents: &[doc!("change_email")],
+        document: doc!("change_email"),
         output: Output::Field("changeEmail"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/auth/change-email", "changeEmail", "auth", "Change the user's email")
     },
     Operation {
-        documents: &[doc!("change_password")],
+        document: doc!("change_password"),
         output: Output::Field("changePassword"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/auth/change-password", "changePassword", "auth", "Change the password")
     },
     Operation {
-        documents: &[doc!("delete_user")],
+        document: doc!("delete_user"),
         output: Output::Field("deleteUser"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/auth/delete-user", "deleteUser", "auth", "Delete the account")
     },
     Operation {
-        documents: &[doc!("profile")],
+        document: doc!("profile"),
         ..op("GET", "/api/profile", "profile", "account", "The signed-in user's profile")
     },
     Operation {
-        documents: &[doc!("sites_list")],
+        document: doc!("sites_list"),
         ..op("GET", "/api/sites", "listSites", "sites", "Sites the caller can reach")
     },
     Operation {
-        documents: &[doc!("site_create")],
+        document: doc!("site_create"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/sites", "createSite", "sites", "Add a site (admins)")
     },
     Operation {
-        documents: &[doc!("site_update")],
+        document: doc!("site_update"),
         body: Body::Variables { except: &["id"] },
         ..op("PUT", "/api/sites/{id}", "updateSite", "sites", "Change a site (admins)")
     },
     Operation {
-        documents: &[doc!("site_delete")],
+        document: doc!("site_delete"),
         output: Output::Field("deleteSite"),
         ..op("DELETE", "/api/sites/{id}", "deleteSite", "sites", "Remove a site and its data (admins)")
     },
     Operation {
-        documents: &[doc!("identity")],
+        document: doc!("identity"),
         output: Output::Field("identity"),
         query: &[("tracker_vid", "string", true), OPTIONAL_SITE_ID],
         ..op("GET", "/api/identify", "identity", "identify", "The latest identity of a visitor")
     },
     Operation {
-        documents: &[doc!("identify")],
+        document: doc!("identify"),
         output: Output::Field("identify"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/identify", "identify", "identify", "Link a visitor to a known person")
     },
     Operation {
-        documents: &[doc!("links_list")],
+        document: doc!("links_list"),
         output: Output::Field("links"),
         query: &[OPTIONAL_SITE_ID],
         ..op("GET", "/api/links", "listLinks", "links", "Tracking links with click counts")
     },
     Operation {
-        documents: &[doc!("link_create")],
+        document: doc!("link_create"),
         output: Output::Field("createLink"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op("POST", "/api/links", "createLink", "links", "Create a tracking link")
     },
     Operation {
-        documents: &[doc!("check_slug")],
+        document: doc!("check_slug"),
         output: Output::Field("checkSlug"),
         query: &[("slug", "string", true), OPTIONAL_SITE_ID],
         ..op("GET", "/api/links/check-slug", "checkSlug", "links", "Whether a slug is free")
     },
     Operation {
-        documents: &[doc!("link_update")],
+        document: doc!("link_update"),
         body: Body::Schema(link_update_body),
         ..op("PUT", "/api/links/{id}", "updateLink", "links", "Change the fields given")
     },
     Operation {
-        documents: &[doc!("link_delete")],
+        document: doc!("link_delete"),
         output: Output::Field("deleteLink"),
         ..op("DELETE", "/api/links/{id}", "deleteLink", "links", "Delete a link")
     },
     Operation {
-        documents: &[doc!("link_analytics")],
+        document: doc!("link_analytics"),
         output: Output::Field("linkAnalytics"),
         query: &[
             OPTIONAL_SITE_ID,
@@ -212,42 +212,42 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        documents: &[doc!("live_stream")],
+        document: doc!("live_stream"),
         output: Output::Field("liveStream"),
         query: &[SITE_ID],
         ..op("GET", "/api/visitors", "liveVisitors", "visitors", "Visitors and events of the last 24 hours")
     },
     Operation {
-        documents: &[doc!("visitor_list")],
+        document: doc!("visitor_list"),
         output: Output::Field("visitors"),
         query: &[SITE_ID, ("limit", "integer", false), ("timeRange", "string", false), ("filter", "string", false)],
         ..op("GET", "/api/visitor", "listVisitors", "visitors", "Scored visitors")
     },
     Operation {
-        documents: &[doc!("visitor_profile")],
+        document: doc!("visitor_profile"),
         output: Output::Field("visitor"),
         query: &[SITE_ID],
         ..op("GET", "/api/visitor/{id}", "visitorProfile", "visitors", "One visitor's profile")
     },
     Operation {
-        documents: &[doc!("stats")],
+        document: doc!("stats"),
         output: Output::Field("stats"),
         query: &[SITE_ID, ("timeRange", "string", false)],
         ..op("GET", "/api/stats", "stats", "visitors", "Overview statistics")
     },
     Operation {
-        documents: &[doc!("session")],
+        document: doc!("session"),
         output: Output::Field("trackedSession"),
         query: &[SITE_ID],
         ..op("GET", "/api/session/{id}", "trackedSession", "visitors", "One session and its timeline")
     },
     Operation {
-        documents: &[doc!("webhook_info")],
+        document: doc!("webhook_info"),
         output: Output::Field("webhookInfo"),
         ..op("GET", "/api/webhook", "webhookInfo", "webhooks", "Payload types and an example request")
     },
     Operation {
-        documents: &[doc!("webhook_send"), doc!("webhook_preview")],
+        document: doc!("webhook_send"),
         output: Output::Field("sendWebhook"),
         body: Body::Variables { except: NO_EXCEPTIONS },
         ..op(

@@ -87,15 +87,23 @@ fn nullable(schema: Value) -> Value {
     json!({ "anyOf": [schema, { "type": "null" }] })
 }
 
-/// The schema of a selection of `type_name`'s fields, keyed by alias.
+/// The schema of a selection of `type_name`'s fields, keyed by alias. Fields
+/// under `@include` or `@skip` may be absent; every other one is present.
 fn selection(types: &Types, doc: &ExecutableDocument, type_name: &str, set: &SelectionSet) -> Value {
     let mut properties = Map::new();
-    collect(types, doc, type_name, set, &mut properties);
-    let required: Vec<Value> = properties.keys().map(|k| Value::String(k.clone())).collect();
+    let mut required = Vec::new();
+    collect(types, doc, type_name, set, &mut properties, &mut required);
     json!({ "type": "object", "properties": properties, "required": required })
 }
 
-fn collect(types: &Types, doc: &ExecutableDocument, type_name: &str, set: &SelectionSet, out: &mut Map<String, Value>) {
+fn collect(
+    types: &Types,
+    doc: &ExecutableDocument,
+    type_name: &str,
+    set: &SelectionSet,
+    out: &mut Map<String, Value>,
+    required: &mut Vec<Value>,
+) {
     for item in &set.items {
         match &item.node {
             Selection::Field(field) => {
@@ -110,14 +118,21 @@ fn collect(types: &Types, doc: &ExecutableDocument, type_name: &str, set: &Selec
                         None => json!({}),
                     }
                 };
+                let conditional =
+                    field.directives.iter().any(|d| matches!(d.node.name.node.as_str(), "include" | "skip"));
+                if !conditional && !required.contains(&Value::String(key.clone())) {
+                    required.push(Value::String(key.clone()));
+                }
                 out.insert(key, schema);
             }
             Selection::FragmentSpread(spread) => {
                 if let Some(fragment) = doc.fragments.get(&spread.node.fragment_name.node) {
-                    collect(types, doc, type_name, &fragment.node.selection_set.node, out);
+                    collect(types, doc, type_name, &fragment.node.selection_set.node, out, required);
                 }
             }
-            Selection::InlineFragment(inline) => collect(types, doc, type_name, &inline.node.selection_set.node, out),
+            Selection::InlineFragment(inline) => {
+                collect(types, doc, type_name, &inline.node.selection_set.node, out, required)
+            }
         }
     }
 }
