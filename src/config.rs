@@ -68,6 +68,11 @@ pub struct Config {
     #[arg(long, global = true, env = "COLLECT_QUEUE_CAPACITY", default_value_t = 10_000)]
     pub collect_queue_capacity: usize,
 
+    /// SQLite's `synchronous` setting: `normal` survives a process crash,
+    /// `full` also a power loss, at some write speed. PostgreSQL ignores it.
+    #[arg(long, global = true, env = "SQLITE_SYNCHRONOUS", value_enum, default_value_t = SqliteSync::Normal)]
+    pub sqlite_synchronous: SqliteSync,
+
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
     #[arg(long, global = true, env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET", default_value_t = false)]
@@ -78,6 +83,12 @@ pub struct Config {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SqliteSync {
+    Normal,
+    Full,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -93,6 +104,18 @@ impl Config {
     pub fn from_env() -> Result<Self, clap::Error> {
         use clap::{Command, FromArgMatches};
         let matches = Config::augment_args(Command::new("leadtrail"))
+            .no_binary_name(true)
+            .try_get_matches_from(Vec::<String>::new())?;
+        Config::from_arg_matches(&matches)
+    }
+
+    /// The defaults alone, whatever the environment says: tests and benchmarks
+    /// start from this, so a developer's `TRUST_PROXY` or `GEOIP_DB_PATH`
+    /// cannot change their results.
+    pub fn defaults() -> Result<Self, clap::Error> {
+        use clap::{Command, FromArgMatches};
+        let matches = Config::augment_args(Command::new("leadtrail"))
+            .mut_args(|arg| arg.env(None))
             .no_binary_name(true)
             .try_get_matches_from(Vec::<String>::new())?;
         Config::from_arg_matches(&matches)

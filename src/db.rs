@@ -3,19 +3,37 @@
 use std::time::Duration;
 
 use migration::{Migrator, MigratorTrait};
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection, DbErr, Statement, TransactionTrait,
+};
 
-pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
+use crate::config::{Config, SqliteSync};
+
+/// Any fixed number: every instance asks for the same advisory lock.
+const MIGRATION_LOCK: i64 = 0x006c_6561_6474_726c;
+
+/// Connects as the configuration says. A PostgreSQL URL may ask for TLS
+/// (`sslmode=require`, `verify-ca`, `verify-full`, with `sslrootcert`), which
+/// rustls provides with the Mozilla roots.
+pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
+    connect_url(&config.database_url, config.sqlite_synchronous).await
+}
+
+pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseConnection, DbErr> {
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.sqlx_logging(false).acquire_timeout(Duration::from_secs(5));
     if url.starts_with("sqlite") {
         use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-        // WAL lets readers run beside the batch writer; NORMAL sync is durable
-        // across process crashes, which is what a 2xx promises.
-        opts.map_sqlx_sqlite_opts(|sqlite| {
+        // WAL lets readers run beside the batch writer. NORMAL sync keeps every
+        // commit across a process crash; FULL also across a power loss.
+        let synchronous = match synchronous {
+            SqliteSync::Normal => SqliteSynchronous::Normal,
+            SqliteSync::Full => SqliteSynchronous::Full,
+        };
+        opts.map_sqlx_sqlite_opts(move |sqlite| {
             sqlite
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
+                .synchronous(synchronous)
                 .busy_timeout(Duration::from_secs(5))
                 .foreign_keys(true)
                 // Analytics reads scan indexes of a few hundred MB: keep hot
@@ -27,6 +45,23 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     Database::connect(opts).await
 }
 
+/// Runs the migrations that have not run. On PostgreSQL the first instance to
+/// start takes an advisory lock and migrates; instances started at the same
+/// moment wait for it, then find nothing left to do.
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
-    Migrator::up(db, None).await
+    if db.get_database_backend() != DatabaseBackend::Postgres {
+        return Migrator::up(db, None).await;
+    }
+    // The lock lives as long as this transaction's connection; the migrations
+    // run on other connections of the pool.
+    let lock = db.begin().await?;
+    lock.execute_raw(Statement::from_sql_and_values(
+        DatabaseBackend::Postgres,
+        "SELECT pg_advisory_xact_lock($1)",
+        [MIGRATION_LOCK.into()],
+    ))
+    .await?;
+    let migrated = Migrator::up(db, None).await;
+    lock.commit().await?;
+    migrated
 }

@@ -18,7 +18,7 @@ use crate::{
     ingest::{collect, redirect, wire::WireEvent},
     service::{
         links::{self, NewLink},
-        tracking::{self, ClickCommand, Client, CollectedEvent, IdentifyCommand, VisitorCache, WriteOp},
+        tracking::{self, ClickCommand, Client, CollectedEvent, IdentifyCommand, WriteOp},
     },
     time::{DAY_MS, HOUR_MS, MINUTE_MS, now_ms},
 };
@@ -212,6 +212,7 @@ impl Generator<'_> {
                         click_key,
                         referrer: None,
                         is_bot: false,
+                        counted: false,
                         client: client.clone(),
                         created_at: ts - 1000,
                     })));
@@ -300,7 +301,6 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
     let mut generator =
         Generator { rng: StdRng::seed_from_u64(options.seed), site: &site, links, now: now_ms(), days: options.days };
     let mut report = SeedReport::default();
-    let mut cache = VisitorCache::new(BATCH_EVENTS);
     let mut pending: Vec<WriteOp> = Vec::new();
     let mut pending_events = 0;
     let mut done = 0;
@@ -311,7 +311,7 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
         done += 1;
         if pending_events >= BATCH_EVENTS || index + 1 == options.visitors {
             let batch: Vec<&WriteOp> = pending.iter().collect();
-            tracking::apply(db, &mut cache, &batch).await?;
+            tracking::apply(db, &batch).await?;
             pending.clear();
             pending_events = 0;
             progress(done);
@@ -342,7 +342,7 @@ pub async fn demo_account(db: &DatabaseConnection, max_sites: u32) -> AppResult<
     };
     let user = match accounts::by_email(db, DEMO_EMAIL).await? {
         Some(user) => accounts::set_password(db, user.id, password.clone()).await?,
-        None => accounts::sign_up(db, false, "Demo", DEMO_EMAIL, password.clone(), &meta).await?.user,
+        None => accounts::sign_up(db, false, "Demo", DEMO_EMAIL, password.clone(), None, &meta).await?.user,
     };
     let viewer = Viewer::User { user_id: user.id, session_id: 0, session_created_at: now_ms() };
     let site_id = match crate::service::access::sites(db, &viewer).await?.into_iter().next() {

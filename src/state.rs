@@ -7,10 +7,12 @@ use tokio::sync::broadcast;
 
 use crate::{
     auth::rate_limit::{CredentialLimiter, KeyedLimiter},
+    cluster::Cluster,
     config::Config,
     enrich::GeoIp,
     ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
+    service::effects::Effects,
     service::tracking::Activity,
     webhook::WebhookClient,
 };
@@ -31,12 +33,14 @@ pub struct Shared {
     pub geoip: Option<Arc<GeoIp>>,
     pub salts: SaltCache,
     /// Sites as the collect endpoint sees them.
-    pub sites: SiteCache,
+    pub sites: Arc<SiteCache>,
     /// Short links as the redirect sees them.
-    pub links: LinkCache,
+    pub links: Arc<LinkCache>,
+    /// Tells every instance's caches about changes.
+    pub cluster: Arc<Cluster>,
+    /// What services need to carry out their side effects.
+    pub effects: Effects,
     pub metrics: Metrics,
-    /// Delivers visitor exports; guarded against private targets.
-    pub webhooks: WebhookClient,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
 }
@@ -61,7 +65,17 @@ impl AppState {
             config.webhook_unsafe_allow_any_target,
         )?;
         let (live, _) = broadcast::channel(1024);
-        let writer = Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone());
+        let sites = Arc::new(SiteCache::default());
+        let links = Arc::new(LinkCache::default());
+        let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
+        let writer = Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone(), cluster.clone());
+        let effects = Effects {
+            cluster: cluster.clone(),
+            writer: writer.clone(),
+            webhooks,
+            base_url: config.base_url(),
+            allow_any_webhook_target: config.webhook_unsafe_allow_any_target,
+        };
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
@@ -73,10 +87,11 @@ impl AppState {
             writer,
             geoip,
             salts: SaltCache::default(),
-            sites: SiteCache::default(),
-            links: LinkCache::default(),
+            sites,
+            links,
+            cluster,
+            effects,
             metrics,
-            webhooks,
         })))
     }
 }

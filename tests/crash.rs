@@ -1,11 +1,12 @@
 //! Crash safety of the real binary: SIGTERM in the middle of collect and
 //! redirect traffic loses nothing that was answered 2xx. After a restart the
 //! analytics count exactly the accepted events and the answered redirects.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
 use std::{
-    process::{Child, Command, Stdio},
     sync::{
         Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -13,45 +14,12 @@ use std::{
     time::Duration,
 };
 
-use common::{apps, traffic::DESKTOP_UA};
+use common::{
+    apps,
+    process::{launch, signal, wait},
+    traffic::DESKTOP_UA,
+};
 use serde_json::json;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// The real binary, serving `database_url` on a free port.
-async fn launch(database_url: &str) -> (Child, String) {
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leadtrail"))
-        .env("DATABASE_URL", database_url)
-        .env("HOST", "127.0.0.1")
-        .env("PORT", port.to_string())
-        .env("BASE_URL", &base)
-        .env("COLLECT_RATE_LIMIT_PER_SECOND", "1000000")
-        .env("COLLECT_SITE_RATE_LIMIT_PER_SECOND", "1000000")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start the binary");
-    for _ in 0..200 {
-        if let Ok(reply) = reqwest::get(format!("{base}/health/ready")).await
-            && reply.status().is_success()
-        {
-            return (child, base);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    child.kill().ok();
-    child.wait().ok();
-    panic!("the binary did not become ready at {base}");
-}
-
-fn terminate(child: &Child) {
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
-    assert!(status.success());
-}
 
 #[tokio::test]
 async fn sigterm_mid_traffic_loses_nothing_answered() {
@@ -62,7 +30,7 @@ async fn sigterm_mid_traffic_loses_nothing_answered() {
         let database_url = app.state.config.database_url.clone();
         app.shut_down().await;
 
-        let (mut child, base) = launch(&database_url).await;
+        let (child, base) = launch(&database_url).await;
         let accepted = Arc::new(AtomicU64::new(0));
         let redirected = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -95,8 +63,8 @@ async fn sigterm_mid_traffic_loses_nothing_answered() {
             }));
         }
         tokio::time::sleep(Duration::from_millis(700)).await;
-        terminate(&child);
-        let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().expect("wait");
+        signal(&child, "TERM");
+        let status = wait(child).await;
         assert!(status.success(), "a graceful shutdown exits cleanly: {status}");
         stop.store(true, Ordering::Relaxed);
         for worker in workers {
@@ -106,7 +74,7 @@ async fn sigterm_mid_traffic_loses_nothing_answered() {
         eprintln!("[{}] {accepted} events and {redirected} redirects answered before SIGTERM", app.backend);
         assert!(accepted > 50 && redirected > 50, "traffic was flowing: {accepted} events, {redirected} redirects");
 
-        let (mut restarted, base) = launch(&database_url).await;
+        let (restarted, base) = launch(&database_url).await;
         let http = reqwest::Client::new();
         let get = |path: String| {
             let request = http.get(format!("{base}{path}")).header("cookie", format!("session={token}"));
@@ -117,7 +85,7 @@ async fn sigterm_mid_traffic_loses_nothing_answered() {
         assert_eq!(stats["overview"]["unique_visitors"], accepted);
         let clicks = get(format!("/api/link-analytics?siteId={site}")).await;
         assert_eq!(clicks["total"], redirected, "every answered redirect was recorded");
-        terminate(&restarted);
-        tokio::task::spawn_blocking(move || restarted.wait()).await.unwrap().expect("wait");
+        signal(&restarted, "TERM");
+        wait(restarted).await;
     }
 }

@@ -1,7 +1,7 @@
 use sea_orm::entity::prelude::*;
 
 /// One identify call; a visitor's identity is its latest row.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize)]
 #[sea_orm(table_name = "identities")]
 pub struct Model {
     #[sea_orm(primary_key)]

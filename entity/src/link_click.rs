@@ -2,7 +2,7 @@ use sea_orm::entity::prelude::*;
 
 /// A redirect through a tracking link. The link's labels are copied so the
 /// click keeps its attribution when the link is later edited.
-#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, serde::Serialize)]
 #[sea_orm(table_name = "link_clicks")]
 pub struct Model {
     #[sea_orm(primary_key)]

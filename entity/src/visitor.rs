@@ -1,7 +1,7 @@
 use sea_orm::entity::prelude::*;
 
 /// One row per (site, tracker_vid), holding running aggregates.
-#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, serde::Serialize)]
 #[sea_orm(table_name = "visitors")]
 pub struct Model {
     #[sea_orm(primary_key)]

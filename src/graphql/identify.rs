@@ -1,6 +1,7 @@
 //! Identification of visitors.
 
-use async_graphql::{Context, InputObject, Json, Object, Result, SimpleObject};
+use crate::error::AppResult;
+use async_graphql::{Context, InputObject, Json, Object, SimpleObject};
 
 use super::{context::ContextExt, types::Timestamp};
 use crate::service::identify::{self, IdentifyInput};
@@ -81,7 +82,12 @@ pub struct IdentifyQuery;
 #[Object]
 impl IdentifyQuery {
     /// Whether a visitor is identified, and as whom.
-    async fn identity(&self, ctx: &Context<'_>, site_id: Option<i64>, tracker_vid: String) -> Result<IdentityLookup> {
+    async fn identity(
+        &self,
+        ctx: &Context<'_>,
+        site_id: Option<i64>,
+        tracker_vid: String,
+    ) -> AppResult<IdentityLookup> {
         let app = ctx.app();
         let site_id = site_id.unwrap_or(app.config.default_site_id);
         let found = identify::latest(&app.db, ctx.viewer()?, site_id, &tracker_vid).await?;
@@ -96,7 +102,7 @@ pub struct IdentifyMutation;
 impl IdentifyMutation {
     /// Links a visitor to a known person. Every call is kept as history; the
     /// visitor is created when it has not been seen yet. Members and API keys.
-    async fn identify(&self, ctx: &Context<'_>, input: IdentifyVisitorInput) -> Result<IdentifyResult> {
+    async fn identify(&self, ctx: &Context<'_>, input: IdentifyVisitorInput) -> AppResult<IdentifyResult> {
         let app = ctx.app();
         let input = IdentifyInput {
             site_id: input.site_id.unwrap_or(app.config.default_site_id),
@@ -110,10 +116,9 @@ impl IdentifyMutation {
             source: input.source,
             source_detail: input.source_detail,
         };
-        let command = identify::prepare(&app.db, ctx.viewer()?, input).await?;
+        let command = identify::identify(&app.db, &app.effects, ctx.viewer()?, input).await?;
         let identified_as = command.email.clone().or_else(|| command.user_id.clone()).unwrap_or_default();
-        let tracker_vid = command.tracker_vid.clone();
-        app.writer.identify(command).await?;
+        let tracker_vid = command.tracker_vid;
         Ok(IdentifyResult {
             success: true,
             tracker_vid,

@@ -54,12 +54,16 @@ pub async fn collect(
     });
     let batch = wire.len() > 1;
     let now = now_ms();
+    let opted_out = asks_not_to_be_tracked(&headers);
     let mut events = Vec::with_capacity(wire.len());
     for (index, event) in wire.into_iter().enumerate() {
         let field = |name: &str| {
             if batch { format!("events[{index}].{name}") } else { name.to_owned() }
         };
         let site = sites.get(&event.site).ok_or_else(|| AppError::not_found("site"))?;
+        if opted_out && site.respect_do_not_track {
+            continue;
+        }
         let tracker_vid = if site.tracking_mode == "cookieless" {
             let salt = app.salts.today(&app.db, now).await?;
             salts::cookieless_visitor_id(&salt, site.id, &ip.to_string(), user_agent)
@@ -72,8 +76,15 @@ pub async fn collect(
         events.push(build(event, site, tracker_vid, client.clone(), now, &field)?);
     }
     let accepted = events.len();
-    app.writer.enqueue(events)?;
+    if !events.is_empty() {
+        app.writer.store_events(events).await?;
+    }
     Ok((StatusCode::ACCEPTED, Json(json!({ "accepted": accepted }))).into_response())
+}
+
+/// `DNT: 1` or `Sec-GPC: 1`: the browser asks not to be tracked.
+fn asks_not_to_be_tracked(headers: &HeaderMap) -> bool {
+    ["dnt", "sec-gpc"].iter().any(|name| headers.get(*name).is_some_and(|value| value.as_bytes().trim_ascii() == b"1"))
 }
 
 fn too_long(field: &str, max: usize) -> AppError {

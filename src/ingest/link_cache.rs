@@ -1,14 +1,14 @@
 //! Short links as the redirect needs them, kept in memory so a redirect costs
 //! no database read. Entries refresh every 30 seconds and are evicted at once
-//! when their link or site changes. Each holds the link's human-click count,
-//! so `max_clicks` is enforced exactly under concurrency.
+//! when their link or site changes, on every instance (`cluster`). A capped
+//! link's clicks are counted in the database, not here, so `max_clicks`
+//! holds across instances; an entry only remembers that its cap was reached.
 
 use std::{
-    collections::HashMap,
     num::NonZeroUsize,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicI64, Ordering},
+        atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -22,14 +22,16 @@ use crate::{error::AppResult, service::links};
 
 const CAPACITY: usize = 50_000;
 const FRESH_FOR: Duration = Duration::from_secs(30);
+pub const CLICK_LIMIT_REACHED: &str = "This link has reached its click limit.";
 
 pub struct LinkTarget {
     pub site: site::Model,
     pub link: Arc<link::Model>,
     /// The destination with the link's UTM labels merged in.
     pub destination: Url,
-    /// Shared by every entry of the link, so evictions keep the count.
-    human_clicks: Arc<AtomicI64>,
+    /// Set once the database said the cap is reached; a cap only rises
+    /// through an edit, which evicts the entry.
+    exhausted: AtomicBool,
 }
 
 impl LinkTarget {
@@ -39,25 +41,25 @@ impl LinkTarget {
             Some("This link has been turned off.")
         } else if self.link.expires_at.is_some_and(|expires| expires <= now) {
             Some("This link has expired.")
-        } else if self.link.max_clicks.is_some_and(|max| self.human_clicks.load(Ordering::Acquire) >= max) {
-            Some("This link has reached its click limit.")
+        } else if self.exhausted.load(Ordering::Acquire)
+            || self.link.max_clicks.is_some_and(|max| self.link.human_clicks >= max)
+        {
+            Some(CLICK_LIMIT_REACHED)
         } else {
             None
         }
     }
 
-    /// Counts a human click; false when the link's click limit is reached.
-    pub fn take_click(&self) -> bool {
-        let Some(max) = self.link.max_clicks else {
-            self.human_clicks.fetch_add(1, Ordering::AcqRel);
-            return true;
-        };
-        self.human_clicks.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).is_ok()
+    pub fn is_capped(&self) -> bool {
+        self.link.max_clicks.is_some()
     }
 
-    /// Gives back a click that could not be recorded.
-    pub fn return_click(&self) {
-        self.human_clicks.fetch_sub(1, Ordering::AcqRel);
+    pub fn max_clicks(&self) -> i64 {
+        self.link.max_clicks.unwrap_or(i64::MAX)
+    }
+
+    pub fn mark_exhausted(&self) {
+        self.exhausted.store(true, Ordering::Release);
     }
 
     /// Where to send this visitor: the destination plus the click id.
@@ -94,17 +96,11 @@ type Key = (String, String);
 
 pub struct LinkCache {
     entries: Mutex<LruCache<Key, (Instant, Arc<LinkTarget>)>>,
-    /// Human clicks per link id, counted here as they are redirected: clicks
-    /// still in the write queue are not in the database yet.
-    counters: Mutex<HashMap<i64, Arc<AtomicI64>>>,
 }
 
 impl Default for LinkCache {
     fn default() -> Self {
-        Self {
-            entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))),
-            counters: Mutex::new(HashMap::new()),
-        }
+        Self { entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))) }
     }
 }
 
@@ -132,13 +128,8 @@ impl LinkCache {
             self.lock().pop(&key);
             return Ok(None);
         };
-        let human_clicks = {
-            let mut counters = self.counters.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let counter = counters.entry(link.id).or_default().clone();
-            counter.fetch_max(link.human_clicks, Ordering::AcqRel);
-            counter
-        };
-        let target = Arc::new(LinkTarget { site, link: Arc::new(link), destination, human_clicks });
+        let target =
+            Arc::new(LinkTarget { site, link: Arc::new(link), destination, exhausted: AtomicBool::new(false) });
         self.lock().put(key, (Instant::now(), target.clone()));
         Ok(Some(target))
     }
@@ -159,11 +150,5 @@ impl LinkCache {
     /// Forgets every link, for when an account and its orgs were deleted.
     pub fn clear(&self) {
         self.lock().clear();
-    }
-
-    /// Forgets a deleted link's click count too.
-    pub fn forget(&self, link_id: i64, site_id: i64) {
-        self.evict(Some(link_id), site_id);
-        self.counters.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&link_id);
     }
 }

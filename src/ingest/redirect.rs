@@ -1,6 +1,6 @@
-//! GET /l/<site_slug>/<link_slug>: the public short-link redirect. It answers
-//! from memory and records the click through the batch writer, off the
-//! response path.
+//! GET /l/<site_slug>/<link_slug>: the public short-link redirect. It finds
+//! the link in memory and answers once the batch writer has committed the
+//! click, or after a bounded wait when the writer is behind.
 
 use axum::{
     extract::{Request, State},
@@ -8,11 +8,15 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 
+use std::time::Duration;
+
 use crate::{
     auth::client_ip::ClientIp,
     enrich::{geo, user_agent},
     error::{AppError, AppResult},
+    ingest::link_cache::CLICK_LIMIT_REACHED,
     rest::extract::ApiPath,
+    service::links,
     service::tracking::{ClickCommand, Client},
     state::AppState,
     time::now_ms,
@@ -40,6 +44,10 @@ pub fn click_key(now: i64) -> String {
 }
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
+/// How long a redirect waits for its click to be committed before it sends
+/// the person on anyway: reaching the destination matters more than the count.
+pub const CLICK_WAIT: Duration = Duration::from_secs(1);
+
 pub async fn redirect(
     State(app): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -58,8 +66,15 @@ pub async fn redirect(
     let info = user_agent::classify_cached(user_agent);
     // HEAD requests are link checkers and unfurlers, not people.
     let is_bot = info.is_bot || method == Method::HEAD;
-    if !is_bot && !target.take_click() {
-        return Ok(gone("This link has reached its click limit."));
+    // A capped link counts in the database before it lets anyone through;
+    // uncapped links are counted by the writer with the click.
+    let counted = target.is_capped() && !is_bot;
+    if counted && !links::take_capped_click(&app.db, target.link.id).await? {
+        target.mark_exhausted();
+        return Ok(gone(CLICK_LIMIT_REACHED));
+    }
+    if target.is_capped() && is_bot && links::human_clicks(&app.db, target.link.id).await? >= target.max_clicks() {
+        return Ok(gone(CLICK_LIMIT_REACHED));
     }
     let click_key = click_key(now);
     let click = ClickCommand {
@@ -67,17 +82,19 @@ pub async fn redirect(
         click_key: click_key.clone(),
         referrer: headers.get(header::REFERER).and_then(|v| v.to_str().ok()).map(|r| r.chars().take(2048).collect()),
         is_bot,
+        counted,
         client: std::sync::Arc::new(Client {
             info,
             geo: geo::locate(app.config.trust_proxy, headers, ip, app.geoip.as_deref()),
         }),
         created_at: now,
     };
-    if let Err(err) = app.writer.enqueue_click(click) {
-        if !is_bot {
-            target.return_click();
+    if !app.writer.record_click(click, CLICK_WAIT).await {
+        app.metrics.clicks_unrecorded.inc();
+        tracing::warn!(link_id = target.link.id, "redirected without recording the click: the writer is behind");
+        if counted && let Err(err) = links::return_capped_click(&app.db, target.link.id).await {
+            tracing::warn!(error = ?err, "could not give back a capped click");
         }
-        return Err(err);
     }
     let location = HeaderValue::try_from(target.location(&click_key)).map_err(AppError::internal)?;
     Ok((
@@ -112,8 +129,8 @@ pub async fn qr_code(
 ) -> AppResult<Response> {
     let target =
         app.links.resolve(&app.db, &site_slug, &link_slug).await?.ok_or_else(|| AppError::not_found("link"))?;
-    let url = crate::service::links::full_url(&app.config.short_link_base(), &target.site, &target.link);
-    let svg = crate::service::links::qr_svg(&url)?;
+    let url = links::full_url(&app.config.short_link_base(), &target.site, &target.link);
+    let svg = links::qr_svg(&url)?;
     Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=3600")], svg)
         .into_response())
 }

@@ -4,6 +4,13 @@
   var me = d.currentScript;
   if (!me || w.leadtrail) return;
   var site = +me.getAttribute("data-site-id");
+  // A site that honours Do Not Track says so on the tag; then an opted-out
+  // browser sends nothing and keeps no id (the server refuses it anyway).
+  if (me.hasAttribute("data-respect-dnt") &&
+      (n.globalPrivacyControl === true || n.doNotTrack === "1" || w.doNotTrack === "1")) {
+    w.leadtrail = { track: function () {}, visitorId: function () { return null; } };
+    return;
+  }
   var api = me.getAttribute("data-api") || new URL(me.src).origin + "/api/collect";
   var cookieless = me.getAttribute("data-mode") === "cookieless";
   var KEY = "lt_vid", vid = null, path = null, lastUrl = d.referrer, shown = Date.now(), engaged = 0;

@@ -1,41 +1,64 @@
-//! The batch writer: one task owns every write of visitor activity. Handlers
-//! enqueue and answer; the writer drains the queue in batches, one
-//! transaction per batch. An enqueued operation is never dropped: a failed
-//! batch is retried until the database takes it, and shutdown drains the
-//! queue first.
+//! The batch writer: one task owns every write of visitor activity, and
+//! commits in groups. Requests queue their operation and wait; the writer
+//! takes everything that arrived while the previous batch was being written,
+//! applies it in one transaction, and wakes each request with the outcome only
+//! after the commit. So an answer that says "stored" survives a crash.
+//!
+//! A request that stops waiting (its deadline passed) withdraws its operation
+//! if the writer has not taken it yet; once taken, the request waits for the
+//! commit. An answer therefore never says "not stored" about a write that was.
 
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU8, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
-use sea_orm::{DatabaseConnection, DbErr};
+use sea_orm::DatabaseConnection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::{
-    error::{AppError, AppResult},
-    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, VisitorCache, WriteOp},
+    cluster::Cluster,
+    error::{AppError, AppResult, is_transient},
+    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp},
 };
 
-/// Recently active visitors the writer keeps in memory.
-const CACHED_VISITORS: usize = 50_000;
 /// Events per transaction at most.
 const MAX_BATCH_EVENTS: usize = 2_000;
-/// How long an identify call waits for its write.
-const IDENTIFY_WAIT: Duration = Duration::from_secs(10);
+/// How long collect and identify wait for their commit before giving up.
+const COMMIT_WAIT: Duration = Duration::from_secs(10);
+/// How long a transient failure is retried before a batch is given up.
+const RETRY_FOR: Duration = Duration::from_secs(5);
 /// Seconds a client is told to wait when the queue is full or the database is down.
 const RETRY_AFTER_SECS: u64 = 2;
 
+/// Where a queued operation is: the writer and the waiting request race to
+/// move it out of `QUEUED`, and exactly one of them wins.
+const QUEUED: u8 = 0;
+const TAKEN: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+/// What happened to one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Committed,
+    /// Not stored, and trying again later may work (database down, shutdown).
+    NotStored,
+    /// Not stored: the database refuses this operation.
+    Refused,
+}
+
+struct Pending {
+    op: WriteOp,
+    state: Arc<AtomicU8>,
+    done: oneshot::Sender<Outcome>,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
 enum Command {
-    /// `done` learns whether the operation was stored.
-    Write {
-        op: WriteOp,
-        done: Option<oneshot::Sender<bool>>,
-        _permit: Option<OwnedSemaphorePermit>,
-    },
+    Write(Pending),
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -48,17 +71,44 @@ struct Inner {
     queue: mpsc::UnboundedSender<Command>,
     /// One permit per queued event: the queue's bound.
     capacity: Arc<Semaphore>,
-    /// False while the last write failed; new events are refused meanwhile.
+    /// False from a failed write until the database answers again.
     healthy: Arc<AtomicBool>,
     closed: AtomicBool,
 }
 
+/// A queued operation the caller can wait on.
+struct Ticket {
+    state: Arc<AtomicU8>,
+    done: oneshot::Receiver<Outcome>,
+}
+
+impl Ticket {
+    /// Waits until `deadline` for the outcome. Past it, withdraws the
+    /// operation if the writer has not taken it (`None`: never stored), or
+    /// else waits for the batch that holds it.
+    async fn wait(mut self, deadline: Instant) -> Option<Outcome> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Ok(outcome) = tokio::time::timeout(left, &mut self.done).await {
+            return Some(outcome.unwrap_or(Outcome::NotStored));
+        }
+        if self.state.compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            return None;
+        }
+        Some(self.done.await.unwrap_or(Outcome::NotStored))
+    }
+}
+
 impl Writer {
     /// Starts the writer task.
-    pub fn spawn(db: DatabaseConnection, capacity: usize, live: broadcast::Sender<Activity>) -> Self {
+    pub fn spawn(
+        db: DatabaseConnection,
+        capacity: usize,
+        live: broadcast::Sender<Activity>,
+        cluster: Arc<Cluster>,
+    ) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
-        tokio::spawn(run(db, commands, healthy.clone(), live));
+        tokio::spawn(run(db, commands, healthy.clone(), live, cluster));
         Self {
             inner: Arc::new(Inner {
                 queue,
@@ -79,21 +129,26 @@ impl Writer {
         Ok(())
     }
 
-    fn send(&self, command: Command) -> AppResult<()> {
-        self.inner.queue.send(command).map_err(|_| AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS))
+    fn send(&self, op: WriteOp, permit: Option<OwnedSemaphorePermit>) -> Option<Ticket> {
+        let state = Arc::new(AtomicU8::new(QUEUED));
+        let (done, receiver) = oneshot::channel();
+        let pending = Pending { op, state: state.clone(), done, _permit: permit };
+        self.inner.queue.send(Command::Write(pending)).ok()?;
+        Some(Ticket { state, done: receiver })
     }
 
-    /// Queues events; once this returns Ok they will be stored.
-    pub fn enqueue(&self, events: Vec<CollectedEvent>) -> AppResult<()> {
-        self.queue(WriteOp::Events(events))
+    /// Stores events and answers once they are committed. A full queue or an
+    /// unavailable database is refused at once, before anything is accepted.
+    pub async fn store_events(&self, events: Vec<CollectedEvent>) -> AppResult<()> {
+        self.store(WriteOp::Events(events)).await
     }
 
-    /// Queues a tracking-link click; once this returns Ok it will be stored.
-    pub fn enqueue_click(&self, click: ClickCommand) -> AppResult<()> {
-        self.queue(WriteOp::Click(Box::new(click)))
+    /// Stores an identify and answers once it is committed.
+    pub async fn identify(&self, command: IdentifyCommand) -> AppResult<()> {
+        self.store(WriteOp::Identify(Box::new(command))).await
     }
 
-    fn queue(&self, op: WriteOp) -> AppResult<()> {
+    async fn store(&self, op: WriteOp) -> AppResult<()> {
         self.refuse()?;
         let count = u32::try_from(op.event_count()).unwrap_or(u32::MAX);
         let permit = self
@@ -102,30 +157,40 @@ impl Writer {
             .clone()
             .try_acquire_many_owned(count)
             .map_err(|_| AppError::unavailable("the write queue is full, retry shortly", RETRY_AFTER_SECS))?;
-        self.send(Command::Write { op, done: None, _permit: Some(permit) })
+        let ticket = self
+            .send(op, Some(permit))
+            .ok_or_else(|| AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS))?;
+        match ticket.wait(Instant::now() + COMMIT_WAIT).await {
+            Some(Outcome::Committed) => Ok(()),
+            Some(Outcome::Refused) => Err(AppError::internal("the database refused a write")),
+            Some(Outcome::NotStored) | None => {
+                Err(AppError::unavailable("the database did not store this in time, retry shortly", RETRY_AFTER_SECS))
+            }
+        }
     }
 
-    /// Queues an identify and waits until it is stored.
-    pub async fn identify(&self, command: IdentifyCommand) -> AppResult<()> {
-        self.refuse()?;
-        let (done, stored) = oneshot::channel();
-        self.send(Command::Write { op: WriteOp::Identify(Box::new(command)), done: Some(done), _permit: None })?;
-        match tokio::time::timeout(IDENTIFY_WAIT, stored).await {
-            Ok(Ok(true)) => Ok(()),
-            // The database refused it (the writer logged why); it was not stored.
-            Ok(Ok(false)) => Err(AppError::internal("an identify was refused by the database")),
-            Ok(Err(_)) => Err(AppError::unavailable("the writer has stopped", RETRY_AFTER_SECS)),
-            // Still queued: it will be stored, but the caller should not wait longer.
-            Err(_) => Err(AppError::unavailable("the database is slow to answer, retry shortly", RETRY_AFTER_SECS)),
+    /// Records a click, waiting at most `wait` for a place in the queue and
+    /// its commit. True once it is committed; false when it was not recorded
+    /// (the redirect goes ahead either way).
+    pub async fn record_click(&self, click: ClickCommand, wait: Duration) -> bool {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return false;
         }
+        let deadline = Instant::now() + wait;
+        let permit = match tokio::time::timeout(wait, self.inner.capacity.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            _ => return false,
+        };
+        let Some(ticket) = self.send(WriteOp::Click(Box::new(click)), Some(permit)) else {
+            return false;
+        };
+        ticket.wait(deadline).await == Some(Outcome::Committed)
     }
 
     /// Waits until everything queued before this call is stored.
     pub async fn flush(&self) {
-        let (done, stored) = oneshot::channel();
-        let barrier = Command::Write { op: WriteOp::Events(Vec::new()), done: Some(done), _permit: None };
-        if self.inner.queue.send(barrier).is_ok() {
-            stored.await.ok();
+        if let Some(ticket) = self.send(WriteOp::Events(Vec::new()), None) {
+            ticket.done.await.ok();
         }
     }
 
@@ -144,8 +209,8 @@ async fn run(
     mut commands: mpsc::UnboundedReceiver<Command>,
     healthy: Arc<AtomicBool>,
     live: broadcast::Sender<Activity>,
+    cluster: Arc<Cluster>,
 ) {
-    let mut cache = VisitorCache::new(CACHED_VISITORS);
     let mut shutdown = None;
     while shutdown.is_none() {
         let Some(first) = commands.recv().await else {
@@ -159,34 +224,35 @@ async fn run(
                 Command::Shutdown(done) => {
                     // Everything sent before shutdown is already in the queue.
                     while let Ok(command) = commands.try_recv() {
-                        if let Command::Write { op, done, _permit } = command {
-                            batch.push((op, done, _permit));
+                        if let Command::Write(pending) = command {
+                            take(&mut batch, pending);
                         }
                     }
                     shutdown = Some(done);
                 }
-                Command::Write { op, done, _permit } => {
-                    events += op.event_count();
-                    batch.push((op, done, _permit));
+                Command::Write(pending) => {
+                    events += pending.op.event_count();
+                    take(&mut batch, pending);
                     if events < MAX_BATCH_EVENTS {
                         next = commands.try_recv().ok();
                     }
                 }
             }
         }
-        let mut stored = Vec::with_capacity(batch.len());
-        for chunk in batch.chunks(if shutdown.is_some() { 64 } else { usize::MAX }) {
-            let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _, _)| op).collect();
-            let (activities, chunk_stored) = write_until_stored(&db, &mut cache, &ops, &healthy).await;
+        let chunk_size = if shutdown.is_some() { 64 } else { usize::MAX };
+        let mut rest = batch;
+        while !rest.is_empty() {
+            let tail = rest.split_off(chunk_size.min(rest.len()));
+            let ops: Vec<&WriteOp> = rest.iter().map(|pending| &pending.op).collect();
+            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy).await;
+            cluster.publish(&activities);
             for activity in activities {
                 live.send(activity).ok();
             }
-            stored.extend(chunk_stored);
-        }
-        for ((_, done, _), stored) in batch.into_iter().zip(stored) {
-            if let Some(done) = done {
-                done.send(stored).ok();
+            for (pending, outcome) in rest.into_iter().zip(outcomes) {
+                pending.done.send(outcome).ok();
             }
+            rest = tail;
         }
     }
     if let Some(done) = shutdown {
@@ -194,61 +260,76 @@ async fn run(
     }
 }
 
-/// Transient failures (a locked SQLite file, a lost PostgreSQL connection)
-/// are retried with backoff until they pass. Any other failure means one
-/// operation is bad: the batch is split so the others still get stored.
-/// Returns the stored activity and, per operation, whether it was stored.
-async fn write_until_stored(
+/// Adds an operation to the batch unless its request has withdrawn it.
+fn take(batch: &mut Vec<Pending>, pending: Pending) {
+    if pending.state.compare_exchange(QUEUED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        batch.push(pending);
+    }
+}
+
+/// Transient failures (a locked SQLite file, a lost PostgreSQL connection, a
+/// deadlock) are retried with backoff for a while, then the batch is given up
+/// and the database marked unavailable until it answers a ping. Any other
+/// failure means one operation is bad: the batch is split so the others
+/// still get stored. Returns the stored activity and each operation's outcome.
+async fn write_with_retries(
     db: &DatabaseConnection,
-    cache: &mut VisitorCache,
     ops: &[&WriteOp],
-    healthy: &AtomicBool,
-) -> (Vec<Activity>, Vec<bool>) {
-    let mut backoff = Duration::from_millis(50);
+    healthy: &Arc<AtomicBool>,
+) -> (Vec<Activity>, Vec<Outcome>) {
+    let started = Instant::now();
+    let mut backoff = Duration::from_millis(20);
     loop {
-        let started = std::time::Instant::now();
-        match tracking::apply(db, cache, ops).await {
+        match tracking::apply(db, ops).await {
             Ok(activities) => {
                 healthy.store(true, Ordering::Release);
                 tracing::debug!(
                     ops = ops.len(),
                     events = ops.iter().map(|op| op.event_count()).sum::<usize>(),
                     ms = started.elapsed().as_secs_f64() * 1000.0,
-                    "batch stored"
+                    "batch committed"
                 );
-                return (activities, vec![true; ops.len()]);
+                return (activities, vec![Outcome::Committed; ops.len()]);
             }
             Err(err) if is_transient(&err) => {
-                healthy.store(false, Ordering::Release);
+                if started.elapsed() + backoff > RETRY_FOR {
+                    tracing::error!(error = %err, ops = ops.len(), "giving up a batch; its requests are told to retry");
+                    mark_unhealthy(db, healthy);
+                    return (Vec::new(), vec![Outcome::NotStored; ops.len()]);
+                }
                 tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "write failed, retrying");
                 tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                backoff = (backoff * 2).min(Duration::from_secs(1));
             }
             Err(err) if ops.len() > 1 => {
                 tracing::error!(error = %err, "batch failed, writing its operations one by one");
                 let mut activities = Vec::new();
-                let mut stored = Vec::with_capacity(ops.len());
+                let mut outcomes = Vec::with_capacity(ops.len());
                 for op in ops {
-                    let (op_activities, op_stored) = Box::pin(write_until_stored(db, cache, &[*op], healthy)).await;
+                    let (op_activities, op_outcomes) = Box::pin(write_with_retries(db, &[*op], healthy)).await;
                     activities.extend(op_activities);
-                    stored.extend(op_stored);
+                    outcomes.extend(op_outcomes);
                 }
-                return (activities, stored);
+                return (activities, outcomes);
             }
             Err(err) => {
-                tracing::error!(error = %err, "dropping an operation the database refuses");
-                return (Vec::new(), vec![false]);
+                tracing::error!(error = %err, "the database refuses an operation; it is not stored");
+                return (Vec::new(), vec![Outcome::Refused]);
             }
         }
     }
 }
 
-fn is_transient(err: &DbErr) -> bool {
-    if matches!(err, DbErr::ConnectionAcquire(_) | DbErr::Conn(_)) {
-        return true;
+/// New writes are refused from now until the database answers a ping again.
+fn mark_unhealthy(db: &DatabaseConnection, healthy: &Arc<AtomicBool>) {
+    if !healthy.swap(false, Ordering::AcqRel) {
+        return;
     }
-    let text = err.to_string().to_lowercase();
-    ["locked", "busy", "connection", "closed", "terminating", "timed out", "broken pipe", "shutting down"]
-        .iter()
-        .any(|sign| text.contains(sign))
+    let (db, healthy) = (db.clone(), healthy.clone());
+    tokio::spawn(async move {
+        while db.ping().await.is_err() {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        healthy.store(true, Ordering::Release);
+    });
 }

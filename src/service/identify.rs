@@ -4,7 +4,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 
 use entity::identity;
 
-use super::{access, accounts, tracking::IdentifyCommand};
+use super::{access, accounts, effects::Effects, tracking::IdentifyCommand};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -69,8 +69,21 @@ pub struct IdentifyInput {
     pub source_detail: Option<String>,
 }
 
+/// Identifies a visitor: checks the input and the caller's right, then has
+/// the batch writer store it, answering once it is committed.
+pub async fn identify(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    input: IdentifyInput,
+) -> AppResult<IdentifyCommand> {
+    let command = prepare(db, viewer, input).await?;
+    effects.writer.identify(command.clone()).await?;
+    Ok(command)
+}
+
 /// Checks the input and the caller's right to identify on the site.
-pub async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: IdentifyInput) -> AppResult<IdentifyCommand> {
+async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: IdentifyInput) -> AppResult<IdentifyCommand> {
     let tracker_vid = validate_id("tracker_vid", &input.tracker_vid)?;
     let user_id = match input.user_id.filter(|id| !id.trim().is_empty()) {
         Some(id) => Some(validate_id("user_id", &id)?),

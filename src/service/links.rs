@@ -2,14 +2,16 @@
 
 use rand::Rng;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder,
+    ActiveModelTrait,
+    ActiveValue::Set,
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    sea_query::{Expr, ExprTrait},
 };
 use url::Url;
 
 use entity::{link, site};
 
-use super::{access, is_unique_violation};
+use super::{access, effects::Effects, is_unique_violation};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -223,9 +225,11 @@ pub struct LinkChanges {
     pub tags: Option<Vec<String>>,
 }
 
-/// Changes only what is given. Members and up.
+/// Changes only what is given, and the redirect on every instance follows.
+/// Members and up.
 pub async fn update(
     db: &impl ConnectionTrait,
+    effects: &Effects,
     viewer: &Viewer,
     link_id: i64,
     changes: LinkChanges,
@@ -276,13 +280,21 @@ pub async fn update(
     }
     row.updated_at = Set(now_ms());
     let link = row.update(db).await.map_err(|err| if is_unique_violation(&err) { slug_taken() } else { err.into() })?;
+    effects.cluster.link_changed(link.id, site.id).await;
     Ok((link, site))
 }
 
-/// Deletes the link and its clicks. Members and up.
-pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, link_id: i64) -> AppResult<(link::Model, site::Model)> {
+/// Deletes the link and its clicks; it stops redirecting on every instance.
+/// Members and up.
+pub async fn delete(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    link_id: i64,
+) -> AppResult<(link::Model, site::Model)> {
     let (link, site) = find(db, viewer, link_id, Role::Member).await?;
     link::Entity::delete_by_id(link.id).exec(db).await?;
+    effects.cluster.link_changed(link.id, site.id).await;
     Ok((link, site))
 }
 
@@ -334,4 +346,35 @@ pub fn full_url(short_link_base: &str, site: &site::Model, link: &link::Model) -
 pub fn qr_svg(url: &str) -> AppResult<String> {
     let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
     Ok(code.render::<qrcode::render::svg::Color<'_>>().min_dimensions(256, 256).quiet_zone(true).build())
+}
+
+/// Counts a human click on a capped link if it is still under its cap: one
+/// conditional increment, so instances sharing the database never let more
+/// than `max_clicks` through between them. False when the cap is reached.
+pub async fn take_capped_click(db: &impl ConnectionTrait, link_id: i64) -> AppResult<bool> {
+    let taken = link::Entity::update_many()
+        .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).add(1))
+        .filter(link::Column::Id.eq(link_id))
+        .filter(Expr::col(link::Column::HumanClicks).lt(Expr::col(link::Column::MaxClicks)))
+        .exec(db)
+        .await?;
+    Ok(taken.rows_affected == 1)
+}
+
+/// Gives back a capped click whose redirect could not be recorded, so the cap
+/// counts only stored clicks.
+pub async fn return_capped_click(db: &impl ConnectionTrait, link_id: i64) -> AppResult<()> {
+    link::Entity::update_many()
+        .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).sub(1))
+        .filter(link::Column::Id.eq(link_id))
+        .filter(link::Column::HumanClicks.gt(0))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// A capped link's human clicks as stored now.
+pub async fn human_clicks(db: &impl ConnectionTrait, link_id: i64) -> AppResult<i64> {
+    let link = link::Entity::find_by_id(link_id).one(db).await?;
+    Ok(link.map_or(0, |link| link.human_clicks))
 }

@@ -3,7 +3,6 @@
 //! logging attempts is `service::webhooks`' job; nothing here touches SQL.
 
 pub mod delivery;
-pub mod export;
 pub mod guard;
 pub mod payload;
 pub mod signing;

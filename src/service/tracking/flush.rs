@@ -11,22 +11,21 @@ use sea_orm::{
 
 use entity::{event, identity, link, link_click, page_hour, tracked_session, visitor};
 
-use super::{Activity, EventKind, batch::Batch, statement_chunks};
+use super::{
+    Activity, EventKind,
+    sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
+    statement_chunks,
+};
 use crate::time::HOUR_MS;
 
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
-    insert_visitors(db, batch).await?;
-    for slot in batch.sessions.iter_mut().filter(|slot| slot.is_new) {
-        slot.model.visitor_id = batch.visitors[slot.visitor].model.id;
-        let mut active = slot.model.clone().into_active_model().reset_all();
-        active.id = NotSet;
-        slot.model.id = active.insert(db).await?.id;
-    }
+    insert_sessions(db, batch).await?;
     for index in 0..batch.visitors.len() {
-        if let Some(session) = batch.visitors[index].session {
+        let v = VisitorIx::new(index);
+        if let Some(session) = batch.visitors[v].session {
             let session_id = batch.sessions[session].model.id;
-            let slot = &mut batch.visitors[index];
+            let slot = &mut batch.visitors[v];
             if slot.model.last_session_id != Some(session_id) {
                 slot.model.last_session_id = Some(session_id);
                 slot.dirty = true;
@@ -81,25 +80,30 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
 
     write_clicks(db, batch).await?;
 
-    for pending in &batch.identities {
-        let c = pending.command;
-        identity::ActiveModel {
-            id: NotSet,
-            site_id: Set(c.site_id),
-            visitor_id: Set(batch.visitors[pending.visitor].model.id),
-            tracker_vid: Set(c.tracker_vid.clone()),
-            user_id: Set(c.user_id.clone()),
-            email: Set(c.email.clone()),
-            name: Set(c.name.clone()),
-            company: Set(c.company.clone()),
-            phone: Set(c.phone.clone()),
-            traits: Set(c.traits.clone()),
-            source: Set(c.source.clone()),
-            source_detail: Set(c.source_detail.clone()),
-            identified_at: Set(c.identified_at),
-        }
-        .insert(db)
-        .await?;
+    let identities: Vec<identity::ActiveModel> = batch
+        .identities
+        .iter()
+        .map(|pending| {
+            let c = pending.command;
+            identity::ActiveModel {
+                id: NotSet,
+                site_id: Set(c.site_id),
+                visitor_id: Set(batch.visitors[pending.visitor].model.id),
+                tracker_vid: Set(c.tracker_vid.clone()),
+                user_id: Set(c.user_id.clone()),
+                email: Set(c.email.clone()),
+                name: Set(c.name.clone()),
+                company: Set(c.company.clone()),
+                phone: Set(c.phone.clone()),
+                traits: Set(c.traits.clone()),
+                source: Set(c.source.clone()),
+                source_detail: Set(c.source_detail.clone()),
+                identified_at: Set(c.identified_at),
+            }
+        })
+        .collect();
+    for chunk in statement_chunks(identities) {
+        identity::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
 
     Ok(batch
@@ -115,6 +119,37 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             timestamp: pending.event.timestamp,
         })
         .collect())
+}
+
+/// New sessions go in with multi-row inserts. Their ids come back in insertion
+/// order on both databases, which matches them to their slots even when one
+/// visitor opens two sessions starting at the same moment.
+async fn insert_sessions(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
+    let new: Vec<SessionIx> =
+        (0..batch.sessions.len()).map(SessionIx::new).filter(|&s| batch.sessions[s].is_new).collect();
+    for chunk in statement_chunks(new) {
+        let rows = chunk.iter().map(|&s| {
+            let slot = &batch.sessions[s];
+            let mut active = slot.model.clone().into_active_model().reset_all();
+            active.id = NotSet;
+            active.visitor_id = Set(batch.visitors[slot.visitor].model.id);
+            active
+        });
+        let mut inserted = tracked_session::Entity::insert_many(rows).exec_with_returning(db).await?;
+        inserted.sort_by_key(|model| model.id);
+        let mut ids: HashMap<(i64, i64), std::collections::VecDeque<i64>> = HashMap::new();
+        for model in inserted {
+            ids.entry((model.visitor_id, model.started_at)).or_default().push_back(model.id);
+        }
+        for s in chunk {
+            let visitor_id = batch.visitors[batch.sessions[s].visitor].model.id;
+            let slot = &mut batch.sessions[s];
+            slot.model.visitor_id = visitor_id;
+            let id = ids.get_mut(&(visitor_id, slot.model.started_at)).and_then(|queue| queue.pop_front());
+            slot.model.id = id.ok_or_else(|| DbErr::Custom("a new session's id did not come back".to_owned()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Adds the batch's human events to the hourly per-page rollups.
@@ -160,33 +195,33 @@ async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Resu
 }
 
 /// Stores the batch's clicks, ties clicks reported by `lt_click` to their
-/// visitors, and counts human clicks on their links (for `max_clicks`).
+/// visitors, and counts human clicks on their links. Clicks of capped links
+/// were counted when they were let through (`ClickCommand::counted`).
 async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
-    let mut visitor_of_pending: HashMap<usize, usize> = HashMap::new();
+    let mut visitor_of_pending: HashMap<ClickIx, VisitorIx> = HashMap::new();
     for known in batch.known_clicks.values() {
         let Some(v) = known.attributed_to else { continue };
         let visitor = &batch.visitors[v].model;
-        match (known.id, known.pending) {
-            (Some(id), _) => {
+        match (known.stored, known.pending) {
+            (Some(stored), _) => {
                 link_click::Entity::update_many()
                     .col_expr(link_click::Column::VisitorId, Expr::value(visitor.id))
                     .col_expr(link_click::Column::TrackerVid, Expr::value(visitor.tracker_vid.clone()))
-                    .filter(link_click::Column::Id.eq(id))
+                    .filter(link_click::Column::Id.eq(stored.id))
                     .exec(db)
                     .await?;
             }
-            (None, Some(index)) => {
-                visitor_of_pending.insert(index, v);
+            (None, Some(pending)) => {
+                visitor_of_pending.insert(pending, v);
             }
             (None, None) => {}
         }
     }
-    let rows: Vec<link_click::ActiveModel> = batch
-        .clicks
-        .iter()
-        .enumerate()
-        .map(|(index, click)| {
-            let visitor = visitor_of_pending.get(&index).map(|&v| &batch.visitors[v].model);
+    let rows: Vec<link_click::ActiveModel> = (0..batch.clicks.len())
+        .map(ClickIx::new)
+        .map(|c| {
+            let click = batch.clicks[c];
+            let visitor = visitor_of_pending.get(&c).map(|&v| &batch.visitors[v].model);
             let geo = &click.client.geo;
             let link = &click.link;
             link_click::ActiveModel {
@@ -219,8 +254,9 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
     for chunk in statement_chunks(rows) {
         link_click::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
-    let mut human: HashMap<i64, i64> = HashMap::new();
-    for click in batch.clicks.iter().filter(|click| !click.is_bot) {
+    // Link order, so concurrent writers take the link rows' locks in the same order.
+    let mut human: BTreeMap<i64, i64> = BTreeMap::new();
+    for click in batch.clicks.iter().filter(|click| !click.is_bot && !click.counted) {
         *human.entry(click.link.id).or_default() += 1;
     }
     for (link_id, count) in human {
@@ -235,7 +271,7 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
 
 /// Rewrites existing rows many at a time: a multi-row INSERT whose every row
 /// conflicts on the primary key, so each becomes an UPDATE. One statement per
-/// hundred rows instead of one per row; SQLite and PostgreSQL both support it.
+/// chunk of rows instead of one per row; SQLite and PostgreSQL both support it.
 async fn update_rows<E>(db: &impl ConnectionTrait, rows: Vec<E::Model>, keep: &[E::Column]) -> Result<(), DbErr>
 where
     E: EntityTrait,
@@ -250,29 +286,6 @@ where
             .on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned())
             .exec_without_returning(db)
             .await?;
-    }
-    Ok(())
-}
-
-/// New visitors go in with multi-row inserts; their ids come back by
-/// (site, tracker_vid), which is unique.
-async fn insert_visitors(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
-    let new: Vec<usize> = (0..batch.visitors.len()).filter(|&i| batch.visitors[i].is_new).collect();
-    for chunk in statement_chunks(new) {
-        let rows = chunk.iter().map(|&i| {
-            let mut active = batch.visitors[i].model.clone().into_active_model().reset_all();
-            active.id = NotSet;
-            active
-        });
-        let inserted = visitor::Entity::insert_many(rows).exec_with_returning(db).await?;
-        let ids: HashMap<(i64, String), i64> =
-            inserted.into_iter().map(|model| ((model.site_id, model.tracker_vid), model.id)).collect();
-        for i in chunk {
-            let slot = &mut batch.visitors[i];
-            if let Some(&id) = ids.get(&(slot.model.site_id, slot.model.tracker_vid.clone())) {
-                slot.model.id = id;
-            }
-        }
     }
     Ok(())
 }

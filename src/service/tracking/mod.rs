@@ -1,19 +1,17 @@
 //! Recording visitor activity. The batch writer hands this module a batch of
-//! write operations (collected events, identifies); it applies them in memory
-//! against the visitors and sessions they touch, then writes the result in one
-//! transaction.
+//! write operations (collected events, identifies, clicks). In one transaction
+//! it loads and locks what they touch (`load`), works out what changes
+//! (`sessionize`, pure), and writes the result (`flush`).
 
-mod batch;
-mod cache;
 mod flush;
+mod load;
+mod sessionize;
 
 use std::sync::Arc;
 
 use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
 use crate::enrich::{ClientInfo, Geo, source::Utm};
-
-pub use cache::VisitorCache;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -102,6 +100,9 @@ pub struct ClickCommand {
     pub referrer: Option<String>,
     /// Bots and HEAD requests are stored but do not count.
     pub is_bot: bool,
+    /// Already added to the link's human clicks when it was let through (a
+    /// capped link counts at the redirect, so `max_clicks` holds across instances).
+    pub counted: bool,
     pub client: Arc<Client>,
     pub created_at: i64,
 }
@@ -148,15 +149,11 @@ pub(crate) fn statement_chunks<T>(rows: Vec<T>) -> impl Iterator<Item = Vec<T>> 
     })
 }
 
-/// Applies the operations in order, in one transaction. `cache` holds what
-/// earlier batches wrote; it is updated only once this batch is committed.
-pub async fn apply(
-    db: &DatabaseConnection,
-    cache: &mut VisitorCache,
-    ops: &[&WriteOp],
-) -> Result<Vec<Activity>, DbErr> {
+/// Applies the operations in order, in one transaction, and answers the
+/// stored events for the live stream once it has committed.
+pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
     let txn = db.begin().await?;
-    let mut batch = batch::Batch::load(&txn, cache, ops).await?;
+    let mut batch = load::load(&txn, ops).await?;
     for op in ops {
         match op {
             WriteOp::Events(events) => events.iter().for_each(|event| batch.record(event)),
@@ -166,6 +163,5 @@ pub async fn apply(
     }
     let activities = flush::write(&txn, &mut batch).await?;
     txn.commit().await?;
-    batch.remember(cache);
     Ok(activities)
 }

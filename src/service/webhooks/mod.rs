@@ -1,5 +1,9 @@
-//! The data side of webhook exports: the visitor to send, the org's signing
-//! secret, and the delivery log.
+//! Webhook exports: the use case end to end (`export`), and its data side:
+//! the visitor to send, the org's signing secret, and the delivery log.
+
+mod export;
+
+pub use export::{ExportCommand, Exported, export};
 
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,

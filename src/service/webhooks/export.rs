@@ -1,15 +1,16 @@
 //! One export end to end: check the target, build and sign the payload,
 //! deliver it (unless it is a dry run) and log the attempt.
 
+use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value};
 
-use super::{WebhookType, delivery, guard, payload, signing};
+use super::{Attempt, ExportRequest};
 use crate::{
     auth::Viewer,
     error::AppResult,
-    service::webhooks::{self, Attempt, ExportRequest},
-    state::AppState,
+    service::effects::Effects,
     time::now_ms,
+    webhook::{WebhookType, delivery, guard, payload, signing},
 };
 
 pub struct ExportCommand {
@@ -34,19 +35,24 @@ pub struct Exported {
 }
 
 /// A refused target is INVALID_WEBHOOK_URL; a failed delivery DELIVERY_FAILED.
-pub async fn export(app: &AppState, viewer: &Viewer, command: ExportCommand) -> AppResult<Exported> {
+pub async fn export(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    command: ExportCommand,
+) -> AppResult<Exported> {
     let kind = command.kind;
-    let url = guard::check_url(&command.webhook_url, kind, app.config.webhook_unsafe_allow_any_target)?;
+    let url = guard::check_url(&command.webhook_url, kind, effects.allow_any_webhook_target)?;
     let now = now_ms();
     let request = ExportRequest {
         site_id: command.site_id,
         tracker_vid: command.tracker_vid,
         include_journey: command.include_journey,
         include_events: command.include_events,
-        base_url: app.config.base_url(),
+        base_url: effects.base_url.clone(),
         now,
     };
-    let prepared = webhooks::prepare(&app.db, viewer, request).await?;
+    let prepared = super::prepare(db, viewer, request).await?;
     let payload = payload::build(kind, &prepared.export);
     let body = payload.to_string();
     let signed = signing::headers(&prepared.org.signing_secret, &body, now)?;
@@ -58,7 +64,7 @@ pub async fn export(app: &AppState, viewer: &Viewer, command: ExportCommand) -> 
     }
 
     // A target refused when its name resolved is logged too, then answered 400.
-    let (outcome, refusal) = match delivery::send(&app.webhooks, &url, kind, &signed, body).await {
+    let (outcome, refusal) = match delivery::send(&effects.webhooks, &url, kind, &signed, body).await {
         Ok(outcome) => (outcome, None),
         Err(refusal) => {
             let outcome = delivery::Outcome {
@@ -82,7 +88,7 @@ pub async fn export(app: &AppState, viewer: &Viewer, command: ExportCommand) -> 
         outcome: &outcome,
         at: now,
     };
-    webhooks::record(&app.db, attempt).await?;
+    super::record(db, attempt).await?;
     if let Some(refusal) = refusal {
         return Err(refusal);
     }

@@ -1,0 +1,424 @@
+//! What a write batch changes, worked out in memory with no I/O: which events
+//! continue a visit and which open a new session, what each visitor's running
+//! totals become, which clicks a landing ties to its visitor, and the stored
+//! score. `load` fills a `Batch` with the rows it locked; `flush` writes the result.
+
+use std::{
+    collections::HashMap,
+    marker::PhantomData,
+    ops::{Index, IndexMut},
+};
+
+use entity::{tracked_session, visitor};
+
+use super::{ClickCommand, CollectedEvent, EventKind, IdentifyCommand};
+use crate::{
+    enrich::source::{self, LinkKind},
+    service::scoring,
+    time::{DAY_MS, MINUTE_MS},
+};
+
+/// Inactivity that ends a session.
+pub const SESSION_TIMEOUT_MS: i64 = 30 * MINUTE_MS;
+/// No session lasts longer than this.
+pub const SESSION_MAX_MS: i64 = DAY_MS;
+
+/// A position in one of the batch's lists; the type says which list.
+pub(super) trait SlotIndex: Copy {
+    fn new(index: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+macro_rules! slot_index {
+    ($($name:ident),*) => {$(
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub(super) struct $name(usize);
+
+        impl SlotIndex for $name {
+            fn new(index: usize) -> Self {
+                Self(index)
+            }
+            fn get(self) -> usize {
+                self.0
+            }
+        }
+    )*};
+}
+
+slot_index!(VisitorIx, SessionIx, ClickIx);
+
+/// A list addressed only by its own index type, so a session index can never
+/// read a visitor.
+pub(super) struct Slots<I, T> {
+    items: Vec<T>,
+    index: PhantomData<I>,
+}
+
+impl<I: SlotIndex, T> Slots<I, T> {
+    fn new() -> Self {
+        Self { items: Vec::new(), index: PhantomData }
+    }
+
+    fn push(&mut self, item: T) -> I {
+        self.items.push(item);
+        I::new(self.items.len() - 1)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.items.iter_mut()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+impl<I: SlotIndex, T> Index<I> for Slots<I, T> {
+    type Output = T;
+    fn index(&self, index: I) -> &T {
+        &self.items[index.get()]
+    }
+}
+
+impl<I: SlotIndex, T> IndexMut<I> for Slots<I, T> {
+    fn index_mut(&mut self, index: I) -> &mut T {
+        &mut self.items[index.get()]
+    }
+}
+
+pub(super) struct VisitorSlot {
+    pub model: visitor::Model,
+    pub dirty: bool,
+    /// The visitor's open session.
+    pub session: Option<SessionIx>,
+}
+
+pub(super) struct SessionSlot {
+    pub model: tracked_session::Model,
+    pub visitor: VisitorIx,
+    pub is_new: bool,
+    pub dirty: bool,
+}
+
+pub(super) struct PendingEvent<'a> {
+    pub visitor: VisitorIx,
+    pub session: SessionIx,
+    pub event: &'a CollectedEvent,
+}
+
+/// A click the batch may tie to a visitor: already stored, or new in this batch.
+pub(super) struct KnownClick {
+    pub stored: Option<StoredClick>,
+    /// A click of this batch.
+    pub pending: Option<ClickIx>,
+    pub link_type: String,
+    /// The visitor this batch tied it to.
+    pub attributed_to: Option<VisitorIx>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct StoredClick {
+    pub id: i64,
+    pub site_id: i64,
+    pub has_visitor: bool,
+}
+
+pub(super) struct PendingIdentity<'a> {
+    pub visitor: VisitorIx,
+    pub command: &'a IdentifyCommand,
+}
+
+pub(super) struct Batch<'a> {
+    pub visitors: Slots<VisitorIx, VisitorSlot>,
+    by_key: HashMap<(i64, String), VisitorIx>,
+    pub sessions: Slots<SessionIx, SessionSlot>,
+    pub events: Vec<PendingEvent<'a>>,
+    pub identities: Vec<PendingIdentity<'a>>,
+    pub clicks: Slots<ClickIx, &'a ClickCommand>,
+    /// Clicks by `lt_click` key.
+    pub known_clicks: HashMap<String, KnownClick>,
+}
+
+impl<'a> Batch<'a> {
+    pub fn new() -> Self {
+        Batch {
+            visitors: Slots::new(),
+            by_key: HashMap::new(),
+            sessions: Slots::new(),
+            events: Vec::new(),
+            identities: Vec::new(),
+            clicks: Slots::new(),
+            known_clicks: HashMap::new(),
+        }
+    }
+
+    /// A visitor row as stored (and locked), with its open session if it has one.
+    pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>) {
+        let key = (model.site_id, model.tracker_vid.clone());
+        let visitor = self.visitors.push(VisitorSlot { model, dirty: false, session: None });
+        self.by_key.insert(key, visitor);
+        if let Some(model) = open_session {
+            let session = self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false });
+            self.visitors[visitor].session = Some(session);
+        }
+    }
+
+    pub fn add_stored_click(&mut self, key: String, click: StoredClick, link_type: String) {
+        self.known_clicks
+            .insert(key, KnownClick { stored: Some(click), pending: None, link_type, attributed_to: None });
+    }
+
+    pub fn click(&mut self, click: &'a ClickCommand) {
+        let pending = self.clicks.push(click);
+        self.known_clicks.insert(
+            click.click_key.clone(),
+            KnownClick {
+                stored: None,
+                pending: Some(pending),
+                link_type: click.link.link_type.clone(),
+                attributed_to: None,
+            },
+        );
+    }
+
+    fn visitor(&self, site_id: i64, tracker_vid: &str) -> Option<VisitorIx> {
+        self.by_key.get(&(site_id, tracker_vid.to_owned())).copied()
+    }
+
+    /// The link type of the click an event reports, tying that click to the
+    /// event's visitor when it has no visitor yet.
+    fn attribute_click(&mut self, v: VisitorIx, event: &CollectedEvent) -> Option<LinkKind> {
+        let known = self.known_clicks.get_mut(event.click_key.as_deref()?)?;
+        let (site_id, has_visitor) = match (known.stored, known.pending) {
+            (Some(stored), _) => (stored.site_id, stored.has_visitor),
+            (None, Some(pending)) => (self.clicks[pending].link.site_id, false),
+            (None, None) => return None,
+        };
+        if site_id != event.site_id {
+            return None;
+        }
+        if !has_visitor && known.attributed_to.is_none() {
+            known.attributed_to = Some(v);
+            self.visitors[v].model.clicks += 1;
+            self.visitors[v].dirty = true;
+        }
+        Some(match known.link_type.as_str() {
+            "ad" => LinkKind::Ad,
+            "bio" => LinkKind::Bio,
+            _ => LinkKind::Content,
+        })
+    }
+
+    /// Applies one event. `load` created every visitor the batch names, so an
+    /// event of an unknown visitor is a bug upstream and is skipped.
+    pub fn record(&mut self, event: &'a CollectedEvent) {
+        let Some(v) = self.visitor(event.site_id, &event.tracker_vid) else {
+            debug_assert!(false, "load creates every visitor of the batch");
+            return;
+        };
+        let ts = event.timestamp;
+        let link = self.attribute_click(v, event);
+        let open = self.visitors[v].session.filter(|&s| continues(&self.sessions[s].model, event));
+        let s = match (open, event.kind) {
+            (Some(s), _) => s,
+            // A ping only extends an open session; on its own it is no visit.
+            (None, EventKind::Ping) => return,
+            (None, _) => self.open_session(v, event, link),
+        };
+
+        let session = &mut self.sessions[s];
+        session.dirty = true;
+        let model = &mut session.model;
+        let before = model.duration_seconds;
+        if event.kind == EventKind::Pageview {
+            model.pageview_count += 1;
+            if ts <= model.started_at || model.entry_page.is_none() {
+                model.entry_page = Some(event.page.clone());
+            }
+            if ts >= model.ended_at || model.exit_page.is_none() {
+                model.exit_page = Some(event.page.clone());
+            }
+        }
+        if event.kind != EventKind::Ping {
+            model.event_count += 1;
+        }
+        model.started_at = model.started_at.min(ts);
+        model.ended_at = model.ended_at.max(ts);
+        model.duration_seconds = (model.ended_at - model.started_at) / 1000;
+        let duration_delta = model.duration_seconds - before;
+
+        let slot = &mut self.visitors[v];
+        slot.dirty = true;
+        let visitor = &mut slot.model;
+        visitor.total_time_seconds += duration_delta;
+        visitor.first_seen = visitor.first_seen.min(ts);
+        let latest = ts >= visitor.last_seen;
+        visitor.last_seen = visitor.last_seen.max(ts);
+        visitor.is_bot |= event.client.info.is_bot;
+        match event.kind {
+            EventKind::Pageview => {
+                visitor.total_pageviews += 1;
+                visitor.total_events += 1;
+                visitor.high_value_views += i32::from(event.high_value);
+            }
+            EventKind::CustomEvent => {
+                visitor.total_events += 1;
+                visitor.form_submits += i32::from(event.event_name == "form_submit");
+            }
+            EventKind::Ping => {}
+        }
+        if let Some(host) = &event.external_referrer_host {
+            let referrer = event.referrer.clone().unwrap_or_else(|| host.clone());
+            visitor.first_referrer.get_or_insert_with(|| referrer.clone());
+            if latest {
+                visitor.last_referrer = Some(referrer);
+            }
+        }
+        if latest {
+            apply_client(visitor, event);
+        }
+        self.events.push(PendingEvent { visitor: v, session: s, event });
+    }
+
+    fn open_session(&mut self, v: VisitorIx, event: &CollectedEvent, link: Option<LinkKind>) -> SessionIx {
+        let visitor = &mut self.visitors[v];
+        visitor.model.total_sessions += 1;
+        visitor.dirty = true;
+        let model = new_session(visitor.model.id, event, link);
+        let session = self.sessions.push(SessionSlot { model, visitor: v, is_new: true, dirty: true });
+        self.visitors[v].session = Some(session);
+        session
+    }
+
+    pub fn identify(&mut self, command: &'a IdentifyCommand) {
+        let Some(v) = self.visitor(command.site_id, &command.tracker_vid) else {
+            debug_assert!(false, "load creates every visitor of the batch");
+            return;
+        };
+        let slot = &mut self.visitors[v];
+        slot.dirty = true;
+        let visitor = &mut slot.model;
+        visitor.status = "identified".to_owned();
+        visitor.identified_user_id = command.user_id.clone().or_else(|| command.email.clone());
+        if command.email.is_some() {
+            visitor.email = command.email.clone();
+        }
+        self.identities.push(PendingIdentity { visitor: v, command });
+    }
+
+    /// Recomputes the stored score of every changed visitor.
+    pub fn rescore(&mut self) {
+        for slot in self.visitors.iter_mut().filter(|slot| slot.dirty) {
+            slot.model.score = scoring::stored_points(&slot.model);
+        }
+    }
+}
+
+/// Whether `event` continues the open session: within 30 minutes of its
+/// activity (either side, for imports out of order), within 24 hours of its
+/// start, and with the same campaign when the event carries one.
+pub(super) fn continues(session: &tracked_session::Model, event: &CollectedEvent) -> bool {
+    let ts = event.timestamp;
+    let campaign_changed = event.utm.campaign_key().is_some_and(|key| Some(key) != session_campaign(session));
+    ts - session.ended_at <= SESSION_TIMEOUT_MS
+        && session.started_at - ts <= SESSION_TIMEOUT_MS
+        && ts - session.started_at < SESSION_MAX_MS
+        && !campaign_changed
+}
+
+fn session_campaign(session: &tracked_session::Model) -> Option<(Option<&str>, Option<&str>, Option<&str>)> {
+    let key = (session.utm_source.as_deref(), session.utm_medium.as_deref(), session.utm_campaign.as_deref());
+    (key != (None, None, None)).then_some(key)
+}
+
+/// The visitor's latest place and device are those of their latest event.
+fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
+    let client = &event.client;
+    visitor.device_type = Some(client.info.device_type.clone());
+    visitor.browser = client.info.browser.clone().or(visitor.browser.take());
+    visitor.os = client.info.os.clone().or(visitor.os.take());
+    if client.geo.country.is_some() {
+        visitor.country = client.geo.country.clone();
+        visitor.city = client.geo.city.clone();
+        visitor.region = client.geo.region.clone();
+        visitor.lat = client.geo.lat;
+        visitor.lon = client.geo.lon;
+    }
+}
+
+fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) -> tracked_session::Model {
+    let client = &event.client;
+    let external_referrer =
+        event.external_referrer_host.as_ref().map(|host| event.referrer.clone().unwrap_or_else(|| host.clone()));
+    tracked_session::Model {
+        id: 0,
+        site_id: event.site_id,
+        visitor_id,
+        tracker_vid: event.tracker_vid.clone(),
+        started_at: event.timestamp,
+        ended_at: event.timestamp,
+        duration_seconds: 0,
+        pageview_count: 0,
+        event_count: 0,
+        entry_page: None,
+        exit_page: None,
+        referrer: external_referrer,
+        channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), link).to_owned(),
+        utm_source: event.utm.source.clone(),
+        utm_medium: event.utm.medium.clone(),
+        utm_campaign: event.utm.campaign.clone(),
+        utm_content: event.utm.content.clone(),
+        utm_term: event.utm.term.clone(),
+        is_bot: client.info.is_bot,
+        country: client.geo.country.clone(),
+        city: client.geo.city.clone(),
+        region: client.geo.region.clone(),
+        lat: client.geo.lat,
+        lon: client.geo.lon,
+        device_type: Some(client.info.device_type.clone()),
+        browser: client.info.browser.clone(),
+        os: client.info.os.clone(),
+    }
+}
+
+/// The row a visitor starts with; `load` inserts it before the batch is applied.
+pub(super) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor::Model {
+    visitor::Model {
+        id: 0,
+        site_id,
+        tracker_vid: tracker_vid.to_owned(),
+        status: "anonymous".to_owned(),
+        identified_user_id: None,
+        email: None,
+        first_seen: now,
+        last_seen: now,
+        total_sessions: 0,
+        total_pageviews: 0,
+        total_events: 0,
+        total_time_seconds: 0,
+        clicks: 0,
+        high_value_views: 0,
+        form_submits: 0,
+        score: 0,
+        is_bot: false,
+        first_referrer: None,
+        last_referrer: None,
+        last_session_id: None,
+        country: None,
+        city: None,
+        region: None,
+        lat: None,
+        lon: None,
+        device_type: None,
+        browser: None,
+        os: None,
+    }
+}
+
+#[cfg(test)]
+#[path = "sessionize_tests.rs"]
+mod tests;

@@ -1,0 +1,45 @@
+//! TLS to PostgreSQL: `sslmode=require` encrypts the connection (the local
+//! server has Debian's self-signed certificate), and `verify-full` refuses a
+//! certificate no trusted root signed. Runs when TEST_DATABASE_URL is set.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+use leadtrail::{config::SqliteSync, db};
+use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
+
+fn with_sslmode(mode: &str) -> Option<String> {
+    let url = std::env::var("TEST_DATABASE_URL").ok().filter(|url| !url.is_empty())?;
+    let mut url = url::Url::parse(&url).expect("TEST_DATABASE_URL is a URL");
+    url.query_pairs_mut().append_pair("sslmode", mode);
+    Some(url.to_string())
+}
+
+#[tokio::test]
+async fn sslmode_require_encrypts_and_verify_full_checks_the_certificate() {
+    let Some(required) = with_sslmode("require") else {
+        eprintln!("SKIPPED: the TLS test needs TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    let conn = match db::connect_url(&required, SqliteSync::Normal).await {
+        Ok(conn) => conn,
+        Err(err) if err.to_string().contains("does not support SSL") => {
+            eprintln!("SKIPPED: this PostgreSQL server has TLS turned off ({err})");
+            return;
+        }
+        Err(err) => panic!("sslmode=require: {err}"),
+    };
+    let row = conn
+        .query_one_raw(Statement::from_string(
+            DatabaseBackend::Postgres,
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        ))
+        .await
+        .expect("query")
+        .expect("a row");
+    assert!(row.try_get::<bool>("", "ssl").expect("ssl column"), "the connection is encrypted");
+    conn.close().await.ok();
+
+    let verified = with_sslmode("verify-full").expect("url");
+    let refused = db::connect_url(&verified, SqliteSync::Normal).await;
+    assert!(refused.is_err(), "a self-signed certificate is not trusted under verify-full");
+}
