@@ -175,17 +175,38 @@ impl AppError {
     }
 }
 
+/// Whether a database error passes if the same work is tried again: a locked
+/// or busy SQLite file, a lost or refused PostgreSQL connection, a deadlock or
+/// serialization failure between instances. The one rule for every retry.
+pub fn is_transient(err: &sea_orm::DbErr) -> bool {
+    if matches!(err, sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_)) {
+        return true;
+    }
+    let text = err.to_string().to_lowercase();
+    [
+        "locked",
+        "busy",
+        "connection",
+        "closed",
+        "terminating",
+        "timed out",
+        "broken pipe",
+        "shutting down",
+        "deadlock detected",
+        "could not serialize",
+    ]
+    .iter()
+    .any(|sign| text.contains(sign))
+}
+
 impl From<sea_orm::DbErr> for AppError {
     fn from(err: sea_orm::DbErr) -> Self {
-        // A locked SQLite file or an unreachable PostgreSQL is transient: tell the
-        // client to retry rather than reporting a server bug.
-        match &err {
-            sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_) => {
-                tracing::warn!(error = %err, "database unavailable");
-                Self::unavailable("the database is unavailable, retry shortly", 2)
-            }
-            _ => Self::internal(err),
+        // Tell the client to retry rather than reporting a server bug.
+        if is_transient(&err) {
+            tracing::warn!(error = %err, "database unavailable");
+            return Self::unavailable("the database is unavailable, retry shortly", 2);
         }
+        Self::internal(err)
     }
 }
 
@@ -231,22 +252,54 @@ impl From<AppError> for async_graphql::Error {
     }
 }
 
+/// The code a GraphQL error carries, if it carries one of ours.
+fn graphql_code(err: &async_graphql::ServerError) -> Option<ErrorCode> {
+    err.extensions.as_ref().and_then(|ext| ext.get("code")).and_then(|value| match value {
+        async_graphql::Value::String(code) => ErrorCode::parse(code),
+        _ => None,
+    })
+}
+
+/// The openings of async-graphql's own limit errors, which name no code: the
+/// parser's nesting limits, and the checks `graphql::limits` replaces should
+/// they ever be switched on again. The grammar's own stack limit reads like a
+/// syntax error; only its last line tells (`GRAPHQL_STACK_LIMIT`).
+const GRAPHQL_STACK_LIMIT: &str = "= stack limit reached";
+const GRAPHQL_LIMIT_MESSAGES: [&str; 5] = [
+    "recursion limit exceeded",
+    "The recursion depth of the query cannot be greater than",
+    "Query is nested too deep",
+    "Query is too complex",
+    "The number of directives on the field",
+];
+
+/// Gives a GraphQL error without a code the one it stands for. Every resolver
+/// returns `AppResult`, whose errors all carry a code (an internal failure is
+/// `INTERNAL_ERROR` with no internal text, logged where it happened), and
+/// `graphql::limits` gives its refusals BAD_REQUEST. So an error without a
+/// code comes from GraphQL itself: a limit (BAD_REQUEST, like every other
+/// limit), or parsing, validation, or coercing variables and arguments
+/// ("Variable name is not defined"): the caller sent something of the wrong
+/// shape (VALIDATION_ERROR).
+pub fn classify_graphql_error(err: &mut async_graphql::ServerError) {
+    if graphql_code(err).is_none() {
+        let limit = GRAPHQL_LIMIT_MESSAGES.iter().any(|opening| err.message.starts_with(opening))
+            || err.message.ends_with(GRAPHQL_STACK_LIMIT);
+        let code = if limit { ErrorCode::BadRequest } else { ErrorCode::ValidationError };
+        err.extensions.get_or_insert_with(Default::default).set("code", code.as_str());
+    }
+}
+
 impl From<&async_graphql::ServerError> for AppError {
-    /// Errors without a code come from GraphQL itself (parsing, validation,
-    /// variable coercion): the caller sent something of the wrong shape.
     fn from(err: &async_graphql::ServerError) -> Self {
+        let mut err = err.clone();
+        classify_graphql_error(&mut err);
         let ext = err.extensions.as_ref();
-        let code = ext
-            .and_then(|ext| ext.get("code"))
-            .and_then(|value| match value {
-                async_graphql::Value::String(code) => ErrorCode::parse(code),
-                _ => None,
-            })
-            .unwrap_or(ErrorCode::ValidationError);
+        let code = graphql_code(&err).unwrap_or(ErrorCode::InternalError);
         let retry_after = ext.and_then(|ext| ext.get("retryAfter")).and_then(|value| match value {
             async_graphql::Value::Number(n) => n.as_u64(),
             _ => None,
         });
-        Self { code, message: err.message.clone(), retry_after }
+        Self { code, message: err.message, retry_after }
     }
 }

@@ -1,10 +1,12 @@
 //! GET /api/openapi.json: every routed path is documented with its
 //! parameters and answer schema, every documented path is routed, and real
 //! answers conform to the documented schemas.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
-use common::{apps_with, scenario};
+use common::{apps_with, scenario, unique};
 use leadtrail::config::TrustProxy;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -156,5 +158,84 @@ async fn real_answers_conform_to_the_documented_schemas() {
         let schema =
             &document["paths"]["/api/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["schema"];
         conforms(preview.expect(200), schema, "webhook preview").unwrap();
+    }
+}
+
+/// Provokes the answers each route is known to give and finds every one in
+/// the document: a status the document leaves out breaks clients generated
+/// from it, and schemathesis' status_code_conformance.
+#[tokio::test]
+async fn every_answer_the_server_gives_is_documented() {
+    for app in apps_with(|config| config.auth_rate_limit_per_minute = 3).await {
+        let document = app.client().get("/api/openapi.json").await.expect(200).clone();
+        let documented = |method: &str, pattern: &str, status: u16| {
+            let responses = &document["paths"][pattern][method.to_lowercase()]["responses"];
+            assert!(responses.get(status.to_string()).is_some(), "{method} {pattern} answers {status}, undocumented");
+            assert!(responses[status.to_string()]["content"]["application/json"].is_object(), "{method} {pattern}");
+        };
+        let mut seen = Vec::new();
+        let mut record = |method: &str, pattern: &str, status: u16| {
+            documented(method, pattern, status);
+            seen.push((method.to_owned(), pattern.to_owned(), status));
+        };
+        let (client, email) = app.user("Doc").await;
+        let http = reqwest::Client::new();
+        for (method, pattern) in leadtrail::rest::route_list() {
+            let path = pattern.replace("{id}", "1");
+            let verb = Method::from_bytes(method.as_bytes()).unwrap();
+            if !pattern.starts_with("/api/auth/") || method == "GET" {
+                let signed_out = app.client().request(verb.clone(), &path, None).await;
+                if signed_out.status.as_u16() != 200 {
+                    record(method, pattern, signed_out.status.as_u16());
+                }
+            }
+            // Any route refuses a body declared too large.
+            let large = http.request(verb.clone(), format!("{}{path}", app.base)).header("content-length", "999999");
+            let large = large.body(vec![b' '; 999_999]).send().await.unwrap();
+            record(method, pattern, large.status().as_u16());
+            if method == "GET" {
+                continue;
+            }
+            let forged = client.clone().with_origin("https://evil.example").request(verb.clone(), &path, None).await;
+            forged.expect_error(403, "INVALID_ORIGIN");
+            record(method, pattern, 403);
+            if pattern.starts_with("/api/auth/") {
+                let form = http.post(format!("{}{path}", app.base)).header("content-type", "text/plain").body("{}");
+                let form = form.send().await.unwrap();
+                assert_eq!(form.status().as_u16(), 415, "{pattern}");
+                record(method, pattern, 415);
+            }
+        }
+        let sign_in = "/api/auth/sign-in/email";
+        let wrong = app.client().post(sign_in, json!({ "email": email, "password": "wrong password" })).await;
+        wrong.expect_error(401, "INVALID_EMAIL_OR_PASSWORD");
+        record("POST", sign_in, 401);
+        let mut limited = wrong;
+        for _ in 0..3 {
+            limited = app.client().post(sign_in, json!({ "email": email, "password": "wrong password" })).await;
+        }
+        limited.expect_error(429, "RATE_LIMITED");
+        record("POST", sign_in, 429);
+        let sign_up = "/api/auth/sign-up/email";
+        let taken =
+            app.client().post(sign_up, json!({ "name": "D", "email": email, "password": "correct horse" })).await;
+        taken.expect_error(409, "EMAIL_IN_USE");
+        record("POST", sign_up, 409);
+        let bad = json!({ "name": "D", "email": format!("{}@example.com", unique("d")), "password": "short" });
+        app.client().post(sign_up, bad).await.expect_error(400, "PASSWORD_TOO_SHORT");
+        record("POST", sign_up, 400);
+        assert!(seen.len() > 60, "every route was provoked: {}", seen.len());
+        for pattern in ["/api/auth/sign-in/email", "/api/auth/sign-up/email", "/api/auth/change-password"] {
+            documented("POST", pattern, 429);
+            let retry_after = &document["paths"][pattern]["post"]["responses"]["429"]["headers"]["Retry-After"];
+            assert_eq!(retry_after["required"], true, "{pattern}");
+        }
+
+        // The tracker script is documented with the media type it is served as.
+        let script = app.client().get("/script.js").await;
+        let served = script.headers["content-type"].to_str().unwrap().split(';').next().unwrap().to_owned();
+        assert_eq!(served, "text/javascript");
+        let content = &document["paths"]["/script.js"]["get"]["responses"]["200"]["content"];
+        assert_eq!(content.as_object().unwrap().keys().collect::<Vec<_>>(), [&served]);
     }
 }

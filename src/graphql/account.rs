@@ -1,15 +1,36 @@
 //! Sign-up, sign-in, sessions and the signed-in account.
 
-use async_graphql::{Context, Object, Result};
+use async_graphql::{Context, ID, Object, SimpleObject};
+
+use entity::{auth_session, user};
 
 use super::{
     context::ContextExt,
-    types::{AuthPayload, AuthSession, DeleteUserPayload, Profile, SessionInfo, StatusPayload, SuccessPayload, User},
+    types::{SuccessPayload, Timestamp},
 };
 use crate::{
     auth::rate_limit::CredentialAction,
-    service::{accounts, profile, sessions},
+    error::AppResult,
+    service::{
+        accounts::{self, SignedIn, UserChanges},
+        profile, sessions,
+    },
 };
+
+/// Sets the cookie and answers a `callbackURL` (already checked) as Better Auth does.
+fn signed_in(ctx: &Context<'_>, signed_in: SignedIn, callback_url: Option<String>) -> SignInPayload {
+    ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
+    SignInPayload {
+        token: signed_in.token,
+        user: User(signed_in.user),
+        redirect: callback_url.is_some(),
+        url: callback_url,
+    }
+}
+
+fn checked_callback(ctx: &Context<'_>, callback_url: Option<String>) -> AppResult<Option<String>> {
+    callback_url.map(|raw| accounts::callback_url(&raw, &ctx.app().base_origin)).transpose()
+}
 
 #[derive(Default)]
 pub struct AccountQuery;
@@ -17,7 +38,7 @@ pub struct AccountQuery;
 #[Object]
 impl AccountQuery {
     /// The signed-in user, or null.
-    async fn viewer(&self, ctx: &Context<'_>) -> Result<Option<User>> {
+    async fn viewer(&self, ctx: &Context<'_>) -> AppResult<Option<User>> {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
@@ -25,7 +46,7 @@ impl AccountQuery {
     }
 
     /// The current session with its user, or null when not signed in.
-    async fn session(&self, ctx: &Context<'_>) -> Result<Option<SessionInfo>> {
+    async fn session(&self, ctx: &Context<'_>) -> AppResult<Option<SessionInfo>> {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
@@ -33,11 +54,13 @@ impl AccountQuery {
         let Some(session) = sessions::find(db, user.session_id).await? else {
             return Ok(None);
         };
-        Ok(Some(SessionInfo { session: AuthSession(session), user: User(accounts::find(db, user.user_id).await?) }))
+        let token = ctx.request()?.session_token.clone();
+        let user = User(accounts::find(db, user.user_id).await?);
+        Ok(Some(SessionInfo { session: AuthSession(session, token), user }))
     }
 
     /// The signed-in user's account profile.
-    async fn profile(&self, ctx: &Context<'_>) -> Result<Profile> {
+    async fn profile(&self, ctx: &Context<'_>) -> AppResult<Profile> {
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
         let viewer = ctx.viewer()?;
@@ -51,14 +74,23 @@ pub struct AccountMutation;
 #[Object]
 impl AccountMutation {
     /// Creates an account with a personal org, signs it in and sets the cookie.
-    async fn sign_up(&self, ctx: &Context<'_>, name: String, email: String, password: String) -> Result<AuthPayload> {
+    /// A duplicate email is 409 `EMAIL_IN_USE` (Better Auth answers 422).
+    async fn sign_up(
+        &self,
+        ctx: &Context<'_>,
+        name: String,
+        email: String,
+        password: String,
+        image: Option<String>,
+        #[graphql(name = "callbackURL")] callback_url: Option<String>,
+    ) -> AppResult<SignInPayload> {
         ctx.limit_credentials(CredentialAction::SignUp)?;
+        let callback_url = checked_callback(ctx, callback_url)?;
         let app = ctx.app();
         let meta = &ctx.request()?.meta;
-        let signed_in =
-            accounts::sign_up(&app.db, app.config.disable_registration, &name, &email, password, meta).await?;
-        ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
-        Ok(AuthPayload { token: Some(signed_in.token), user: User(signed_in.user) })
+        let disabled = app.config.disable_registration;
+        let account = accounts::sign_up(&app.db, disabled, &name, &email, password, image.as_deref(), meta).await?;
+        Ok(signed_in(ctx, account, callback_url))
     }
 
     /// Signs in and sets the cookie. Without `rememberMe` (default true) the
@@ -69,29 +101,31 @@ impl AccountMutation {
         email: String,
         password: String,
         #[graphql(default = true)] remember_me: bool,
-    ) -> Result<AuthPayload> {
+        #[graphql(name = "callbackURL")] callback_url: Option<String>,
+    ) -> AppResult<SignInPayload> {
         ctx.limit_credentials(CredentialAction::SignIn)?;
+        let callback_url = checked_callback(ctx, callback_url)?;
         let meta = &ctx.request()?.meta;
-        let signed_in = accounts::sign_in(&ctx.app().db, &email, password, remember_me, meta).await?;
-        ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
-        Ok(AuthPayload { token: Some(signed_in.token), user: User(signed_in.user) })
+        let account = accounts::sign_in(&ctx.app().db, &email, password, remember_me, meta).await?;
+        Ok(signed_in(ctx, account, callback_url))
     }
 
     /// Ends the current session on the server and clears the cookie.
-    async fn sign_out(&self, ctx: &Context<'_>) -> Result<SuccessPayload> {
+    async fn sign_out(&self, ctx: &Context<'_>) -> AppResult<SuccessPayload> {
         let user = ctx.signed_in_user()?;
         sessions::delete(&ctx.app().db, user.session_id).await?;
         ctx.clear_session_cookie();
         Ok(SuccessPayload { success: true })
     }
 
-    async fn update_user(&self, ctx: &Context<'_>, name: String) -> Result<User> {
+    /// Changes the fields given, at least one. An empty `image` removes it.
+    async fn update_user(&self, ctx: &Context<'_>, name: Option<String>, image: Option<String>) -> AppResult<User> {
         let user = ctx.signed_in_user()?;
-        Ok(User(accounts::update_name(&ctx.app().db, user.user_id, &name).await?))
+        Ok(User(accounts::update(&ctx.app().db, user.user_id, UserChanges { name, image }).await?))
     }
 
     /// Changes the sign-in email at once.
-    async fn change_email(&self, ctx: &Context<'_>, new_email: String) -> Result<StatusPayload> {
+    async fn change_email(&self, ctx: &Context<'_>, new_email: String) -> AppResult<StatusPayload> {
         ctx.limit_credentials(CredentialAction::ChangeEmail)?;
         let user = ctx.signed_in_user()?;
         accounts::change_email(&ctx.app().db, user.user_id, &new_email).await?;
@@ -105,7 +139,7 @@ impl AccountMutation {
         current_password: String,
         new_password: String,
         #[graphql(default = false)] revoke_other_sessions: bool,
-    ) -> Result<AuthPayload> {
+    ) -> AppResult<AuthPayload> {
         ctx.limit_credentials(CredentialAction::ChangePassword)?;
         let user = ctx.signed_in_user()?;
         let meta = &ctx.request()?.meta;
@@ -126,15 +160,169 @@ impl AccountMutation {
 
     /// Deletes the account for good, with every org it solely owns. Without
     /// `password`, the session must be less than a day old.
-    async fn delete_user(&self, ctx: &Context<'_>, password: Option<String>) -> Result<DeleteUserPayload> {
+    async fn delete_user(&self, ctx: &Context<'_>, password: Option<String>) -> AppResult<DeleteUserPayload> {
         ctx.limit_credentials(CredentialAction::DeleteUser)?;
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
         accounts::delete(&app.db, user.user_id, user.session_created_at, password).await?;
         // The deleted orgs' sites and links must stop answering at once.
-        app.sites.clear();
-        app.links.clear();
+        app.cluster.all_changed().await;
         ctx.clear_session_cookie();
         Ok(DeleteUserPayload { success: true, message: "User deleted".to_owned() })
+    }
+}
+
+pub struct User(pub user::Model);
+
+#[Object]
+impl User {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn email(&self) -> &str {
+        &self.0.email
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.created_at)
+    }
+    async fn updated_at(&self) -> Timestamp {
+        Timestamp(self.0.updated_at)
+    }
+    /// An avatar URL; null until the user sets one.
+    async fn image(&self) -> Option<&str> {
+        self.0.image.as_deref()
+    }
+    /// Always false: there is no verification mail (Better Auth's field).
+    async fn email_verified(&self) -> bool {
+        false
+    }
+}
+
+/// A sign-in session; `token` is the caller's own cookie value, shown only
+/// to that caller.
+pub struct AuthSession(pub auth_session::Model, pub Option<String>);
+
+#[Object]
+impl AuthSession {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn token(&self) -> Option<&str> {
+        self.1.as_deref()
+    }
+    async fn user_id(&self) -> ID {
+        ID(self.0.user_id.to_string())
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.created_at)
+    }
+    async fn updated_at(&self) -> Timestamp {
+        Timestamp(self.0.updated_at)
+    }
+    async fn expires_at(&self) -> Timestamp {
+        Timestamp(self.0.expires_at)
+    }
+    async fn ip_address(&self) -> Option<&str> {
+        self.0.ip.as_deref()
+    }
+    async fn user_agent(&self) -> Option<&str> {
+        self.0.user_agent.as_deref()
+    }
+}
+
+/// The current session and its user (`get-session`).
+#[derive(SimpleObject)]
+pub struct SessionInfo {
+    pub session: AuthSession,
+    pub user: User,
+}
+
+#[derive(SimpleObject)]
+pub struct AuthPayload {
+    /// The session token; the same value is set as the `session` cookie.
+    /// Null after a password change that kept the current session.
+    pub token: Option<String>,
+    pub user: User,
+}
+
+/// Sign-up and sign-in, in Better Auth's shape: `redirect` and `url` answer a
+/// `callbackURL` on this site.
+#[derive(SimpleObject)]
+pub struct SignInPayload {
+    /// The session token; the same value is set as the `session` cookie.
+    pub token: String,
+    pub user: User,
+    /// Whether the client should go to `url`.
+    pub redirect: bool,
+    /// The `callbackURL` the request gave, when it was a path on this site.
+    pub url: Option<String>,
+}
+
+#[derive(SimpleObject)]
+pub struct StatusPayload {
+    pub status: bool,
+}
+
+#[derive(SimpleObject)]
+pub struct DeleteUserPayload {
+    pub success: bool,
+    pub message: String,
+}
+
+pub struct Profile(pub profile::Profile);
+
+#[Object]
+impl Profile {
+    async fn id(&self) -> ID {
+        ID(self.0.user.id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.0.user.name
+    }
+    async fn email(&self) -> &str {
+        &self.0.user.email
+    }
+    /// Always `free` in a self-hosted install.
+    async fn tier(&self) -> &str {
+        self.0.tier
+    }
+    async fn max_sites(&self) -> u32 {
+        self.0.max_sites
+    }
+    /// Sites the user can access, in every org.
+    async fn site_count(&self) -> u64 {
+        self.0.site_count
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.user.created_at)
+    }
+    /// The user's primary org: the first they joined.
+    async fn org(&self) -> ProfileOrg<'_> {
+        ProfileOrg(&self.0)
+    }
+}
+
+pub struct ProfileOrg<'a>(&'a profile::Profile);
+
+#[Object]
+impl ProfileOrg<'_> {
+    async fn id(&self) -> ID {
+        ID(self.0.org.id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.0.org.name
+    }
+    async fn slug(&self) -> &str {
+        &self.0.org.slug
+    }
+    /// `owner`, `admin`, `member` or `viewer`.
+    async fn role(&self) -> &str {
+        self.0.role.as_str()
+    }
+    async fn member_since(&self) -> Timestamp {
+        Timestamp(self.0.member_since)
     }
 }

@@ -5,15 +5,20 @@ use async_graphql::{
     http::ALL_WEBSOCKET_PROTOCOLS,
     parser::{parse_query, types::OperationType},
 };
-use async_graphql_axum::{GraphQLProtocol, GraphQLResponse, GraphQLWebSocket};
+use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
 use axum::{
     extract::{Query, State, WebSocketUpgrade, ws::rejection::WebSocketUpgradeRejection},
-    http::{HeaderMap, header},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{Html, IntoResponse, Response},
 };
 use serde::Deserialize;
 
-use super::{AppSchema, MAX_BATCH, explorer, loaders};
+use super::{
+    AppSchema, explorer,
+    http::{self, MediaType},
+    limits::Executed,
+    loaders,
+};
 use crate::{
     auth::{RequestContext, cookie},
     error::{AppError, AppResult, ErrorCode},
@@ -21,22 +26,35 @@ use crate::{
     state::AppState,
 };
 
-/// POST /graphql: one operation or a batch of at most MAX_BATCH.
+/// POST /graphql: one operation or a batch of at most MAX_BATCH, in a JSON body.
 pub async fn post(
     State(schema): State<AppSchema>,
     State(app): State<AppState>,
     ctx: RequestContext,
+    headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> AppResult<Response> {
-    let batch: BatchRequest = serde_json::from_slice(&body)
-        .map_err(|err| AppError::bad_request(format!("body is not a GraphQL request: {err}")))?;
-    if let BatchRequest::Batch(requests) = &batch
-        && requests.len() > MAX_BATCH
-    {
-        return Err(AppError::bad_request(format!("at most {MAX_BATCH} operations per batch")));
+    if let Some(refused) = http::refuse_unless_json(&headers) {
+        return Ok(refused);
     }
+    let media = MediaType::negotiate(&headers);
+    let batch = http::parse_body(&body)?;
+    let mut executed = Vec::new();
+    let batch = match batch {
+        BatchRequest::Single(request) => BatchRequest::Single(mark(request, &mut executed)),
+        BatchRequest::Batch(requests) => {
+            BatchRequest::Batch(requests.into_iter().map(|request| mark(request, &mut executed)).collect())
+        }
+    };
     let batch = batch.data(ctx).data(loaders::per_request(&app.db));
-    Ok(GraphQLResponse::from(schema.execute_batch(batch).await).into_response())
+    http::respond(media, schema.execute_batch(batch).await, &executed)
+}
+
+/// Gives a request the marker that tells whether it was executed.
+fn mark(request: async_graphql::Request, executed: &mut Vec<Executed>) -> async_graphql::Request {
+    let marker = Executed::default();
+    executed.push(marker.clone());
+    request.data(marker)
 }
 
 #[derive(Deserialize)]
@@ -48,29 +66,38 @@ pub struct GetParams {
 }
 
 /// GET /graphql: the explorer page, or a read-only query given as `?query=`.
-/// Mutations are refused over GET, so a link cannot change anything.
+/// Mutations are refused over GET (405, as the GraphQL-over-HTTP spec asks),
+/// so a link cannot change anything.
 pub async fn get(
     State(schema): State<AppSchema>,
     State(app): State<AppState>,
     ctx: RequestContext,
+    headers: HeaderMap,
     params: Result<Query<GetParams>, axum::extract::rejection::QueryRejection>,
 ) -> AppResult<Response> {
     let Query(params) = params.map_err(|err| AppError::bad_request(err.body_text()))?;
     let Some(query) = params.query else {
         return Ok((explorer::security_headers(), Html(explorer::PAGE)).into_response());
     };
-    let document = parse_query(&query).map_err(|err| AppError::bad_request(err.to_string()))?;
-    let is_mutation = document.operations.iter().any(|(name, op)| {
-        let selected = params.operation_name.as_deref().is_none_or(|wanted| name.is_some_and(|n| n.as_str() == wanted));
-        selected && op.node.ty != OperationType::Query
+    // A document that does not parse is answered by the schema, as a request error.
+    let is_mutation = parse_query(&query).is_ok_and(|document| {
+        document.operations.iter().any(|(name, op)| {
+            let selected =
+                params.operation_name.as_deref().is_none_or(|wanted| name.is_some_and(|n| n.as_str() == wanted));
+            selected && op.node.ty != OperationType::Query
+        })
     });
     if is_mutation {
-        return Err(AppError::new(ErrorCode::BadRequest, "mutations and subscriptions need POST"));
+        let mut refused = AppError::new(ErrorCode::BadRequest, "mutations and subscriptions need POST").into_response();
+        *refused.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        refused.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return Ok(refused);
     }
     let variables = match params.variables {
         Some(text) => serde_json::from_str(&text).map_err(|_| AppError::bad_request("variables is not JSON"))?,
         None => serde_json::Value::Null,
     };
+    let mut executed = Vec::new();
     let mut request = async_graphql::Request::new(query)
         .variables(async_graphql::Variables::from_json(variables))
         .data(ctx)
@@ -78,7 +105,8 @@ pub async fn get(
     if let Some(name) = params.operation_name {
         request = request.operation_name(name);
     }
-    Ok(GraphQLResponse::from(schema.execute(request).await).into_response())
+    let request = mark(request, &mut executed);
+    http::respond(MediaType::negotiate(&headers), schema.execute(request).await.into(), &executed)
 }
 
 /// GET /graphql/ws: subscriptions over `graphql-transport-ws` (and the older

@@ -1,6 +1,7 @@
 //! Tracking links and their analytics.
 
-use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object, Result, SimpleObject};
+use crate::error::AppResult;
+use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object, SimpleObject};
 
 use entity::{link, site};
 
@@ -22,17 +23,26 @@ use crate::{
 pub struct Link {
     pub link: link::Model,
     pub site: site::Model,
-    /// Filled for lists, which count clicks for all links in one query.
-    pub counts: Option<ClickCounts>,
+    /// Lists fill it for all their links in one query; a single link counts
+    /// its own clicks once, however many count fields are asked for.
+    counts: tokio::sync::OnceCell<ClickCounts>,
 }
 
 impl Link {
-    async fn counts(&self, ctx: &Context<'_>) -> Result<ClickCounts> {
-        if let Some(counts) = self.counts {
-            return Ok(counts);
-        }
-        let all = link_stats::per_link(&ctx.app().db, self.site.id, now_ms()).await?;
-        Ok(all.get(&self.link.id).copied().unwrap_or_default())
+    pub fn new(link: link::Model, site: site::Model) -> Self {
+        Self { link, site, counts: tokio::sync::OnceCell::new() }
+    }
+
+    fn with_counts(link: link::Model, site: site::Model, counts: ClickCounts) -> Self {
+        Self { link, site, counts: tokio::sync::OnceCell::new_with(Some(counts)) }
+    }
+
+    async fn counts(&self, ctx: &Context<'_>) -> AppResult<ClickCounts> {
+        let counts = self
+            .counts
+            .get_or_try_init(|| link_stats::of_link(&ctx.app().db, self.site.id, self.link.id, now_ms()))
+            .await?;
+        Ok(*counts)
     }
 }
 
@@ -88,14 +98,14 @@ impl Link {
         Timestamp(self.link.created_at)
     }
     /// Human clicks, all time.
-    async fn total_clicks(&self, ctx: &Context<'_>) -> Result<i64> {
+    async fn total_clicks(&self, ctx: &Context<'_>) -> AppResult<i64> {
         Ok(self.counts(ctx).await?.total)
     }
     /// Human clicks since midnight UTC.
-    async fn clicks_today(&self, ctx: &Context<'_>) -> Result<i64> {
+    async fn clicks_today(&self, ctx: &Context<'_>) -> AppResult<i64> {
         Ok(self.counts(ctx).await?.today)
     }
-    async fn last_clicked_at(&self, ctx: &Context<'_>) -> Result<Option<Timestamp>> {
+    async fn last_clicked_at(&self, ctx: &Context<'_>) -> AppResult<Option<Timestamp>> {
         Ok(self.counts(ctx).await?.last_clicked_at.map(Timestamp))
     }
     /// `{short_link_base}/l/<site_slug>/<link_slug>`.
@@ -103,7 +113,7 @@ impl Link {
         links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link)
     }
     /// The full URL as an SVG QR code.
-    async fn qr_svg(&self, ctx: &Context<'_>) -> Result<String> {
+    async fn qr_svg(&self, ctx: &Context<'_>) -> AppResult<String> {
         Ok(links::qr_svg(&links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link))?)
     }
 }
@@ -183,7 +193,7 @@ pub struct LinkQuery;
 #[Object]
 impl LinkQuery {
     /// The site's links with click counts; the viewer's first site when none is named.
-    async fn links(&self, ctx: &Context<'_>, site_id: Option<i64>) -> Result<LinkList> {
+    async fn links(&self, ctx: &Context<'_>, site_id: Option<i64>) -> AppResult<LinkList> {
         let db = &ctx.app().db;
         let site = access::site_or_first(db, ctx.viewer()?, site_id, Role::Viewer).await?;
         let now = now_ms();
@@ -198,21 +208,21 @@ impl LinkQuery {
         let links = found
             .into_iter()
             .map(|link| {
-                let counts = Some(counts.get(&link.id).copied().unwrap_or_default());
-                Link { link, site: site.clone(), counts }
+                let counts = counts.get(&link.id).copied().unwrap_or_default();
+                Link::with_counts(link, site.clone(), counts)
             })
             .collect();
         Ok(LinkList { links, site_slug: site.slug.clone(), stats })
     }
 
-    async fn link(&self, ctx: &Context<'_>, id: ID) -> Result<Link> {
+    async fn link(&self, ctx: &Context<'_>, id: ID) -> AppResult<Link> {
         let id = links::parse_public_id(&id)?;
         let (link, site) = links::find(&ctx.app().db, ctx.viewer()?, id, Role::Viewer).await?;
-        Ok(Link { link, site, counts: None })
+        Ok(Link::new(link, site))
     }
 
     /// Whether a slug is free on the site (the viewer's first site when none is named).
-    async fn check_slug(&self, ctx: &Context<'_>, slug: String, site_id: Option<i64>) -> Result<SlugCheck> {
+    async fn check_slug(&self, ctx: &Context<'_>, slug: String, site_id: Option<i64>) -> AppResult<SlugCheck> {
         let available = links::slug_available(&ctx.app().db, ctx.viewer()?, site_id, &slug).await?;
         Ok(SlugCheck { available, slug })
     }
@@ -227,7 +237,7 @@ impl LinkQuery {
         slug: Option<String>,
         campaign: Option<String>,
         source: Option<String>,
-    ) -> Result<LinkAnalytics> {
+    ) -> AppResult<LinkAnalytics> {
         let filter = AnalyticsFilter { site_id, range, slug, campaign, source };
         let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
         Ok(found.into())
@@ -240,7 +250,7 @@ pub struct LinkMutation;
 #[Object]
 impl LinkMutation {
     /// Members and up. Fails with SLUG_TAKEN or INVALID_URL.
-    async fn create_link(&self, ctx: &Context<'_>, input: LinkInput) -> Result<CreatedLink> {
+    async fn create_link(&self, ctx: &Context<'_>, input: LinkInput) -> AppResult<CreatedLink> {
         let app = ctx.app();
         let new = NewLink {
             site_id: input.site_id,
@@ -255,11 +265,11 @@ impl LinkMutation {
         };
         let (link, site) = links::create(&app.db, ctx.viewer()?, new).await?;
         let full_url = links::full_url(&app.config.short_link_base(), &site, &link);
-        Ok(CreatedLink { link: Link { link, site, counts: None }, full_url })
+        Ok(CreatedLink { link: Link::new(link, site), full_url })
     }
 
     /// Changes only the fields given. Members and up.
-    async fn update_link(&self, ctx: &Context<'_>, id: ID, input: LinkUpdateInput) -> Result<Link> {
+    async fn update_link(&self, ctx: &Context<'_>, id: ID, input: LinkUpdateInput) -> AppResult<Link> {
         let app = ctx.app();
         let changes = LinkChanges {
             destination_url: input.destination_url,
@@ -275,16 +285,15 @@ impl LinkMutation {
             max_clicks: changed(input.max_clicks, |max| max),
             tags: input.tags,
         };
-        let (link, site) = links::update(&app.db, ctx.viewer()?, links::parse_public_id(&id)?, changes).await?;
-        app.links.evict(Some(link.id), site.id);
-        Ok(Link { link, site, counts: None })
+        let (link, site) =
+            links::update(&app.db, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?, changes).await?;
+        Ok(Link::new(link, site))
     }
 
     /// Deletes the link and its clicks. Members and up.
-    async fn delete_link(&self, ctx: &Context<'_>, id: ID) -> Result<SuccessPayload> {
+    async fn delete_link(&self, ctx: &Context<'_>, id: ID) -> AppResult<SuccessPayload> {
         let app = ctx.app();
-        let (link, site) = links::delete(&app.db, ctx.viewer()?, links::parse_public_id(&id)?).await?;
-        app.links.forget(link.id, site.id);
+        links::delete(&app.db, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?).await?;
         Ok(SuccessPayload { success: true })
     }
 }

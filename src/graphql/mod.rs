@@ -3,14 +3,19 @@
 pub mod account;
 pub mod analytics;
 pub mod context;
+pub mod cost;
+pub mod errors;
 pub mod explorer;
 pub mod handler;
+pub mod http;
 pub mod identify;
+pub mod limits;
 pub mod link_analytics;
 pub mod links;
 pub mod live;
 pub mod loaders;
 pub mod orgs;
+pub mod privacy;
 pub mod session;
 pub mod sites;
 pub mod types;
@@ -40,36 +45,42 @@ pub struct Mutation(
     identify::IdentifyMutation,
     links::LinkMutation,
     webhooks::WebhookMutation,
+    privacy::PrivacyMutation,
 );
 
 pub type Subscription = live::LiveSubscription;
 
 pub type AppSchema = Schema<Query, Mutation, Subscription>;
 
-/// Deep enough for every nested query we document, shallow enough to stop abuse.
+/// Deep enough for every nested query we document, shallow enough to stop
+/// abuse. Queries that select only introspection are exempt (`limits`).
 pub const MAX_DEPTH: usize = 12;
-pub const MAX_COMPLEXITY: usize = 2_000;
+/// Lists count their rows (`cost`): a page of 500 visitors with the list's
+/// fields, or one full profile, fits; 500 visitors with their sessions' events
+/// does not.
+pub const MAX_COMPLEXITY: usize = 25_000;
 /// Operations in one batched request.
 pub const MAX_BATCH: usize = 10;
 
-fn builder() -> SchemaBuilder<Query, Mutation, Subscription> {
+/// The depth and complexity limits are `limits::Limits`, not async-graphql's
+/// own: those name no error code and cannot tell schema tooling from queries.
+fn builder(introspection: bool) -> SchemaBuilder<Query, Mutation, Subscription> {
     Schema::build(Query::default(), Mutation::default(), Subscription::default())
-        .limit_depth(MAX_DEPTH)
-        .limit_complexity(MAX_COMPLEXITY)
+        .extension(limits::Limits { introspection })
 }
 
 pub fn build_schema(state: AppState) -> AppSchema {
     let introspection = state.config.graphql_introspection;
-    let builder = builder().data(state);
+    let builder = builder(introspection).data(state);
     if introspection { builder.finish() } else { builder.disable_introspection().finish() }
 }
 
 /// A schema without state, for introspection only (the OpenAPI document).
 pub fn introspection_schema() -> AppSchema {
-    builder().finish()
+    builder(true).finish()
 }
 
 /// The SDL that `schema.graphql` holds.
 pub fn sdl() -> String {
-    builder().finish().sdl()
+    builder(true).finish().sdl()
 }

@@ -1,12 +1,13 @@
 //! Orgs and their API keys.
 
-use async_graphql::{Context, ID, Object, Result, SimpleObject};
+use crate::error::AppResult;
+use async_graphql::{Context, ID, Object, SimpleObject};
 
-use entity::{member, user};
+use entity::{api_key, member, org, user};
 
 use super::{
     context::ContextExt,
-    types::{ApiKey, CreatedApiKey, Org, parse_id},
+    types::{Timestamp, parse_id},
 };
 use crate::service::{access, api_keys, members, orgs};
 
@@ -39,26 +40,26 @@ pub struct OrgQuery;
 #[Object]
 impl OrgQuery {
     /// The orgs the caller belongs to, oldest membership first.
-    async fn orgs(&self, ctx: &Context<'_>) -> Result<Vec<Org>> {
+    async fn orgs(&self, ctx: &Context<'_>) -> AppResult<Vec<Org>> {
         let found = access::orgs(&ctx.app().db, ctx.viewer()?).await?;
         Ok(found.into_iter().map(|(org, role)| Org { org, role }).collect())
     }
 
-    async fn org(&self, ctx: &Context<'_>, id: ID) -> Result<Org> {
+    async fn org(&self, ctx: &Context<'_>, id: ID) -> AppResult<Org> {
         let org_id = parse_id(&id, "organization")?;
         let (org, role) = access::find_org(&ctx.app().db, ctx.viewer()?, org_id, crate::auth::Role::Viewer).await?;
         Ok(Org { org, role })
     }
 
     /// The org's members, oldest first.
-    async fn members(&self, ctx: &Context<'_>, org_id: ID) -> Result<Vec<Member>> {
+    async fn members(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Member>> {
         let org_id = parse_id(&org_id, "organization")?;
         let found = members::list(&ctx.app().db, ctx.viewer()?, org_id).await?;
         Ok(found.into_iter().map(|(member, user)| Member::new(member, &user)).collect())
     }
 
     /// The org's API keys, revoked ones included. Admins only.
-    async fn api_keys(&self, ctx: &Context<'_>, org_id: ID) -> Result<Vec<ApiKey>> {
+    async fn api_keys(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<ApiKey>> {
         let org_id = parse_id(&org_id, "organization")?;
         let keys = api_keys::list(&ctx.app().db, ctx.viewer()?, org_id).await?;
         Ok(keys.into_iter().map(ApiKey).collect())
@@ -72,7 +73,7 @@ pub struct OrgMutation;
 impl OrgMutation {
     /// Creates an API key for server-to-server calls (`Authorization: Bearer <key>`).
     /// Admins only. The key is returned once and stored only as a hash.
-    async fn create_api_key(&self, ctx: &Context<'_>, org_id: Option<ID>, name: String) -> Result<CreatedApiKey> {
+    async fn create_api_key(&self, ctx: &Context<'_>, org_id: Option<ID>, name: String) -> AppResult<CreatedApiKey> {
         let db = &ctx.app().db;
         let viewer = ctx.viewer()?;
         let org_id = match org_id {
@@ -90,7 +91,7 @@ impl OrgMutation {
         org_id: ID,
         email: String,
         #[graphql(default_with = "\"member\".to_owned()")] role: String,
-    ) -> Result<Member> {
+    ) -> AppResult<Member> {
         let org_id = parse_id(&org_id, "organization")?;
         let role = members::parse_role(&role)?;
         let (member, user) = members::add(&ctx.app().db, ctx.viewer()?, org_id, &email, role).await?;
@@ -99,7 +100,7 @@ impl OrgMutation {
 
     /// Changes a member's role. Admins only; owners when the owner role is involved.
     /// The last owner cannot be demoted.
-    async fn change_member_role(&self, ctx: &Context<'_>, org_id: ID, user_id: ID, role: String) -> Result<Member> {
+    async fn change_member_role(&self, ctx: &Context<'_>, org_id: ID, user_id: ID, role: String) -> AppResult<Member> {
         let db = &ctx.app().db;
         let org_id = parse_id(&org_id, "organization")?;
         let user_id = parse_id(&user_id, "member")?;
@@ -109,7 +110,7 @@ impl OrgMutation {
     }
 
     /// Removes a member; anyone may remove themselves. The last owner cannot leave.
-    async fn remove_member(&self, ctx: &Context<'_>, org_id: ID, user_id: ID) -> Result<bool> {
+    async fn remove_member(&self, ctx: &Context<'_>, org_id: ID, user_id: ID) -> AppResult<bool> {
         let org_id = parse_id(&org_id, "organization")?;
         let user_id = parse_id(&user_id, "member")?;
         members::remove(&ctx.app().db, ctx.viewer()?, org_id, user_id).await?;
@@ -117,19 +118,76 @@ impl OrgMutation {
     }
 
     /// Deletes the org with its sites, links, keys and all tracking data. Owners only.
-    async fn delete_org(&self, ctx: &Context<'_>, org_id: ID) -> Result<bool> {
+    async fn delete_org(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<bool> {
         let org_id = parse_id(&org_id, "organization")?;
         let app = ctx.app();
-        orgs::delete(&app.db, ctx.viewer()?, org_id).await?;
-        // Its sites and links are gone; the public paths must stop serving them.
-        app.sites.clear();
-        app.links.clear();
+        orgs::delete(&app.db, &app.effects, ctx.viewer()?, org_id).await?;
         Ok(true)
     }
 
     /// Revokes a key at once. Admins only.
-    async fn revoke_api_key(&self, ctx: &Context<'_>, id: ID) -> Result<ApiKey> {
+    async fn revoke_api_key(&self, ctx: &Context<'_>, id: ID) -> AppResult<ApiKey> {
         let key_id = parse_id(&id, "API key")?;
         Ok(ApiKey(api_keys::revoke(&ctx.app().db, ctx.viewer()?, key_id).await?))
+    }
+}
+
+pub struct ApiKey(pub api_key::Model);
+
+#[Object]
+impl ApiKey {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn org_id(&self) -> ID {
+        ID(self.0.org_id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// The first characters of the key, to tell keys apart.
+    async fn prefix(&self) -> &str {
+        &self.0.prefix
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.0.created_at)
+    }
+    async fn last_used_at(&self) -> Option<Timestamp> {
+        self.0.last_used_at.map(Timestamp)
+    }
+    async fn revoked_at(&self) -> Option<Timestamp> {
+        self.0.revoked_at.map(Timestamp)
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct CreatedApiKey {
+    /// The key itself. It is shown only here; store it now.
+    pub key: String,
+    pub api_key: ApiKey,
+}
+
+pub struct Org {
+    pub org: org::Model,
+    pub role: crate::auth::Role,
+}
+
+#[Object]
+impl Org {
+    async fn id(&self) -> ID {
+        ID(self.org.id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.org.name
+    }
+    async fn slug(&self) -> &str {
+        &self.org.slug
+    }
+    /// The viewer's role in this org.
+    async fn role(&self) -> &str {
+        self.role.as_str()
+    }
+    async fn created_at(&self) -> Timestamp {
+        Timestamp(self.org.created_at)
     }
 }

@@ -1,14 +1,16 @@
 //! Tracked sessions and their events.
 
+use crate::error::AppResult;
 use std::sync::Arc;
 
-use async_graphql::{Context, ID, Json, Object, Result, SimpleObject};
+use async_graphql::{Context, ID, Json, Object, SimpleObject};
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use entity::{event, tracked_session};
 
 use super::{
+    cost,
     loaders::{self, EventsOfSession},
     types::Timestamp,
 };
@@ -85,7 +87,7 @@ impl TrackedSession {
         self
     }
 
-    async fn stored_events(&self, ctx: &Context<'_>) -> Result<Arc<Vec<event::Model>>> {
+    async fn stored_events(&self, ctx: &Context<'_>) -> AppResult<Arc<Vec<event::Model>>> {
         let events = self.events.get_or_try_init(|| loaders::load(ctx, EventsOfSession(self.model.id))).await?;
         Ok(events.clone())
     }
@@ -170,16 +172,19 @@ impl TrackedSession {
         self.model.os.as_deref()
     }
     /// The session's events in the order they happened.
-    async fn events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+    #[graphql(complexity = "cost::EVENTS_PER_SESSION * child_complexity")]
+    async fn events(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedEvent>> {
         Ok(self.stored_events(ctx).await?.iter().cloned().map(TrackedEvent).collect())
     }
     /// The paths of the pages viewed, in order, repeats included.
-    async fn pages(&self, ctx: &Context<'_>) -> Result<Vec<String>> {
+    #[graphql(complexity = "cost::EVENTS_PER_SESSION * child_complexity")]
+    async fn pages(&self, ctx: &Context<'_>) -> AppResult<Vec<String>> {
         let events = self.stored_events(ctx).await?;
         Ok(events.iter().filter(|e| e.event_type == "pageview").map(|e| e.page.clone()).collect())
     }
     /// The events in order, with the time spent before each.
-    async fn timeline(&self, ctx: &Context<'_>) -> Result<Vec<TimelineEntry>> {
+    #[graphql(complexity = "cost::EVENTS_PER_SESSION * child_complexity")]
+    async fn timeline(&self, ctx: &Context<'_>) -> AppResult<Vec<TimelineEntry>> {
         let events = self.stored_events(ctx).await?;
         Ok(events
             .iter()

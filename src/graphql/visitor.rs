@@ -1,15 +1,16 @@
 //! The visitor type: list row and full profile in one. Nested lists go
 //! through the request's loaders; profile-only parts query on demand.
 
+use crate::error::AppResult;
 use std::{collections::HashMap, sync::Arc};
 
-use async_graphql::{Context, Json, Object, Result, SimpleObject};
+use async_graphql::{Context, Json, Object, SimpleObject};
 use entity::{identity, tracked_session};
-use md5::{Digest, Md5};
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::{
+    cost,
     identify::Identity,
     link_analytics::LinkClick,
     loaders::{self, ClicksOfVisitor, EventsOfSession, IdentitiesOfVisitor, SessionsOfVisitor},
@@ -130,12 +131,6 @@ pub fn page_views(rows: Vec<(String, i64)>) -> Vec<PageViews> {
     rows.into_iter().map(|(page, views)| PageViews { page, views }).collect()
 }
 
-/// Gravatar's address for an email: the md5 of the trimmed, lower-cased email.
-pub fn gravatar_url(email: &str) -> String {
-    let digest = Md5::digest(email.trim().to_lowercase().as_bytes());
-    format!("https://www.gravatar.com/avatar/{digest:x}?d=identicon")
-}
-
 impl Visitor {
     pub fn new(scored: ScoredVisitor) -> Self {
         Visitor { scored, sessions: OnceCell::new(), identities: OnceCell::new() }
@@ -145,12 +140,12 @@ impl Visitor {
         self.scored.visitor.id
     }
 
-    async fn stored_sessions(&self, ctx: &Context<'_>) -> Result<Arc<Vec<tracked_session::Model>>> {
+    async fn stored_sessions(&self, ctx: &Context<'_>) -> AppResult<Arc<Vec<tracked_session::Model>>> {
         let found = self.sessions.get_or_try_init(|| loaders::load(ctx, SessionsOfVisitor(self.id()))).await?;
         Ok(found.clone())
     }
 
-    async fn stored_identities(&self, ctx: &Context<'_>) -> Result<Arc<Vec<identity::Model>>> {
+    async fn stored_identities(&self, ctx: &Context<'_>) -> AppResult<Arc<Vec<identity::Model>>> {
         let found = self.identities.get_or_try_init(|| loaders::load(ctx, IdentitiesOfVisitor(self.id()))).await?;
         Ok(found.clone())
     }
@@ -244,7 +239,7 @@ impl Visitor {
     }
     /// Gravatar for the visitor's email; null when no email is known.
     async fn gravatar_url(&self) -> Option<String> {
-        self.scored.visitor.email.as_deref().map(gravatar_url)
+        self.scored.visitor.email.as_deref().map(crate::service::analytics::profile::gravatar_url)
     }
     /// How the score is made, recency included.
     async fn score_breakdown(&self) -> Vec<ScoreFactor> {
@@ -254,7 +249,8 @@ impl Visitor {
             .collect()
     }
     /// Every session, newest first.
-    async fn sessions(&self, ctx: &Context<'_>) -> Result<Vec<TrackedSession>> {
+    #[graphql(complexity = "cost::SESSIONS_PER_VISITOR * child_complexity")]
+    async fn sessions(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedSession>> {
         let sessions = self.stored_sessions(ctx).await?;
         let owner = &self.scored.visitor.identified_user_id;
         let wants_events = session::wants_events(ctx);
@@ -276,36 +272,42 @@ impl Visitor {
             .collect())
     }
     /// Every identify call, newest first.
-    async fn identities(&self, ctx: &Context<'_>) -> Result<Vec<Identity>> {
+    #[graphql(complexity = "cost::IDENTITIES_PER_VISITOR * child_complexity")]
+    async fn identities(&self, ctx: &Context<'_>) -> AppResult<Vec<Identity>> {
         Ok(self.stored_identities(ctx).await?.iter().cloned().map(Identity).collect())
     }
     /// The traits of the latest identity; `{}` before any.
-    async fn user_traits(&self, ctx: &Context<'_>) -> Result<Json<Value>> {
+    async fn user_traits(&self, ctx: &Context<'_>) -> AppResult<Json<Value>> {
         let identities = self.stored_identities(ctx).await?;
         let traits = identities.first().and_then(|latest| serde_json::from_str(&latest.traits).ok());
         Ok(Json(traits.unwrap_or_else(|| Value::Object(Default::default()))))
     }
     /// Tracking-link clicks tied to this visitor, newest first.
-    async fn link_clicks(&self, ctx: &Context<'_>) -> Result<Vec<LinkClick>> {
+    #[graphql(complexity = "cost::CLICKS_PER_VISITOR * child_complexity")]
+    async fn link_clicks(&self, ctx: &Context<'_>) -> AppResult<Vec<LinkClick>> {
         let clicks = loaders::load(ctx, ClicksOfVisitor(self.id())).await?;
         Ok(clicks.iter().cloned().map(LinkClick).collect())
     }
-    async fn attribution(&self, ctx: &Context<'_>) -> Result<Attribution> {
+    async fn attribution(&self, ctx: &Context<'_>) -> AppResult<Attribution> {
         Ok(attribution::attribute(&self.stored_sessions(ctx).await?).into())
     }
     /// The latest events, newest first.
-    async fn recent_events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+    #[graphql(complexity = "cost::RECENT_EVENTS * child_complexity")]
+    async fn recent_events(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedEvent>> {
         Ok(profile::recent_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
     }
     /// Form submissions, newest first.
-    async fn form_events(&self, ctx: &Context<'_>) -> Result<Vec<TrackedEvent>> {
+    #[graphql(complexity = "cost::FORM_EVENTS * child_complexity")]
+    async fn form_events(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedEvent>> {
         Ok(profile::form_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
     }
-    async fn top_pages(&self, ctx: &Context<'_>) -> Result<Vec<PageViews>> {
+    #[graphql(complexity = "cost::TOP_PAGES * child_complexity")]
+    async fn top_pages(&self, ctx: &Context<'_>) -> AppResult<Vec<PageViews>> {
         Ok(page_views(profile::top_pages(&ctx.app().db, self.id()).await?))
     }
     /// Events per UTC day, for the days with activity.
-    async fn daily_activity(&self, ctx: &Context<'_>) -> Result<Vec<DayActivity>> {
+    #[graphql(complexity = "cost::DAYS_PER_VISITOR * child_complexity")]
+    async fn daily_activity(&self, ctx: &Context<'_>) -> AppResult<Vec<DayActivity>> {
         let days = profile::daily_activity(&ctx.app().db, self.id()).await?;
         Ok(days.into_iter().map(|(date, events)| DayActivity { date, events }).collect())
     }

@@ -1,22 +1,20 @@
 //! Webhook exports: send (or preview) a visitor's profile, read the delivery
 //! log, and read or rotate the org's signing secret.
 
-use async_graphql::{Context, ID, InputObject, Json, Object, Result, SimpleObject};
+use crate::error::AppResult;
+use async_graphql::{Context, ID, InputObject, Json, Object, SimpleObject};
 use serde_json::Value;
 
 use entity::webhook_delivery;
 
 use super::{
     context::ContextExt,
+    cost,
     types::{Timestamp, parse_id},
 };
 use crate::{
-    service::webhooks,
-    webhook::{
-        WebhookType,
-        export::{self, ExportCommand},
-        payload,
-    },
+    service::webhooks::{self, ExportCommand},
+    webhook::{WebhookType, payload},
 };
 
 #[derive(InputObject)]
@@ -97,8 +95,8 @@ impl WebhookDelivery {
     }
 }
 
-fn org_id(id: Option<ID>) -> Result<Option<i64>> {
-    Ok(id.map(|id| parse_id(&id, "organization")).transpose()?)
+fn org_id(id: Option<ID>) -> AppResult<Option<i64>> {
+    id.map(|id| parse_id(&id, "organization")).transpose()
 }
 
 #[derive(Default)]
@@ -107,7 +105,7 @@ pub struct WebhookQuery;
 #[Object]
 impl WebhookQuery {
     /// The payload types, and an example request.
-    async fn webhook_info(&self, ctx: &Context<'_>) -> Result<WebhookInfo> {
+    async fn webhook_info(&self, ctx: &Context<'_>) -> AppResult<WebhookInfo> {
         ctx.viewer()?;
         Ok(WebhookInfo {
             supported_types: WebhookType::ALL.iter().map(|kind| kind.as_str().to_owned()).collect(),
@@ -116,18 +114,19 @@ impl WebhookQuery {
     }
 
     /// The org's latest delivery attempts, newest first. Members and up.
+    #[graphql(complexity = "cost::log_page(first) * child_complexity")]
     async fn webhook_deliveries(
         &self,
         ctx: &Context<'_>,
         org_id: Option<ID>,
         #[graphql(default = 50)] first: u64,
-    ) -> Result<Vec<WebhookDelivery>> {
+    ) -> AppResult<Vec<WebhookDelivery>> {
         let found = webhooks::deliveries(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?, first).await?;
         Ok(found.into_iter().map(WebhookDelivery).collect())
     }
 
     /// The Standard Webhooks secret that signs the org's deliveries. Admins only.
-    async fn webhook_signing_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> Result<String> {
+    async fn webhook_signing_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
         Ok(webhooks::signing_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
     }
 }
@@ -139,7 +138,7 @@ pub struct WebhookMutation;
 impl WebhookMutation {
     /// Pushes one visitor's profile to a target, signed, and logs the attempt.
     /// A refused target is INVALID_WEBHOOK_URL; a failed one DELIVERY_FAILED.
-    async fn send_webhook(&self, ctx: &Context<'_>, input: SendWebhookInput) -> Result<WebhookResult> {
+    async fn send_webhook(&self, ctx: &Context<'_>, input: SendWebhookInput) -> AppResult<WebhookResult> {
         let app = ctx.app();
         let kind = WebhookType::parse(input.webhook_type.as_deref())?;
         let dry_run = input.dry_run.unwrap_or(false);
@@ -152,7 +151,7 @@ impl WebhookMutation {
             include_events: input.include_events.unwrap_or(true),
             dry_run,
         };
-        let exported = export::export(app, ctx.viewer()?, command).await?;
+        let exported = webhooks::export(&app.db, &app.effects, ctx.viewer()?, command).await?;
         Ok(WebhookResult {
             success: true,
             tracker_vid: exported.tracker_vid,
@@ -165,7 +164,7 @@ impl WebhookMutation {
     }
 
     /// Replaces the org's signing secret and returns the new one. Admins only.
-    async fn rotate_webhook_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> Result<String> {
+    async fn rotate_webhook_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
         Ok(webhooks::rotate_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
     }
 }

@@ -1,43 +1,31 @@
-//! `/api/auth/*`: the account endpoints, in Better Auth's shapes.
+//! What only the REST face of the account API knows: Better Auth's
+//! `image: null`, which a GraphQL variable cannot tell from absent.
 
-use axum::response::Response;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use super::{
-    bridge::{Bridge, PublicBridge},
-    extract::JsonBody,
-};
+use super::openapi::fields;
 use crate::error::AppResult;
 
-pub async fn sign_up(PublicBridge(bridge): PublicBridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/sign_up.graphql"), body).await?.field("signUp"))
+/// The body of update-user: `name`, `image`, or both; a null name is no name.
+pub fn update_user_body() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "anyOf": [fields::person_name(), { "type": "null" }] },
+            "image": { "anyOf": [fields::image(), { "type": "null" }] },
+        },
+        "anyOf": [
+            { "required": ["name"], "properties": { "name": { "type": "string" } } },
+            { "required": ["image"] },
+        ],
+    })
 }
 
-pub async fn sign_in(PublicBridge(bridge): PublicBridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/sign_in.graphql"), body).await?.field("signIn"))
-}
-
-pub async fn sign_out(bridge: Bridge) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/sign_out.graphql"), Value::Null).await?.field("signOut"))
-}
-
-/// `null` when not signed in, like Better Auth.
-pub async fn get_session(PublicBridge(bridge): PublicBridge) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/get_session.graphql"), Value::Null).await?.field("session"))
-}
-
-pub async fn update_user(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/update_user.graphql"), body).await?.whole())
-}
-
-pub async fn change_email(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/change_email.graphql"), body).await?.field("changeEmail"))
-}
-
-pub async fn change_password(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/change_password.graphql"), body).await?.field("changePassword"))
-}
-
-pub async fn delete_user(bridge: Bridge, JsonBody(body): JsonBody) -> AppResult<Response> {
-    Ok(bridge.run(include_str!("documents/delete_user.graphql"), body).await?.field("deleteUser"))
+/// Better Auth removes the image with `image: null`; the document gets the
+/// empty string, which means the same.
+pub fn update_user_input(mut body: Map<String, Value>) -> AppResult<Map<String, Value>> {
+    if body.get("image") == Some(&Value::Null) {
+        body.insert("image".to_owned(), Value::String(String::new()));
+    }
+    Ok(body)
 }

@@ -68,6 +68,15 @@ pub struct Output {
 }
 
 impl Bridge {
+    /// The caller, for a hook that calls a service itself.
+    pub fn viewer(&self) -> AppResult<&crate::auth::Viewer> {
+        self.ctx.viewer.as_ref().ok_or_else(AppError::unauthorized)
+    }
+
+    pub fn db(&self) -> &sea_orm::DatabaseConnection {
+        &self.app.db
+    }
+
     pub async fn run(self, document: &'static str, variables: impl Into<Value>) -> AppResult<Output> {
         let request = async_graphql::Request::new(document)
             .variables(Variables::from_json(variables.into()))

@@ -58,10 +58,32 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
             return Ok(JsonBody(Map::new()));
         }
         match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => Ok(JsonBody(map)),
+            Ok(Value::Object(mut map)) => {
+                map.values_mut().for_each(whole_numbers_as_integers);
+                Ok(JsonBody(map))
+            }
             Ok(_) => Err(AppError::bad_request("request body must be a JSON object")),
             Err(err) => Err(AppError::bad_request(format!("malformed JSON: {err}"))),
         }
+    }
+}
+
+/// JSON has one number type, so `4.0` is the integer 4; GraphQL's Int would
+/// refuse it as a float.
+fn whole_numbers_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            if let Some(float) = number.as_f64()
+                && float.fract() == 0.0
+                && float.abs() < 9.0e15
+            {
+                // Exact: every whole number below 2^53 is an f64 and an i64.
+                *value = Value::from(float as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers_as_integers),
+        _ => {}
     }
 }
 

@@ -16,6 +16,7 @@ use crate::{
 
 const MAX_NAME_LEN: usize = 100;
 const MAX_EMAIL_LEN: usize = 254;
+const MAX_URL_LEN: usize = 2048;
 /// Deleting an account without re-entering the password needs a fresh sign-in.
 const FRESH_SESSION_MS: i64 = DAY_MS;
 
@@ -39,15 +40,61 @@ pub fn normalize_email(field: &str, email: &str) -> AppResult<String> {
     Ok(validate_email(field, email)?.to_lowercase())
 }
 
+/// Names are shown in lists and notifications: no control characters, and
+/// the length counts what was sent, before trimming.
 fn validate_name(name: &str) -> AppResult<String> {
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(AppError::validation("name", format!("must be at most {MAX_NAME_LEN} characters")));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(AppError::validation("name", "must not contain control characters"));
+    }
     let name = name.trim();
     if name.is_empty() {
         return Err(AppError::validation("name", "must not be empty"));
     }
-    if name.chars().count() > MAX_NAME_LEN {
-        return Err(AppError::validation("name", format!("must be at most {MAX_NAME_LEN} characters")));
-    }
     Ok(name.to_owned())
+}
+
+/// An avatar address: an http(s) URL. Empty clears it. It is only ever
+/// handed back, never fetched, so its host is not checked.
+fn validate_image(image: &str) -> AppResult<Option<String>> {
+    if image.is_empty() {
+        return Ok(None);
+    }
+    let rest = image.strip_prefix("https://").or_else(|| image.strip_prefix("http://"));
+    let clean = |c: char| !c.is_control() && !c.is_whitespace();
+    match rest {
+        Some(rest) if !rest.is_empty() && rest.chars().all(clean) && image.chars().count() <= MAX_URL_LEN => {
+            Ok(Some(image.to_owned()))
+        }
+        _ => Err(AppError::validation(
+            "image",
+            format!("must be an http(s) URL of at most {MAX_URL_LEN} characters without spaces"),
+        )),
+    }
+}
+
+/// Where a client may be sent after signing in: a path on this site, or an
+/// absolute URL of BASE_URL's origin. Anything else could send a freshly
+/// signed-in user to a look-alike page (an open redirect), so it is refused.
+pub fn callback_url(raw: &str, base_origin: &str) -> AppResult<String> {
+    let refuse = || AppError::validation("callbackURL", "must be a path on this site, such as /dashboard");
+    // Browsers drop tabs and newlines inside URLs and read a backslash as a
+    // slash, so `/` + backslash + `evil.example`, or `/` + tab + `/evil.example`,
+    // would name another host.
+    if raw.chars().count() > MAX_URL_LEN || raw.chars().any(|c| c.is_control() || c.is_whitespace() || c == '\\') {
+        return Err(refuse());
+    }
+    if raw.starts_with('/') {
+        return if raw.starts_with("//") { Err(refuse()) } else { Ok(raw.to_owned()) };
+    }
+    let url = url::Url::parse(raw).map_err(|_| refuse())?;
+    let same_origin = matches!(url.scheme(), "http" | "https")
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.origin().ascii_serialization() == base_origin;
+    if same_origin { Ok(url.to_string()) } else { Err(refuse()) }
 }
 
 fn email_in_use() -> AppError {
@@ -69,6 +116,7 @@ pub async fn sign_up(
     name: &str,
     email: &str,
     password: String,
+    image: Option<&str>,
     meta: &RequestMeta,
 ) -> AppResult<SignedIn> {
     if registration_disabled {
@@ -76,6 +124,7 @@ pub async fn sign_up(
     }
     let name = validate_name(name)?;
     let email = normalize_email("email", email)?;
+    let image = image.map(validate_image).transpose()?.flatten();
     password::validate(&password)?;
     if find_by_email(db, &email).await?.is_some() {
         return Err(email_in_use());
@@ -87,6 +136,7 @@ pub async fn sign_up(
         name: Set(name),
         email: Set(email),
         password_hash: Set(password_hash),
+        image: Set(image),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -124,10 +174,26 @@ pub async fn sign_in(
     Ok(SignedIn { token, user, persistent: remember_me })
 }
 
-pub async fn update_name(db: &impl ConnectionTrait, user_id: i64, name: &str) -> AppResult<user::Model> {
-    let name = validate_name(name)?;
+/// What update-user changes; `None` leaves a field as it is, and an empty
+/// `image` removes the image.
+pub struct UserChanges {
+    pub name: Option<String>,
+    pub image: Option<String>,
+}
+
+pub async fn update(db: &impl ConnectionTrait, user_id: i64, changes: UserChanges) -> AppResult<user::Model> {
+    if changes.name.is_none() && changes.image.is_none() {
+        return Err(AppError::validation("name", "or image is required"));
+    }
+    let name = changes.name.as_deref().map(validate_name).transpose()?;
+    let image = changes.image.as_deref().map(validate_image).transpose()?;
     let mut active: user::ActiveModel = find(db, user_id).await?.into();
-    active.name = Set(name);
+    if let Some(name) = name {
+        active.name = Set(name);
+    }
+    if let Some(image) = image {
+        active.image = Set(image);
+    }
     active.updated_at = Set(now_ms());
     Ok(active.update(db).await?)
 }

@@ -67,6 +67,28 @@ pub async fn per_link(db: &impl ConnectionTrait, site_id: i64, now: i64) -> AppR
         .collect())
 }
 
+/// One link's counts, as `per_link` gives them for every link of its site.
+pub async fn of_link(db: &impl ConnectionTrait, site_id: i64, link_id: i64, now: i64) -> AppResult<ClickCounts> {
+    let one = || human_clicks(site_id).filter(link_click::Column::LinkId.eq(link_id));
+    let (total, last): (i64, Option<i64>) = one()
+        .select_only()
+        .column_as(link_click::Column::Id.count(), "clicks")
+        .column_as(link_click::Column::CreatedAt.max(), "last")
+        .into_tuple()
+        .one(db)
+        .await?
+        .unwrap_or((0, None));
+    let today: i64 = one()
+        .filter(link_click::Column::CreatedAt.gte(start_of_day(now)))
+        .select_only()
+        .column_as(link_click::Column::Id.count(), "clicks")
+        .into_tuple()
+        .one(db)
+        .await?
+        .unwrap_or(0);
+    Ok(ClickCounts { total, today, last_clicked_at: last })
+}
+
 /// The source label with the most human clicks on the site, or "".
 pub async fn top_source(db: &impl ConnectionTrait, site_id: i64) -> AppResult<String> {
     let top: Option<(String, i64)> = human_clicks(site_id)

@@ -5,11 +5,13 @@ pub mod access;
 pub mod accounts;
 pub mod analytics;
 pub mod api_keys;
+pub mod effects;
 pub mod identify;
 pub mod link_stats;
 pub mod links;
 pub mod members;
 pub mod orgs;
+pub mod privacy;
 pub mod profile;
 pub mod salts;
 pub mod scoring;
@@ -17,6 +19,7 @@ pub mod sessions;
 pub mod sites;
 pub mod tracking;
 pub mod webhooks;
+pub mod workspace;
 
 use sea_orm::{DbErr, SqlErr};
 

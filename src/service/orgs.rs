@@ -113,9 +113,16 @@ pub async fn delete_solely_owned(db: &impl ConnectionTrait, user_id: i64) -> App
     Ok(())
 }
 
-/// Deletes an org with everything in it. Owners only.
-pub async fn delete(db: &impl ConnectionTrait, viewer: &crate::auth::Viewer, org_id: i64) -> AppResult<()> {
+/// Deletes an org with everything in it; its sites and links stop answering
+/// on every instance. Owners only.
+pub async fn delete(
+    db: &impl ConnectionTrait,
+    effects: &super::effects::Effects,
+    viewer: &crate::auth::Viewer,
+    org_id: i64,
+) -> AppResult<()> {
     super::access::find_org(db, viewer, org_id, Role::Owner).await?;
     org::Entity::delete_by_id(org_id).exec(db).await?;
+    effects.cluster.all_changed().await;
     Ok(())
 }

@@ -33,6 +33,7 @@ pub async fn create(
         token_hash: Set(token::hash_token(&token)),
         created_at: Set(now),
         expires_at: Set(now + lifetime_ms(persistent)),
+        updated_at: Set(now),
         persistent: Set(persistent),
         ip: Set(Some(meta.client_ip.to_string())),
         user_agent: Set(meta.user_agent.clone()),
@@ -67,6 +68,7 @@ pub async fn resolve(db: &impl ConnectionTrait, token: &str) -> AppResult<Option
     if session.persistent && slid_expiry - session.expires_at >= SLIDE_STEP_MS {
         let mut active: auth_session::ActiveModel = session.clone().into();
         active.expires_at = Set(slid_expiry);
+        active.updated_at = Set(now);
         active.update(db).await?;
         refreshed_expiry = Some(slid_expiry);
     }

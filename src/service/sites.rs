@@ -6,7 +6,7 @@ use sea_orm::{
 
 use entity::site;
 
-use super::{access, is_unique_violation, orgs};
+use super::{access, effects::Effects, is_unique_violation, orgs};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -35,7 +35,13 @@ pub struct SiteChanges {
     pub first_party_domain: Option<String>,
     pub hot_threshold: Option<i32>,
     pub high_value_patterns: Option<Vec<String>>,
+    /// `Some(None)` keeps visitor-level data for ever.
+    pub retention_days: Option<Option<i32>>,
+    pub respect_do_not_track: Option<bool>,
 }
+
+/// The longest retention a site can set, ten years; any longer is "for ever".
+pub const MAX_RETENTION_DAYS: i32 = 3650;
 
 /// Accepts a host (`Example.com`) or a URL (`https://example.com/x`) and
 /// returns the lower-case host.
@@ -163,8 +169,10 @@ pub async fn create(
     }
 }
 
+/// Changes what is given, and tells every instance's caches. Admins only.
 pub async fn update(
     db: &impl ConnectionTrait,
+    effects: &Effects,
     viewer: &Viewer,
     site_id: i64,
     changes: SiteChanges,
@@ -197,14 +205,30 @@ pub async fn update(
     if let Some(patterns) = changes.high_value_patterns {
         active.high_value_patterns = Set(patterns_json(&validate_patterns(patterns)?));
     }
-    Ok(active.update(db).await?)
+    if let Some(days) = changes.retention_days {
+        if days.is_some_and(|days| !(1..=MAX_RETENTION_DAYS).contains(&days)) {
+            return Err(AppError::validation(
+                "retentionDays",
+                format!("must be between 1 and {MAX_RETENTION_DAYS}, or null to keep everything"),
+            ));
+        }
+        active.retention_days = Set(days);
+    }
+    if let Some(respect) = changes.respect_do_not_track {
+        active.respect_do_not_track = Set(respect);
+    }
+    let site = active.update(db).await?;
+    effects.cluster.site_changed(site.id).await;
+    Ok(site)
 }
 
 /// Deletes the site; the database cascades to its links, visitors, sessions,
-/// events, identities, clicks and deliveries.
-pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64) -> AppResult<()> {
+/// events, identities, clicks and deliveries. Its collect and short links stop
+/// answering on every instance.
+pub async fn delete(db: &impl ConnectionTrait, effects: &Effects, viewer: &Viewer, site_id: i64) -> AppResult<()> {
     let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
     site::Entity::delete_by_id(site.id).exec(db).await?;
+    effects.cluster.site_changed(site.id).await;
     Ok(())
 }
 

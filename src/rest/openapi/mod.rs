@@ -3,8 +3,9 @@
 //! come from each route's GraphQL document (see `schema`); this file adds what
 //! only the REST face knows: paths, query parameters and status codes.
 
-mod operations;
+pub(super) mod fields;
 mod public;
+mod rules;
 pub mod schema;
 
 use serde_json::{Map, Value, json};
@@ -12,7 +13,7 @@ use tokio::sync::OnceCell;
 
 use crate::{error::AppError, graphql};
 
-pub use operations::{Body, OPERATIONS, Operation, Output};
+use super::routes::{Body, OPERATIONS, Operation, Output};
 
 /// The document is the same for the life of the process; build it once.
 static DOCUMENT: OnceCell<Value> = OnceCell::const_new();
@@ -42,10 +43,15 @@ fn error_responses(statuses: &[u16]) -> Map<String, Value> {
     statuses
         .iter()
         .map(|status| {
-            let response = json!({
+            let mut response = json!({
                 "description": error_description(*status),
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
             });
+            if matches!(status, 429 | 503) {
+                response["headers"] = json!({
+                    "Retry-After": { "description": "Seconds to wait", "required": true, "schema": { "type": "integer", "minimum": 1 } },
+                });
+            }
             (status.to_string(), response)
         })
         .collect()
@@ -54,13 +60,14 @@ fn error_responses(statuses: &[u16]) -> Map<String, Value> {
 fn error_description(status: u16) -> &'static str {
     match status {
         400 => "Invalid input; `message` names the field",
-        401 => "No valid session or API key",
-        403 => "The role is too weak, or the request came from another origin",
+        401 => "No valid session or API key; on sign-in, a wrong email or password",
+        403 => "The role is too weak (FORBIDDEN), or the request came from another site (INVALID_ORIGIN)",
         404 => "Not found, or another tenant's",
         405 => "Method not allowed",
         409 => "Conflict (slug, email or membership)",
         410 => "The link is inactive, expired or used up",
         413 => "The body is too large",
+        415 => "The body is not application/json (code BAD_REQUEST)",
         429 => "Rate limited; see Retry-After",
         502 => "The webhook target failed",
         503 => "Overloaded or the database is unavailable; see Retry-After",
@@ -77,15 +84,24 @@ fn path_parameters(path: &str) -> Vec<Value> {
 }
 
 fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, String> {
-    let schemas = schema::document(types, op.document)?;
-    let answer = match op.output {
-        Output::Whole => schemas.data.clone(),
-        Output::Field(name) => schemas.data["properties"][name].clone(),
+    let (answer, variables) = match &op.hook {
+        Some(hook) => ((hook.answer)(), Vec::new()),
+        None => {
+            let schemas = schema::document(types, op.document)?;
+            let answer = match op.output {
+                Output::Whole => schemas.data.clone(),
+                Output::Field(name) => schemas.data["properties"][name].clone(),
+            };
+            (answer, schemas.variables)
+        }
     };
-    let variables = schemas.variables;
     let mut parameters = path_parameters(op.path);
-    for (name, ty, required) in op.query {
-        parameters.push(json!({ "name": name, "in": "query", "required": required, "schema": { "type": ty } }));
+    for param in op.query {
+        let mut schema = rules::query_parameter(param);
+        if let Some(rule) = rules::field(op.id, param.name) {
+            rules::merge(&mut schema, &rule);
+        }
+        parameters.push(json!({ "name": param.name, "in": "query", "required": param.required, "schema": schema }));
     }
     let mut object = json!({
         "operationId": op.id,
@@ -107,18 +123,15 @@ fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, Stri
             }
             Some(json!({ "type": "object", "properties": properties, "required": required }))
         }
-        Body::Schema(schema) => Some(schema()),
+        Body::Mapped { schema, .. } => Some(schema()),
     };
-    if let Some(body) = body {
-        object["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": body } } });
-    }
-    let statuses: &[u16] = if op.public { &[400, 413, 429] } else { &[400, 401, 403, 404, 409, 413, 429, 503] };
-    let mut errors = error_responses(statuses);
-    if op.path == "/api/webhook" && op.method == "POST" {
-        errors.extend(error_responses(&[502]));
+    if let Some(mut body) = body {
+        rules::apply_to_body(op.id, &mut body);
+        let required = rules::body_required(&body);
+        object["requestBody"] = json!({ "required": required, "content": { "application/json": { "schema": body } } });
     }
     if let Some(responses) = object["responses"].as_object_mut() {
-        responses.extend(errors);
+        responses.extend(error_responses(&rules::statuses(op)));
     }
     if op.public {
         object["security"] = json!([]);

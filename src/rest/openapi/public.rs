@@ -8,16 +8,18 @@ fn error(description: &str) -> Value {
 
 fn event_schema() -> Value {
     let text = json!({ "type": "string" });
+    // The collector reads numbers as 64-bit integers.
+    let int64 = json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
     json!({
         "type": "object",
         "required": ["site", "type", "url"],
         "properties": {
-            "site": { "type": "integer" },
+            "site": int64,
             "type": { "type": "string", "enum": ["pageview", "custom_event", "ping"] },
-            "tracker_vid": text, "url": text, "title": text, "referrer": text, "event_name": text,
+            "tracker_vid": super::fields::visitor_id(), "url": text, "title": text, "referrer": text, "event_name": text,
             "props": { "type": "object" },
-            "ts": { "type": ["integer", "string"] },
-            "engaged_ms": { "type": "integer" },
+            "ts": { "anyOf": [int64, { "type": "string" }] },
+            "engaged_ms": int64,
             "lt_click": text,
         },
     })
@@ -89,7 +91,7 @@ pub fn operations() -> Vec<(&'static str, &'static str, Value)> {
                 "operationId": "trackerScript", "tags": ["collection"], "security": [],
                 "summary": "The tracker script",
                 "responses": {
-                    "200": { "description": "JavaScript", "content": { "application/javascript": { "schema": { "type": "string" } } } },
+                    "200": { "description": "JavaScript", "content": { "text/javascript": { "schema": { "type": "string" } } } },
                     "304": { "description": "Not modified" },
                 },
             }),

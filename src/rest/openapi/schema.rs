@@ -160,6 +160,11 @@ fn input(types: &Types, ty: &Type) -> Value {
 }
 
 fn input_named(types: &Types, name: &str) -> Value {
+    if name == "Int" {
+        // The REST arguments behind Int are 64-bit; JSON numbers beyond that
+        // arrive as floats and are refused.
+        return json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
+    }
     if types.kinds.get(name).map(String::as_str) != Some("INPUT_OBJECT") {
         return types.scalar(name);
     }
@@ -207,7 +212,13 @@ pub fn document(types: &Types, source: &str) -> Result<DocumentSchemas, String> 
             let definition = &definition.node;
             let ty = &definition.var_type.node;
             let required = !ty.nullable && definition.default_value.is_none();
-            (definition.name.node.to_string(), input(types, ty), required)
+            // A variable with a default may be left out, but an explicit null
+            // overrides the default and a non-null argument refuses it.
+            let schema = match &definition.default_value {
+                Some(_) => input(types, &Type { base: ty.base.clone(), nullable: false }),
+                None => input(types, ty),
+            };
+            (definition.name.node.to_string(), schema, required)
         })
         .collect();
     Ok(DocumentSchemas { data, variables })

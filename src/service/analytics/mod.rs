@@ -5,6 +5,7 @@
 pub mod attribution;
 pub mod live;
 pub mod profile;
+pub mod series;
 pub mod session;
 pub mod stats;
 pub mod visitors;
@@ -111,4 +112,16 @@ pub async fn find_visitor(
         .await?
         .ok_or_else(|| AppError::not_found("visitor"))?;
     Ok((site, visitor))
+}
+
+/// One visitor of a site the viewer can read, scored as of `now`.
+pub async fn scored_visitor(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+    tracker_vid: &str,
+    now: i64,
+) -> AppResult<ScoredVisitor> {
+    let (site, visitor) = find_visitor(db, viewer, site_id, tracker_vid).await?;
+    Ok(ScoredVisitor::new(visitor, site.hot_threshold, now))
 }

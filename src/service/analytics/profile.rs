@@ -163,3 +163,22 @@ pub async fn daily_activity(db: &impl ConnectionTrait, visitor_id: i64) -> AppRe
         .await?;
     Ok(days.into_iter().map(|(day, events)| (crate::time::date(day * DAY_MS), events)).collect())
 }
+
+/// Gravatar's address for an email: the md5 of the trimmed, lower-cased
+/// email, with an identicon for addresses Gravatar does not know.
+pub fn gravatar_url(email: &str) -> String {
+    use md5::{Digest, Md5};
+    let digest = Md5::digest(email.trim().to_lowercase().as_bytes());
+    format!("https://www.gravatar.com/avatar/{digest:x}?d=identicon")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gravatar_hashes_the_trimmed_lower_cased_email() {
+        let expected = "https://www.gravatar.com/avatar/0bc83cb571cd1c50ba6f3e8a78ef1346?d=identicon";
+        for email in ["myemailaddress@example.com", " MyEmailAddress@example.com ", "MYEMAILADDRESS@EXAMPLE.COM"] {
+            assert_eq!(super::gravatar_url(email), expected, "{email}");
+        }
+    }
+}

@@ -2,15 +2,18 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    sea_query::Expr,
+};
 
 use entity::visitor;
 
-use super::{ScoredVisitor, TimeRange, score_sql};
+use super::{ScoredVisitor, TimeRange, score_sql, score_sql_text};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
-    service::access,
+    service::{access, scoring},
 };
 
 pub const DEFAULT_LIMIT: u64 = 50;
@@ -43,12 +46,34 @@ pub fn clamp_limit(requested: Option<i64>) -> AppResult<u64> {
 /// Visitors seen inside the window, highest score first, then the most
 /// recently seen.
 pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: ListQuery, now: i64) -> AppResult<VisitorPage> {
+    list_filtered(db, viewer, query, false, now).await
+}
+
+/// `list`, with `hot_only` keeping the visitors whose score (recency
+/// included) reaches the site's hot threshold.
+pub async fn list_filtered(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    query: ListQuery,
+    hot_only: bool,
+    now: i64,
+) -> AppResult<VisitorPage> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
     let mut scope = visitor::Entity::find()
         .filter(visitor::Column::SiteId.eq(site.id))
         .filter(visitor::Column::IsBot.eq(query.bots));
     if let Some(start) = query.range.start(now) {
         scope = scope.filter(visitor::Column::LastSeen.gte(start));
+    }
+    if hot_only {
+        // The stored score is checked first (it is on the covering index), so
+        // the full score is computed only for visitors who can reach the threshold.
+        scope = scope.filter(Expr::cust(format!(
+            "visitors.score >= {} AND {} >= {}",
+            site.hot_threshold - scoring::RECENCY_MAX,
+            score_sql_text("visitors", now),
+            site.hot_threshold
+        )));
     }
     let total = scope.clone().count(db).await?;
     // Rank on the covering index first, then read only the rows shown.

@@ -1,0 +1,101 @@
+//! The one handler every REST row runs: the caller first (401 before any
+//! input is looked at), then the path, query and body become the document's
+//! variables, the bridge runs the document, and the row's output is answered.
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{RawPathParams, RawQuery},
+    response::Response,
+    routing::{MethodFilter, MethodRouter, on},
+};
+use serde_json::{Map, Value};
+
+use super::{
+    bridge::{Bridge, PublicBridge},
+    extract::JsonBody,
+    routes::{Body, Kind, Operation, Output, Param},
+};
+use crate::{
+    RouterState,
+    error::{AppError, AppResult},
+};
+
+/// The method router for one row.
+pub fn route(op: &'static Operation) -> MethodRouter<RouterState> {
+    let filter = match op.method {
+        "GET" => MethodFilter::GET,
+        "POST" => MethodFilter::POST,
+        "PUT" => MethodFilter::PUT,
+        "DELETE" => MethodFilter::DELETE,
+        other => panic!("route table: unsupported method {other}"),
+    };
+    if op.public {
+        on(filter, move |PublicBridge(bridge): PublicBridge, path: RawPathParams, RawQuery(query), body: JsonBody| {
+            run(op, bridge, path, query, body)
+        })
+    } else {
+        on(filter, move |bridge: Bridge, path: RawPathParams, RawQuery(query), body: JsonBody| {
+            run(op, bridge, path, query, body)
+        })
+    }
+}
+
+async fn run(
+    op: &'static Operation,
+    bridge: Bridge,
+    path: RawPathParams,
+    query: Option<String>,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    let variables = match &op.body {
+        Body::None => Map::new(),
+        Body::Variables { .. } => body,
+        Body::Mapped { map, .. } => map(body)?,
+    };
+    let variables = with_parameters(op, variables, &path, query.as_deref())?;
+    let output = bridge.run(op.document, Value::Object(variables)).await?;
+    Ok(match op.output {
+        Output::Whole => output.whole(),
+        Output::Field(name) => output.field(name),
+    })
+}
+
+/// Adds the row's path and query parameters to the variables, each converted to its kind.
+pub fn with_parameters(
+    op: &Operation,
+    mut variables: Map<String, Value>,
+    path: &RawPathParams,
+    query: Option<&str>,
+) -> AppResult<Map<String, Value>> {
+    if let Some(param) = &op.path_param {
+        let raw = path.iter().find(|(name, _)| *name == param.name).map(|(_, value)| value);
+        set(&mut variables, param, raw)?;
+    }
+    let query: HashMap<String, String> =
+        query.map(|text| url::form_urlencoded::parse(text.as_bytes()).into_owned().collect()).unwrap_or_default();
+    for param in op.query {
+        set(&mut variables, param, query.get(param.name).map(String::as_str))?;
+    }
+    Ok(variables)
+}
+
+/// Puts one parameter's value into the variables, converted to its kind.
+fn set(variables: &mut Map<String, Value>, param: &Param, raw: Option<&str>) -> AppResult<()> {
+    let value = match (raw, param.kind) {
+        (None, _) if param.required => return Err(AppError::validation(param.name, "is required")),
+        (None, _) => Value::Null,
+        (Some(raw), Kind::Text) => Value::String(raw.to_owned()),
+        (Some(raw), Kind::Int) => match raw.trim() {
+            "" if param.required => return Err(AppError::validation(param.name, "is required")),
+            "" => Value::Null,
+            number => number
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| AppError::validation(param.name, "must be a number"))?,
+        },
+        (Some(raw), Kind::SiteId) => raw.parse::<i64>().map(Value::from).map_err(|_| AppError::not_found("site"))?,
+    };
+    variables.insert(param.variable.to_owned(), value);
+    Ok(())
+}

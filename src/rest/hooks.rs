@@ -1,0 +1,62 @@
+//! The routes that are not one GraphQL document.
+
+use axum::{
+    body::Body,
+    extract::{RawPathParams, RawQuery},
+    http::{HeaderValue, header},
+    response::{IntoResponse, Response},
+    routing::{MethodRouter, get},
+};
+use futures_util::StreamExt;
+use serde_json::{Map, Value, json};
+
+use super::{bridge::Bridge, handler::with_parameters, routes::Operation};
+use crate::{RouterState, error::AppError, service::privacy};
+
+/// `GET /api/visitor/{id}/export`: the visitor's stored facts as a JSON
+/// download, streamed from the database a page at a time.
+pub fn export_visitor(op: &'static Operation) -> MethodRouter<RouterState> {
+    get(move |bridge: Bridge, path: RawPathParams, RawQuery(query): RawQuery| async move {
+        let variables = with_parameters(op, Map::new(), &path, query.as_deref())?;
+        let site_id = variables
+            .get("siteId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| AppError::validation("siteId", "is required"))?;
+        let tracker_vid = variables.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let stream = privacy::export_visitor(bridge.db().clone(), bridge.viewer()?, site_id, &tracker_vid).await?;
+        // Past the first byte an error can only cut the download short; the
+        // service has logged it, and the client sees invalid JSON, not a lie.
+        let stream = stream.map(|chunk| chunk.map_err(|err| std::io::Error::other(err.message)));
+        Ok::<Response, AppError>(download(&tracker_vid, Body::from_stream(stream)))
+    })
+}
+
+fn download(tracker_vid: &str, body: Body) -> Response {
+    // The id goes into a header: keep only characters that cannot break it.
+    let name: String =
+        tracker_vid.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).take(64).collect();
+    let disposition = HeaderValue::try_from(format!("attachment; filename=\"visitor-{name}.json\""))
+        .unwrap_or(HeaderValue::from_static("attachment"));
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            (header::CONTENT_DISPOSITION, disposition),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The export document's shape, for OpenAPI.
+pub fn export_schema() -> Value {
+    let rows = json!({ "type": "array", "items": { "type": "object" } });
+    json!({
+        "type": "object",
+        "required": ["visitor", "identities", "sessions", "events", "clicks"],
+        "properties": {
+            "visitor": { "type": "object" },
+            "identities": rows, "sessions": rows, "events": rows, "clicks": rows,
+        },
+    })
+}

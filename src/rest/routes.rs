@@ -1,0 +1,416 @@
+//! The REST face as one table: every `/api` route is a row naming its method,
+//! path, GraphQL document, parameters and answer. The same rows mount the
+//! router (`rest::routes`), write the OpenAPI document (`rest::openapi`) and
+//! feed the tests (`rest::route_list`), so a new route is one document under
+//! `documents/` plus one row here.
+
+use serde_json::{Map, Value, json};
+
+use axum::routing::MethodRouter;
+
+use crate::{
+    RouterState,
+    error::{AppError, AppResult},
+};
+
+macro_rules! doc {
+    ($name:literal) => {
+        include_str!(concat!("documents/", $name, ".graphql"))
+    };
+}
+
+/// Which part of the GraphQL answer is the REST answer.
+pub enum Output {
+    /// The whole `data` object (the document's aliases give the REST names).
+    Whole,
+    /// One top-level field of `data`.
+    Field(&'static str),
+}
+
+/// How a query or path value becomes a GraphQL variable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A number; anything else is 400 `VALIDATION_ERROR`.
+    Int,
+    Text,
+    /// A site id in the path; anything but a number names no site (404).
+    SiteId,
+}
+
+impl Kind {
+    pub fn json_type(self) -> &'static str {
+        match self {
+            Kind::Int | Kind::SiteId => "integer",
+            Kind::Text => "string",
+        }
+    }
+}
+
+/// A query-string or path parameter and the variable it fills.
+pub struct Param {
+    pub name: &'static str,
+    pub variable: &'static str,
+    pub kind: Kind,
+    pub required: bool,
+}
+
+const fn param(name: &'static str, kind: Kind, required: bool) -> Param {
+    Param { name, variable: name, kind, required }
+}
+
+/// A JSON schema, built when the OpenAPI document is.
+pub type SchemaFn = fn() -> Value;
+/// Reshapes a REST body into the document's variables.
+pub type BodyMap = fn(Map<String, Value>) -> AppResult<Map<String, Value>>;
+
+/// Where the JSON body goes.
+pub enum Body {
+    None,
+    /// The body's fields are the document's variables, less those taken from
+    /// the path or query.
+    Variables {
+        except: &'static [&'static str],
+    },
+    /// A body the route reshapes before it becomes the variables; `schema`
+    /// describes it for OpenAPI.
+    Mapped {
+        schema: SchemaFn,
+        map: BodyMap,
+    },
+}
+
+/// A route that cannot be one GraphQL document (a streamed download): its own
+/// method router, and the schema of its answer for OpenAPI.
+pub struct Hook {
+    pub route: fn(&'static Operation) -> MethodRouter<RouterState>,
+    pub answer: SchemaFn,
+}
+
+pub struct Operation {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub id: &'static str,
+    pub tag: &'static str,
+    pub summary: &'static str,
+    /// The GraphQL document the route runs.
+    pub document: &'static str,
+    pub output: Output,
+    /// The `{id}` segment, when the path has one.
+    pub path_param: Option<Param>,
+    pub query: &'static [Param],
+    pub body: Body,
+    /// Works without a session.
+    pub public: bool,
+    /// Answers with its own handler instead of the document's output.
+    pub hook: Option<Hook>,
+}
+
+const fn op(
+    method: &'static str,
+    path: &'static str,
+    id: &'static str,
+    tag: &'static str,
+    summary: &'static str,
+) -> Operation {
+    Operation {
+        method,
+        path,
+        id,
+        tag,
+        summary,
+        document: "",
+        output: Output::Whole,
+        path_param: None,
+        query: &[],
+        body: Body::None,
+        public: false,
+        hook: None,
+    }
+}
+
+const SITE_ID: Param = param("siteId", Kind::Int, true);
+const OPTIONAL_SITE_ID: Param = param("siteId", Kind::Int, false);
+const NO_EXCEPTIONS: &[&str] = &[];
+const TEXT_ID: Param = param("id", Kind::Text, true);
+const SITE_PATH_ID: Param = param("id", Kind::SiteId, true);
+
+/// The body of `PUT /api/links/{id}`: REST key, the update input's field, and
+/// its JSON schema. A key that is absent leaves the field unchanged; `null`
+/// clears `expires_at`, `max_clicks` and `tags`.
+const LINK_UPDATE_FIELDS: [(&str, &str, SchemaFn); 12] = [
+    ("destinationUrl", "destinationUrl", text),
+    ("slug", "slug", text),
+    ("campaign", "campaign", text),
+    ("source", "source", text),
+    ("medium", "medium", text),
+    ("content", "content", text),
+    ("notes", "notes", text),
+    ("link_type", "linkType", || json!({ "type": "string", "enum": ["content", "ad", "bio"] })),
+    ("is_active", "isActive", || json!({ "type": "boolean" })),
+    ("expires_at", "expiresAt", || json!({ "type": ["string", "null"] })),
+    ("max_clicks", "maxClicks", || json!({ "type": ["integer", "null"] })),
+    ("tags", "tags", || json!({ "type": ["array", "null"], "items": { "type": "string" } })),
+];
+
+fn text() -> Value {
+    json!({ "type": "string" })
+}
+
+fn link_update_body() -> Value {
+    let properties: Map<String, Value> =
+        LINK_UPDATE_FIELDS.iter().map(|(key, _, schema)| ((*key).to_owned(), schema())).collect();
+    json!({ "type": "object", "properties": properties })
+}
+
+/// The body of `PUT /api/sites/{id}`: each key is a field of the update
+/// input; absent leaves it, `null` clears what can be cleared.
+const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 6] = [
+    ("name", text),
+    ("domain", text),
+    ("trackingMode", || json!({ "type": "string", "enum": ["cookie", "cookieless"] })),
+    ("firstPartyDomain", text),
+    ("retentionDays", || json!({ "type": ["integer", "null"], "minimum": 1, "maximum": 3650 })),
+    ("respectDoNotTrack", || json!({ "type": "boolean" })),
+];
+
+fn site_update_body() -> Value {
+    let properties: Map<String, Value> =
+        SITE_UPDATE_FIELDS.iter().map(|(key, schema)| ((*key).to_owned(), schema())).collect();
+    json!({ "type": "object", "properties": properties })
+}
+
+fn site_update_input(body: Map<String, Value>) -> AppResult<Map<String, Value>> {
+    let input: Map<String, Value> = SITE_UPDATE_FIELDS
+        .iter()
+        .filter_map(|(key, _)| body.get(*key).map(|value| ((*key).to_owned(), value.clone())))
+        .collect();
+    let mut variables = Map::new();
+    variables.insert("input".to_owned(), Value::Object(input));
+    Ok(variables)
+}
+
+fn link_update_input(mut body: Map<String, Value>) -> AppResult<Map<String, Value>> {
+    match body.get("tags") {
+        None | Some(Value::Array(_)) => {}
+        Some(Value::Null) => {
+            body.insert("tags".to_owned(), Value::Array(Vec::new()));
+        }
+        Some(_) => return Err(AppError::validation("tags", "must be an array of strings")),
+    }
+    let input: Map<String, Value> = LINK_UPDATE_FIELDS
+        .iter()
+        .filter_map(|(key, field, _)| body.get(*key).map(|value| ((*field).to_owned(), value.clone())))
+        .collect();
+    let mut variables = Map::new();
+    variables.insert("input".to_owned(), Value::Object(input));
+    Ok(variables)
+}
+
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        document: doc!("sign_up"),
+        output: Output::Field("signUp"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        public: true,
+        ..op("POST", "/api/auth/sign-up/email", "signUp", "auth", "Create an account and sign in")
+    },
+    Operation {
+        document: doc!("sign_in"),
+        output: Output::Field("signIn"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        public: true,
+        ..op("POST", "/api/auth/sign-in/email", "signIn", "auth", "Sign in; sets the session cookie")
+    },
+    Operation {
+        document: doc!("sign_out"),
+        output: Output::Field("signOut"),
+        ..op("POST", "/api/auth/sign-out", "signOut", "auth", "End the session")
+    },
+    Operation {
+        document: doc!("get_session"),
+        output: Output::Field("session"),
+        public: true,
+        ..op("GET", "/api/auth/get-session", "getSession", "auth", "The current session and user, or null")
+    },
+    Operation {
+        document: doc!("update_user"),
+        body: Body::Mapped { schema: super::auth::update_user_body, map: super::auth::update_user_input },
+        ..op("POST", "/api/auth/update-user", "updateUser", "auth", "Change the user's name or image")
+    },
+    Operation {
+        document: doc!("change_email"),
+        output: Output::Field("changeEmail"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/auth/change-email", "changeEmail", "auth", "Change the user's email")
+    },
+    Operation {
+        document: doc!("change_password"),
+        output: Output::Field("changePassword"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/auth/change-password", "changePassword", "auth", "Change the password")
+    },
+    Operation {
+        document: doc!("delete_user"),
+        output: Output::Field("deleteUser"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/auth/delete-user", "deleteUser", "auth", "Delete the account")
+    },
+    Operation {
+        document: doc!("profile"),
+        ..op("GET", "/api/profile", "profile", "account", "The signed-in user's profile")
+    },
+    Operation {
+        document: doc!("sites_list"),
+        ..op("GET", "/api/sites", "listSites", "sites", "Sites the caller can reach")
+    },
+    Operation {
+        document: doc!("site_create"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/sites", "createSite", "sites", "Add a site (admins)")
+    },
+    Operation {
+        document: doc!("site_update"),
+        path_param: Some(SITE_PATH_ID),
+        body: Body::Mapped { schema: site_update_body, map: site_update_input },
+        ..op("PUT", "/api/sites/{id}", "updateSite", "sites", "Change a site (admins)")
+    },
+    Operation {
+        document: doc!("site_delete"),
+        output: Output::Field("deleteSite"),
+        path_param: Some(SITE_PATH_ID),
+        ..op("DELETE", "/api/sites/{id}", "deleteSite", "sites", "Remove a site and its data (admins)")
+    },
+    Operation {
+        document: doc!("identity"),
+        output: Output::Field("identity"),
+        query: &[param("tracker_vid", Kind::Text, true), OPTIONAL_SITE_ID],
+        ..op("GET", "/api/identify", "identity", "identify", "The latest identity of a visitor")
+    },
+    Operation {
+        document: doc!("identify"),
+        output: Output::Field("identify"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/identify", "identify", "identify", "Link a visitor to a known person")
+    },
+    Operation {
+        document: doc!("links_list"),
+        output: Output::Field("links"),
+        query: &[OPTIONAL_SITE_ID],
+        ..op("GET", "/api/links", "listLinks", "links", "Tracking links with click counts")
+    },
+    Operation {
+        document: doc!("link_create"),
+        output: Output::Field("createLink"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op("POST", "/api/links", "createLink", "links", "Create a tracking link")
+    },
+    Operation {
+        document: doc!("check_slug"),
+        output: Output::Field("checkSlug"),
+        query: &[param("slug", Kind::Text, true), OPTIONAL_SITE_ID],
+        ..op("GET", "/api/links/check-slug", "checkSlug", "links", "Whether a slug is free")
+    },
+    Operation {
+        document: doc!("link_update"),
+        path_param: Some(TEXT_ID),
+        body: Body::Mapped { schema: link_update_body, map: link_update_input },
+        ..op("PUT", "/api/links/{id}", "updateLink", "links", "Change the fields given")
+    },
+    Operation {
+        document: doc!("link_delete"),
+        output: Output::Field("deleteLink"),
+        path_param: Some(TEXT_ID),
+        ..op("DELETE", "/api/links/{id}", "deleteLink", "links", "Delete a link")
+    },
+    Operation {
+        document: doc!("link_analytics"),
+        output: Output::Field("linkAnalytics"),
+        query: &[
+            OPTIONAL_SITE_ID,
+            param("range", Kind::Text, false),
+            param("slug", Kind::Text, false),
+            param("campaign", Kind::Text, false),
+            param("source", Kind::Text, false),
+        ],
+        ..op(
+            "GET",
+            "/api/link-analytics",
+            "linkAnalytics",
+            "links",
+            "Human clicks grouped by country, city, campaign, source and day",
+        )
+    },
+    Operation {
+        document: doc!("live_stream"),
+        output: Output::Field("liveStream"),
+        query: &[SITE_ID],
+        ..op("GET", "/api/visitors", "liveVisitors", "visitors", "Visitors and events of the last 24 hours")
+    },
+    Operation {
+        document: doc!("visitor_list"),
+        output: Output::Field("visitors"),
+        query: &[
+            SITE_ID,
+            Param { name: "limit", variable: "first", kind: Kind::Int, required: false },
+            param("timeRange", Kind::Text, false),
+            param("filter", Kind::Text, false),
+        ],
+        ..op("GET", "/api/visitor", "listVisitors", "visitors", "Scored visitors")
+    },
+    Operation {
+        document: doc!("visitor_profile"),
+        output: Output::Field("visitor"),
+        path_param: Some(TEXT_ID),
+        query: &[SITE_ID],
+        ..op("GET", "/api/visitor/{id}", "visitorProfile", "visitors", "One visitor's profile")
+    },
+    Operation {
+        document: doc!("erase_visitor"),
+        output: Output::Field("eraseVisitor"),
+        path_param: Some(TEXT_ID),
+        query: &[SITE_ID],
+        ..op("DELETE", "/api/visitor/{id}", "eraseVisitor", "privacy", "Erase a visitor and every trace (admins)")
+    },
+    Operation {
+        path_param: Some(TEXT_ID),
+        query: &[SITE_ID],
+        hook: Some(Hook { route: super::hooks::export_visitor, answer: super::hooks::export_schema }),
+        ..op(
+            "GET",
+            "/api/visitor/{id}/export",
+            "exportVisitor",
+            "privacy",
+            "Download every stored fact about a visitor as JSON (admins)",
+        )
+    },
+    Operation {
+        document: doc!("stats"),
+        output: Output::Field("stats"),
+        query: &[SITE_ID, param("timeRange", Kind::Text, false)],
+        ..op("GET", "/api/stats", "stats", "visitors", "Overview statistics")
+    },
+    Operation {
+        document: doc!("session"),
+        output: Output::Field("trackedSession"),
+        path_param: Some(TEXT_ID),
+        query: &[SITE_ID],
+        ..op("GET", "/api/session/{id}", "trackedSession", "visitors", "One session and its timeline")
+    },
+    Operation {
+        document: doc!("webhook_info"),
+        output: Output::Field("webhookInfo"),
+        ..op("GET", "/api/webhook", "webhookInfo", "webhooks", "Payload types and an example request")
+    },
+    Operation {
+        document: doc!("webhook_send"),
+        output: Output::Field("sendWebhook"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op(
+            "POST",
+            "/api/webhook",
+            "sendWebhook",
+            "webhooks",
+            "Push a visitor's profile to a target, or preview it with dry_run",
+        )
+    },
+];

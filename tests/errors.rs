@@ -1,0 +1,50 @@
+//! One error boundary: an internal failure reaches REST and GraphQL clients as
+//! `INTERNAL_ERROR` with no internal text, and every GraphQL error carries a
+//! code. The failure is real: a table the route reads is dropped under it.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{apps, gql_error_code};
+use sea_orm::{ConnectionTrait, DbBackend};
+use serde_json::json;
+
+#[tokio::test]
+async fn an_internal_failure_shows_no_internal_text() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Err", "err.example").await;
+        let drop = match app.state.db.get_database_backend() {
+            DbBackend::Postgres => "DROP TABLE identities CASCADE",
+            _ => "DROP TABLE identities",
+        };
+        app.state.db.execute_unprepared(drop).await.expect("drop a table");
+
+        let rest = client.get(&format!("/api/identify?tracker_vid=v-1&siteId={site}")).await;
+        rest.expect_error(500, "INTERNAL_ERROR");
+        assert_eq!(rest.body["message"], "internal error", "{}", rest.text);
+
+        let query = "query($site: Int) { identity(trackerVid: \"v-1\", siteId: $site) { identified } }";
+        let graphql = client.graphql(query, json!({ "site": site })).await;
+        assert_eq!(gql_error_code(&graphql), "INTERNAL_ERROR", "{graphql}");
+        let text = graphql.to_string().to_lowercase();
+        for leak in ["identities", "no such table", "does not exist", "sql"] {
+            assert!(!text.contains(leak), "internal text reached the client: {graphql}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn graphql_errors_from_graphql_itself_carry_a_code() {
+    for app in apps().await {
+        let (client, _) = app.user("Codes").await;
+        for query in ["{ profile { nope } }", "{ profile { id ", "query($x: Int!) { profile { id } }"] {
+            let reply = client.post("/graphql", json!({ "query": query })).await;
+            let body = &reply.body;
+            assert!(body["errors"].as_array().is_some_and(|errors| !errors.is_empty()), "{query}: {body}");
+            for error in body["errors"].as_array().into_iter().flatten() {
+                assert!(error["extensions"]["code"].is_string(), "{query}: an error without a code: {body}");
+            }
+        }
+    }
+}
