@@ -1,10 +1,13 @@
-//! Prometheus metrics at GET /metrics.
+//! Prometheus metrics at GET /metrics, as Prometheus text 0.0.4 or, when the
+//! scraper asks for it, OpenMetrics 1.0.
+
+mod exposition;
 
 use std::time::Instant;
 
 use axum::{
     extract::{MatchedPath, Request, State},
-    http::{Method, header},
+    http::{HeaderMap, Method, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -14,6 +17,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
+pub use self::exposition::Format;
 use crate::{error::AppError, state::AppState};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -78,6 +82,8 @@ pub struct Metrics {
     pub latency: Family<RouteLabels, Histogram>,
     /// SQL statements sent to the database; lets tests prove a query's cost.
     pub db_statements: Counter,
+    /// Redirects answered without their click being stored (the writer was behind).
+    pub clicks_unrecorded: Counter,
 }
 
 impl Default for Metrics {
@@ -91,15 +97,24 @@ impl Default for Metrics {
         registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
         let db_statements = Counter::default();
         registry.register("db_statements", "SQL statements executed", db_statements.clone());
-        Self { registry, requests, latency, db_statements }
+        let clicks_unrecorded = Counter::default();
+        registry.register(
+            "clicks_unrecorded",
+            "Redirects sent on without their click stored, because the click writer was behind",
+            clicks_unrecorded.clone(),
+        );
+        Self { registry, requests, latency, db_statements, clicks_unrecorded }
     }
 }
 
 impl Metrics {
-    pub fn render(&self) -> Result<String, std::fmt::Error> {
-        let mut text = String::new();
-        encode(&mut text, &self.registry)?;
-        Ok(text)
+    pub fn render(&self, format: Format) -> Result<String, std::fmt::Error> {
+        let mut openmetrics = String::new();
+        encode(&mut openmetrics, &self.registry)?;
+        Ok(match format {
+            Format::OpenMetrics => openmetrics,
+            Format::Prometheus => exposition::to_prometheus(&openmetrics),
+        })
     }
 }
 
@@ -114,9 +129,14 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     response
 }
 
-pub async fn render(State(state): State<AppState>) -> Response {
-    match state.metrics.render() {
-        Ok(text) => ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response(),
+pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let format = Format::negotiate(headers.get_all(header::ACCEPT));
+    match state.metrics.render(format) {
+        Ok(text) => {
+            // Caches between scraper and server must not hand one format to a client
+            // that asked for the other.
+            ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "accept")], text).into_response()
+        }
         Err(err) => AppError::internal(err).into_response(),
     }
 }

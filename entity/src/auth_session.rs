@@ -10,6 +10,8 @@ pub struct Model {
     pub token_hash: String,
     pub created_at: i64,
     pub expires_at: i64,
+    /// The last sign-in or slide of the expiry.
+    pub updated_at: i64,
     /// Remember-me sessions last 7 days and slide forward; others last a day.
     pub persistent: bool,
     pub ip: Option<String>,

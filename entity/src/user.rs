@@ -10,6 +10,10 @@ pub struct Model {
     pub password_hash: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// An avatar URL the user chose; null until they do.
+    pub image: Option<String>,
+    /// The site the web app shows this user; may name a site they lost access to.
+    pub current_site_id: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,8 +1,9 @@
 //! Request middleware: resolve the caller once, and refuse cross-site writes.
 
 use axum::{
+    body::HttpBody,
     extract::{Request, State},
-    http::{Method, header},
+    http::{HeaderMap, Method, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -44,7 +45,11 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     } else {
         None
     };
-    parts.extensions.insert(RequestContext { viewer, meta });
+    let session_token = match &viewer {
+        Some(super::Viewer::User { .. }) => cookie::session_token(&parts.headers),
+        _ => None,
+    };
+    parts.extensions.insert(RequestContext { viewer, meta, session_token });
     let mut response = next.run(Request::from_parts(parts, body)).await;
     // A handler that set the cookie itself (sign-in, sign-out) has the last word.
     if let Some(cookie) = refreshed_cookie
@@ -55,16 +60,58 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     response
 }
 
-/// CSRF defence: a cookie-authenticated unsafe request whose Origin is present
-/// and not BASE_URL's origin is refused.
+/// CSRF defence for every unsafe request a browser could send on its own.
+///
+/// A foreign `Origin`, or `Sec-Fetch-Site: cross-site` from a browser that
+/// sends fetch metadata, is refused: with the cookie that would be a forged
+/// write, and on sign-in or sign-up it would be login CSRF (a foreign page
+/// signing the browser in as the attacker). No `Origin` and no fetch metadata
+/// is a non-browser client and passes. A bearer key is exempt: browsers never
+/// attach one by themselves, and without CORS a foreign page cannot set it.
+///
+/// The account routes also take JSON only, so an HTML form or a `text/plain`
+/// fetch (a "simple" request that skips the CORS preflight) cannot reach them
+/// even from a browser that sends no Origin.
 pub async fn check_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
     let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if unsafe_method
-        && cookie::session_token(request.headers()).is_some()
-        && let Some(origin) = request.headers().get(header::ORIGIN)
-        && origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(state.base_origin.as_str())
-    {
+    if !unsafe_method {
+        return next.run(request).await;
+    }
+    if cookie::bearer_token(headers).is_none() && is_cross_site(headers, &state.base_origin) {
         return AppError::new(ErrorCode::InvalidOrigin, "request origin does not match this service").into_response();
     }
+    if request.uri().path().starts_with(ACCOUNT_PREFIX) && !is_json_or_empty(&request) {
+        let mut response = AppError::bad_request("the account API takes application/json bodies only").into_response();
+        *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return response;
+    }
     next.run(request).await
+}
+
+const ACCOUNT_PREFIX: &str = "/api/auth/";
+
+/// A foreign `Origin`, or fetch metadata saying the request came from
+/// another site; the web app's forms use the same rule.
+pub fn is_cross_site(headers: &HeaderMap, base_origin: &str) -> bool {
+    let foreign_origin = headers
+        .get(header::ORIGIN)
+        .is_some_and(|origin| origin.to_str().ok().map(|o| o.trim_end_matches('/')) != Some(base_origin));
+    let cross_site_fetch = headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.to_str().is_ok_and(|site| site.trim().eq_ignore_ascii_case("cross-site")));
+    foreign_origin || cross_site_fetch
+}
+
+/// `application/json`, with or without parameters such as charset. A request
+/// with no body and no Content-Type (sign-out, delete-user) passes too.
+fn is_json_or_empty(request: &Request) -> bool {
+    match request.headers().get(header::CONTENT_TYPE) {
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json")),
+        None => request.body().size_hint().exact() == Some(0),
+    }
 }

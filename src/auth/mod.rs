@@ -40,6 +40,8 @@ pub struct RequestMeta {
 pub struct RequestContext {
     pub viewer: Option<Viewer>,
     pub meta: RequestMeta,
+    /// The signed-in user's cookie token: get-session shows it, as Better Auth does.
+    pub session_token: Option<String>,
 }
 
 /// Org roles, weakest first, so `role >= Role::Admin` reads as a permission.

@@ -1,0 +1,262 @@
+//! What one GraphQL operation may ask for. Every refusal here carries
+//! `extensions.code` BAD_REQUEST and happens before any resolver runs, except
+//! the introspection budget, which counts while the answer is built.
+//!
+//! Introspection is held to a budget instead of the depth limit: the standard
+//! introspection query of GraphQL tooling (graphql-js's `getIntrospectionQuery`)
+//! nests `ofType` seven levels deep, past any depth limit that suits real
+//! queries, yet it is cheap. What makes introspection expensive is fan-out
+//! (`types { fields { type { fields ... } } }`), which depth does not measure
+//! and the budget does.
+
+use std::{
+    collections::HashSet,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+};
+
+use async_graphql::{
+    Response, ServerError, ServerResult, ValidationResult, Value, Variables,
+    extensions::{
+        Extension, ExtensionContext, ExtensionFactory, NextExecute, NextParseQuery, NextRequest, NextResolve,
+        NextSubscribe, NextValidation, ResolveInfo,
+    },
+    parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet},
+};
+
+use futures_util::stream::{BoxStream, StreamExt};
+
+use super::{MAX_COMPLEXITY, MAX_DEPTH, errors::with_codes};
+use crate::error::ErrorCode;
+
+/// Introspection fields one request may resolve. graphql-js's full
+/// introspection query resolves about 8,000 of them on this schema; the
+/// margin lets the schema grow several times over, while a query that
+/// multiplies lists (`types { fields { type { fields ... } } }`, repeated under
+/// aliases) stops after a bounded amount of work.
+pub const INTROSPECTION_BUDGET: usize = 100_000;
+
+/// The `Limits` extension; `introspection` is the `GRAPHQL_INTROSPECTION` switch.
+pub struct Limits {
+    pub introspection: bool,
+}
+
+impl ExtensionFactory for Limits {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(LimitsExtension {
+            introspection: self.introspection,
+            introspection_only: AtomicBool::new(false),
+            budget: AtomicUsize::new(INTROSPECTION_BUDGET),
+            over_budget: AtomicBool::new(false),
+        })
+    }
+}
+
+/// Set when an operation was executed, so its answer has a `data` entry; the
+/// HTTP face puts one in a request's data and reads it afterwards.
+#[derive(Clone, Default)]
+pub struct Executed(Arc<AtomicBool>);
+
+impl Executed {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One per request (`create` runs for each), so the state needs no reset.
+struct LimitsExtension {
+    introspection: bool,
+    introspection_only: AtomicBool,
+    budget: AtomicUsize,
+    over_budget: AtomicBool,
+}
+
+/// A refusal: the request asked for more than this server answers.
+pub fn refusal(message: impl Into<String>) -> ServerError {
+    let mut err = ServerError::new(message, None);
+    err.extensions.get_or_insert_with(Default::default).set("code", ErrorCode::BadRequest.as_str());
+    err
+}
+
+#[async_graphql::async_trait::async_trait]
+impl Extension for LimitsExtension {
+    /// The error boundary rides on this extension too: every extension costs
+    /// a call per resolved field, so the schema has only one.
+    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
+        with_codes(next.run(ctx).await)
+    }
+
+    fn subscribe<'s>(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        stream: BoxStream<'s, Response>,
+        next: NextSubscribe<'_>,
+    ) -> BoxStream<'s, Response> {
+        next.run(ctx, stream).map(with_codes).boxed()
+    }
+
+    async fn parse_query(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        query: &str,
+        variables: &Variables,
+        next: NextParseQuery<'_>,
+    ) -> ServerResult<ExecutableDocument> {
+        let document = next.run(ctx, query, variables).await?;
+        let roots = RootFields::of(&document);
+        if roots.introspection && !self.introspection {
+            return Err(refusal("introspection is turned off on this server (GRAPHQL_INTROSPECTION)"));
+        }
+        self.introspection_only.store(roots.only_introspection, Ordering::Relaxed);
+        Ok(document)
+    }
+
+    async fn validation(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        next: NextValidation<'_>,
+    ) -> Result<ValidationResult, Vec<ServerError>> {
+        let result = next.run(ctx).await?;
+        if result.complexity > MAX_COMPLEXITY {
+            return Err(vec![refusal(format!(
+                "Query is too complex: it may return {} rows and fields, at most {MAX_COMPLEXITY}",
+                result.complexity
+            ))]);
+        }
+        if result.depth > MAX_DEPTH && !self.introspection_only.load(Ordering::Relaxed) {
+            return Err(vec![refusal(format!(
+                "Query is nested too deep: {} levels, at most {MAX_DEPTH}",
+                result.depth
+            ))]);
+        }
+        Ok(result)
+    }
+
+    async fn execute(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        operation_name: Option<&str>,
+        next: NextExecute<'_>,
+    ) -> Response {
+        let response = next.run(ctx, operation_name).await;
+        // A part of a schema is worse than none: drop what was built.
+        if self.over_budget.load(Ordering::Relaxed) {
+            return Response::from_errors(vec![refusal(format!(
+                "Introspection is too large: at most {INTROSPECTION_BUDGET} introspection fields per request"
+            ))]);
+        }
+        if let Some(executed) = ctx.data_opt::<Executed>() {
+            executed.0.store(true, Ordering::Relaxed);
+        }
+        response
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        info: ResolveInfo<'_>,
+        next: NextResolve<'_>,
+    ) -> ServerResult<Option<Value>> {
+        if info.is_for_introspection
+            && self.budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)).is_err()
+        {
+            // Stop building without an error per field; `execute` reports it
+            // once. List items must answer Some.
+            self.over_budget.store(true, Ordering::Relaxed);
+            return Ok(Some(Value::Null));
+        }
+        next.run(ctx, info).await
+    }
+}
+
+/// What the root fields of a document's operations are.
+#[derive(Debug, PartialEq)]
+struct RootFields {
+    /// Some operation selects `__schema` or `__type`.
+    introspection: bool,
+    /// Every operation is a query that selects only `__schema`, `__type` and
+    /// `__typename`: schema tooling, exempt from the depth limit.
+    only_introspection: bool,
+}
+
+impl RootFields {
+    fn of(document: &ExecutableDocument) -> Self {
+        let mut roots = RootFields { introspection: false, only_introspection: true };
+        let mut seen = HashSet::new();
+        for (_, operation) in document.operations.iter() {
+            if operation.node.ty != OperationType::Query {
+                roots.only_introspection = false;
+            }
+            roots.walk(document, &operation.node.selection_set.node, &mut seen);
+        }
+        roots
+    }
+
+    /// Fragments are walked once each: a cycle is a validation error found later.
+    fn walk<'d>(&mut self, document: &'d ExecutableDocument, set: &'d SelectionSet, seen: &mut HashSet<&'d str>) {
+        for selection in &set.items {
+            match &selection.node {
+                Selection::Field(field) => match field.node.name.node.as_str() {
+                    "__schema" | "__type" => self.introspection = true,
+                    "__typename" => {}
+                    _ => self.only_introspection = false,
+                },
+                Selection::FragmentSpread(spread) => {
+                    let name = spread.node.fragment_name.node.as_str();
+                    if seen.insert(name)
+                        && let Some(fragment) = document.fragments.get(name)
+                    {
+                        self.walk(document, &fragment.node.selection_set.node, seen);
+                    }
+                }
+                Selection::InlineFragment(inline) => self.walk(document, &inline.node.selection_set.node, seen),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use async_graphql::parser::parse_query;
+
+    use super::*;
+
+    fn roots(query: &str) -> (bool, bool) {
+        let roots = RootFields::of(&parse_query(query).expect("a valid document"));
+        (roots.introspection, roots.only_introspection)
+    }
+
+    /// REST runs GraphQL documents and answers an error with its code's status.
+    #[test]
+    fn limit_errors_are_bad_request_on_rest_too() {
+        use crate::error::AppError;
+        let refused = AppError::from(&refusal("Query is nested too deep: 13 levels, at most 12"));
+        assert_eq!((refused.code, refused.status().as_u16()), (ErrorCode::BadRequest, 400));
+        for message in ["recursion limit exceeded.", "The recursion depth of the query cannot be greater than `32`"] {
+            let parser_limit = AppError::from(&ServerError::new(message, None));
+            assert_eq!(parser_limit.code, ErrorCode::BadRequest, "{message}");
+        }
+        let malformed = AppError::from(&ServerError::new("Unknown field \"nope\" on type \"Query\".", None));
+        assert_eq!(malformed.code, ErrorCode::ValidationError);
+    }
+
+    #[test]
+    fn root_fields_tell_tooling_from_real_queries() {
+        assert_eq!(roots("{ __schema { types { name } } }"), (true, true));
+        assert_eq!(roots("query Q { __type(name: \"Site\") { name } __typename }"), (true, true));
+        assert_eq!(roots("{ ...F } fragment F on Query { __schema { queryType { name } } }"), (true, true));
+        assert_eq!(roots("{ ... on Query { __schema { queryType { name } } } }"), (true, true));
+        assert_eq!(roots("{ __typename }"), (false, true));
+        assert_eq!(roots("{ viewer { id } __schema { queryType { name } } }"), (true, false));
+        assert_eq!(roots("{ ...F } fragment F on Query { viewer { id } }"), (false, false));
+        assert_eq!(roots("query A { __schema { queryType { name } } } query B { sites { id } }"), (true, false));
+        assert_eq!(roots("mutation { __typename }"), (false, false));
+        // A fragment cycle ends the walk instead of looping; validation refuses it.
+        assert_eq!(
+            roots("{ ...A } fragment A on Query { ...B } fragment B on Query { ...A __schema { description } }"),
+            (true, true)
+        );
+    }
+}
