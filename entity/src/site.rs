@@ -17,6 +17,10 @@ pub struct Model {
     pub high_value_patterns: String,
     pub hot_threshold: i32,
     pub created_at: i64,
+    /// Days visitor-level data is kept; `None` keeps it all.
+    pub retention_days: Option<i32>,
+    /// Whether `DNT: 1` or `Sec-GPC: 1` means "do not track this browser".
+    pub respect_do_not_track: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,0 +1,126 @@
+//! Erasure (GDPR article 17): a visitor leaves no trace. Its events, sessions
+//! and identity history are deleted, its clicks stay as anonymous counts, its
+//! delivery-log entries go, and its pageviews leave the hourly rollups, so
+//! every figure afterwards is as if it had never come.
+
+use std::collections::BTreeMap;
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    TransactionTrait,
+    sea_query::{Expr, ExprTrait},
+};
+
+use entity::{event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery};
+
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
+    service::access,
+    time::HOUR_MS,
+};
+
+/// What an erasure removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Erased {
+    pub events: u64,
+    pub sessions: u64,
+    pub identities: u64,
+    /// Clicks untied from the visitor; they stay as anonymous counts.
+    pub clicks: u64,
+}
+
+/// Erases one visitor of a site. Admins only; an unknown visitor is 404.
+///
+/// The visitor's row is locked first, as the batch writer locks it, so an
+/// erasure and a batch for the same visitor run one after the other: a write
+/// acknowledged before the erasure is erased with it, and one that commits
+/// after it starts a new visitor.
+pub async fn erase_visitor(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    site_id: i64,
+    tracker_vid: &str,
+) -> AppResult<Erased> {
+    let txn = db.begin().await?;
+    let (site, _) = access::site(&txn, viewer, site_id, Role::Admin).await?;
+    let found = visitor::Entity::find()
+        .filter(visitor::Column::SiteId.eq(site.id))
+        .filter(visitor::Column::TrackerVid.eq(tracker_vid))
+        .lock_exclusive()
+        .one(&txn)
+        .await?
+        .ok_or_else(|| AppError::not_found("visitor"))?;
+
+    subtract_from_page_hours(&txn, site.id, found.id).await?;
+    let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    let sessions = tracked_session::Entity::delete_many()
+        .filter(tracked_session::Column::VisitorId.eq(found.id))
+        .exec(&txn)
+        .await?;
+    let identities =
+        identity::Entity::delete_many().filter(identity::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    let clicks = link_click::Entity::update_many()
+        .col_expr(link_click::Column::VisitorId, Expr::value(Option::<i64>::None))
+        .col_expr(link_click::Column::TrackerVid, Expr::value(Option::<String>::None))
+        .filter(link_click::Column::SiteId.eq(site.id))
+        .filter(
+            link_click::Column::VisitorId
+                .eq(found.id)
+                .or(link_click::Column::TrackerVid.eq(found.tracker_vid.as_str())),
+        )
+        .exec(&txn)
+        .await?;
+    webhook_delivery::Entity::delete_many()
+        .filter(webhook_delivery::Column::SiteId.eq(site.id))
+        .filter(webhook_delivery::Column::TrackerVid.eq(found.tracker_vid.as_str()))
+        .exec(&txn)
+        .await?;
+    visitor::Entity::delete_by_id(found.id).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(Erased {
+        events: events.rows_affected,
+        sessions: sessions.rows_affected,
+        identities: identities.rows_affected,
+        clicks: clicks.rows_affected,
+    })
+}
+
+/// Takes the visitor's human events out of the hourly page rollups, in key
+/// order as the writer adds them, so the two never wait on each other in a cycle.
+async fn subtract_from_page_hours(db: &impl ConnectionTrait, site_id: i64, visitor_id: i64) -> AppResult<()> {
+    let rows: Vec<(i64, String, String)> = event::Entity::find()
+        .select_only()
+        .column(event::Column::Timestamp)
+        .column(event::Column::Page)
+        .column(event::Column::EventType)
+        .filter(event::Column::VisitorId.eq(visitor_id))
+        .filter(event::Column::IsBot.eq(false))
+        .order_by_asc(event::Column::Id)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut counts: BTreeMap<(i64, String), (i64, i64)> = BTreeMap::new();
+    for (timestamp, page, event_type) in rows {
+        let count = counts.entry((timestamp.div_euclid(HOUR_MS) * HOUR_MS, page)).or_default();
+        count.0 += i64::from(event_type == "pageview");
+        count.1 += 1;
+    }
+    for ((hour, page), (pageviews, events)) in counts {
+        page_hour::Entity::update_many()
+            .col_expr(page_hour::Column::Pageviews, Expr::col(page_hour::Column::Pageviews).sub(pageviews))
+            .col_expr(page_hour::Column::Events, Expr::col(page_hour::Column::Events).sub(events))
+            .filter(page_hour::Column::SiteId.eq(site_id))
+            .filter(page_hour::Column::Hour.eq(hour))
+            .filter(page_hour::Column::Page.eq(page.as_str()))
+            .exec(db)
+            .await?;
+    }
+    // A page nobody else viewed that hour leaves no empty row behind.
+    page_hour::Entity::delete_many()
+        .filter(page_hour::Column::SiteId.eq(site_id))
+        .filter(page_hour::Column::Events.lte(0))
+        .exec(db)
+        .await?;
+    Ok(())
+}

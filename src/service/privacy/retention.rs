@@ -1,0 +1,137 @@
+//! Retention: a site's `retentionDays` bounds how long visitor-level data
+//! lives. The purge deletes, per site, the events, sessions, identities,
+//! clicks and delivery-log entries older than that, and the visitors not seen
+//! since, a small batch per statement so collection never waits long behind
+//! it. The hourly rollups hold no visitor and stay, so totals over old windows
+//! keep their pageviews.
+
+use std::time::Duration;
+
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, QueryTrait,
+    sea_query::{IntoColumnRef, IntoIden},
+};
+
+use entity::{event, identity, link_click, site, tracked_session, visitor, webhook_delivery};
+
+use crate::{error::AppResult, time::DAY_MS};
+
+/// Rows one statement deletes at most.
+const BATCH: u64 = 500;
+/// How often the job runs after its first run at start.
+pub const EVERY: Duration = Duration::from_secs(60 * 60);
+
+/// What a purge deleted, over all sites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    pub events: u64,
+    pub sessions: u64,
+    pub identities: u64,
+    pub clicks: u64,
+    pub deliveries: u64,
+    pub visitors: u64,
+}
+
+/// Deletes what every site with a retention keeps no longer, as of `now`
+/// (the job passes the clock; tests pass any time they like).
+pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
+    let sites: Vec<(i64, Option<i32>)> = site::Entity::find()
+        .select_only()
+        .column(site::Column::Id)
+        .column(site::Column::RetentionDays)
+        .filter(site::Column::RetentionDays.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut purged = Purged::default();
+    for (site_id, days) in sites {
+        let Some(days) = days.filter(|days| *days > 0) else { continue };
+        let cutoff = now - i64::from(days) * DAY_MS;
+        purged.events += in_batches::<event::Entity>(
+            db,
+            [event::Column::Id, event::Column::SiteId, event::Column::Timestamp],
+            site_id,
+            cutoff,
+        )
+        .await?;
+        purged.sessions += in_batches::<tracked_session::Entity>(
+            db,
+            [tracked_session::Column::Id, tracked_session::Column::SiteId, tracked_session::Column::EndedAt],
+            site_id,
+            cutoff,
+        )
+        .await?;
+        purged.identities += in_batches::<identity::Entity>(
+            db,
+            [identity::Column::Id, identity::Column::SiteId, identity::Column::IdentifiedAt],
+            site_id,
+            cutoff,
+        )
+        .await?;
+        purged.clicks += in_batches::<link_click::Entity>(
+            db,
+            [link_click::Column::Id, link_click::Column::SiteId, link_click::Column::CreatedAt],
+            site_id,
+            cutoff,
+        )
+        .await?;
+        purged.deliveries += in_batches::<webhook_delivery::Entity>(
+            db,
+            [webhook_delivery::Column::Id, webhook_delivery::Column::SiteId, webhook_delivery::Column::CreatedAt],
+            site_id,
+            cutoff,
+        )
+        .await?;
+        purged.visitors += in_batches::<visitor::Entity>(
+            db,
+            [visitor::Column::Id, visitor::Column::SiteId, visitor::Column::LastSeen],
+            site_id,
+            cutoff,
+        )
+        .await?;
+    }
+    if purged != Purged::default() {
+        tracing::info!(?purged, "retention purge");
+    }
+    Ok(purged)
+}
+
+/// Deletes the site's rows of `E` whose time is before `cutoff`, a batch at a
+/// time, each batch its own short statement. `columns`: id, site id, time.
+async fn in_batches<E>(db: &DatabaseConnection, columns: [E::Column; 3], site_id: i64, cutoff: i64) -> AppResult<u64>
+where
+    E: EntityTrait,
+    E::Column: IntoColumnRef + IntoIden + Copy,
+{
+    let [id, site, time] = columns;
+    let mut deleted = 0;
+    loop {
+        let batch = E::find()
+            .select_only()
+            .column(id)
+            .filter(site.eq(site_id))
+            .filter(time.lt(cutoff))
+            .limit(BATCH)
+            .into_query();
+        let done = E::delete_many().filter(id.in_subquery(batch)).exec(db).await?.rows_affected;
+        deleted += done;
+        if done < BATCH {
+            return Ok(deleted);
+        }
+        // Lets the batch writer take the database between two batches.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Runs the purge now and then every hour, for as long as the server runs.
+pub fn spawn_job(db: DatabaseConnection) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(EVERY);
+        loop {
+            every.tick().await;
+            if let Err(err) = purge(&db, crate::time::now_ms()).await {
+                tracing::warn!(error = ?err, "retention purge failed; it runs again in an hour");
+            }
+        }
+    });
+}
