@@ -1,24 +1,28 @@
 //! Visitor analytics queries: the scored list, profiles, the live stream,
 //! overview statistics and session timelines.
 
+use crate::error::AppResult;
 use async_graphql::{
-    Context, ID, Object, Result, SimpleObject,
+    Context, ID, Object, SimpleObject,
     connection::{Connection, CursorType, Edge},
 };
 
 use super::{
     context::ContextExt,
+    cost,
     session::TrackedSession,
+    sites::Site,
     types::{Timestamp, parse_id},
     visitor::{PageViews, Visitor, page_views},
 };
 use crate::{
     error::AppError,
     service::analytics::{
-        self, ScoredVisitor, TimeRange, live, session as sessions,
+        self, TimeRange, live, series, session as sessions,
         stats::{self, Overview},
         visitors::{self, ListQuery},
     },
+    service::workspace,
     time::now_ms,
 };
 
@@ -192,6 +196,46 @@ pub struct LiveStream {
     pub timestamp: Timestamp,
 }
 
+/// Human traffic in one bucket of a window (see `trafficSeries`).
+#[derive(SimpleObject)]
+pub struct TrafficBucket {
+    /// The bucket's UTC start; the first bucket counts only from the window's start.
+    pub start: Timestamp,
+    pub pageviews: i64,
+    /// Visitors last seen in the bucket.
+    pub visitors: i64,
+    /// Sessions that ended in the bucket.
+    pub sessions: i64,
+}
+
+/// A window of human traffic for the overview: its totals equal `stats` for
+/// the same window, and its buckets add up to them.
+#[derive(SimpleObject)]
+pub struct Traffic {
+    pub time_range: String,
+    /// Length of a bucket: an hour for 24h, six hours for 7d, a UTC day for 30d.
+    pub bucket_seconds: i64,
+    /// Oldest first; empty buckets are listed with zeros.
+    pub buckets: Vec<TrafficBucket>,
+    pub unique_visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub identified_visitors: i64,
+    pub hot_leads: i64,
+    /// At most 10, most viewed first.
+    pub top_pages: Vec<PageViews>,
+    /// At most 10, most visitors first.
+    pub countries: Vec<CountryVisitors>,
+    /// Sessions per channel, at most 10, most first.
+    pub sources: Vec<ChannelSessions>,
+}
+
+#[derive(SimpleObject)]
+pub struct ChannelSessions {
+    pub channel: String,
+    pub sessions: i64,
+}
+
 #[derive(Default)]
 pub struct AnalyticsQuery;
 
@@ -199,6 +243,9 @@ pub struct AnalyticsQuery;
 impl AnalyticsQuery {
     /// Scored visitors seen in the window, highest score first, then most
     /// recently seen. `first` defaults to 50 and is capped at 500.
+    #[graphql(complexity = "cost::visitor_page(first) * child_complexity")]
+    // One argument per GraphQL argument: the schema's shape, not a Rust choice.
+    #[allow(clippy::too_many_arguments)]
     async fn visitors(
         &self,
         ctx: &Context<'_>,
@@ -207,12 +254,13 @@ impl AnalyticsQuery {
         #[graphql(desc = "`bot` lists bot traffic instead of standard visitors")] filter: Option<String>,
         first: Option<i64>,
         after: Option<String>,
-    ) -> Result<VisitorConnection> {
+        #[graphql(desc = "Only visitors whose score reaches the site's hot threshold")] hot: Option<bool>,
+    ) -> AppResult<VisitorConnection> {
         let range = TimeRange::parse(time_range.as_deref(), true)?;
         let bots = match filter.as_deref().map(str::trim).unwrap_or("") {
             "" => false,
             "bot" => true,
-            _ => return Err(AppError::validation("filter", "must be bot or empty").into()),
+            _ => return Err(AppError::validation("filter", "must be bot or empty")),
         };
         let limit = visitors::clamp_limit(first)?;
         let offset = match after {
@@ -225,7 +273,7 @@ impl AnalyticsQuery {
         };
         let app = ctx.app();
         let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
-        let page = visitors::list(&app.db, ctx.viewer()?, query, now_ms()).await?;
+        let page = visitors::list_filtered(&app.db, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
         let shown = page.visitors.len();
         let mut connection = Connection::with_additional_fields(
             offset > 0,
@@ -239,14 +287,13 @@ impl AnalyticsQuery {
     }
 
     /// One visitor's full profile, by `tracker_vid`.
-    async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<Visitor> {
+    async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<Visitor> {
         let app = ctx.app();
-        let (site, visitor) = analytics::find_visitor(&app.db, ctx.viewer()?, site_id, &id).await?;
-        Ok(Visitor::new(ScoredVisitor::new(visitor, site.hot_threshold, now_ms())))
+        Ok(Visitor::new(analytics::scored_visitor(&app.db, ctx.viewer()?, site_id, &id, now_ms()).await?))
     }
 
     /// Overview of human traffic in a rolling window: `24h`, `7d` (default) or `30d`.
-    async fn stats(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> Result<Stats> {
+    async fn stats(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Stats> {
         let range = TimeRange::parse(time_range.as_deref(), false)?;
         let app = ctx.app();
         let found = stats::stats(&app.db, ctx.viewer()?, site_id, range, now_ms()).await?;
@@ -259,7 +306,7 @@ impl AnalyticsQuery {
     }
 
     /// Who is on the site in the last 24 hours, and what they did.
-    async fn live_stream(&self, ctx: &Context<'_>, site_id: i64) -> Result<LiveStream> {
+    async fn live_stream(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<LiveStream> {
         let app = ctx.app();
         let found = live::stream(&app.db, ctx.viewer()?, site_id, now_ms()).await?;
         Ok(LiveStream {
@@ -277,8 +324,49 @@ impl AnalyticsQuery {
         })
     }
 
+    /// Human traffic over a rolling window (`24h`, `7d` default, or `30d`):
+    /// the `stats` figures plus about thirty UTC-aligned buckets and the
+    /// sessions per channel, in one pass per table. A visitor counts where it
+    /// was last seen and a session where it ended.
+    async fn traffic(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Traffic> {
+        let range = TimeRange::parse(time_range.as_deref(), false)?;
+        let found = series::traffic(&ctx.app().db, ctx.viewer()?, site_id, range, now_ms()).await?;
+        Ok(Traffic {
+            time_range: found.range.as_str().to_owned(),
+            bucket_seconds: found.bucket_ms / 1000,
+            buckets: found
+                .buckets
+                .into_iter()
+                .map(|b| TrafficBucket {
+                    start: Timestamp(b.start),
+                    pageviews: b.pageviews,
+                    visitors: b.visitors,
+                    sessions: b.sessions,
+                })
+                .collect(),
+            unique_visitors: found.totals.visitors,
+            sessions: found.totals.sessions,
+            pageviews: found.totals.pageviews,
+            identified_visitors: found.totals.identified,
+            hot_leads: found.totals.hot,
+            top_pages: page_views(found.pages),
+            countries: country_visitors(found.countries),
+            sources: found
+                .sources
+                .into_iter()
+                .map(|(channel, sessions)| ChannelSessions { channel, sessions })
+                .collect(),
+        })
+    }
+
+    /// The site a visitor link without a site means: among the sites the
+    /// caller can read, the one where this visitor was seen last.
+    async fn visitor_site(&self, ctx: &Context<'_>, tracker_vid: String) -> AppResult<Site> {
+        Ok(Site(workspace::site_of_visitor(&ctx.app().db, ctx.viewer()?, &tracker_vid).await?))
+    }
+
     /// One tracked visit with its timeline (`session` is the sign-in session).
-    async fn tracked_session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> Result<TrackedSession> {
+    async fn tracked_session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<TrackedSession> {
         let app = ctx.app();
         let session_id = parse_id(&id, "session")?;
         let (model, visitor) = sessions::find_with_visitor(&app.db, ctx.viewer()?, site_id, session_id).await?;

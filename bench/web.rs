@@ -1,0 +1,162 @@
+//! The web app's pages on a seeded dataset of about a million events: each
+//! page is fetched signed in, as a browser would, and timed from request to
+//! the last byte of HTML. Beside each page it prints its GraphQL document's
+//! own time through /graphql (the page's floor), so the ratio shows what
+//! rendering costs. The target is a p95 under 50 ms for every page.
+//!
+//! cargo bench --bench web                       (SQLite, 130,000 visitors, about 1M events)
+//! BENCH_VISITORS=20000 cargo bench --bench web  (a quicker, smaller run)
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+#[path = "common.rs"]
+mod common;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::time::{Duration, Instant};
+
+use leadtrail::seed::{self, SeedOptions};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+
+const WARM_UP: usize = 5;
+const RUNS: usize = 60;
+const TARGET_P95_MS: f64 = 50.0;
+
+async fn measure(http: &reqwest::Client, url: &str, cookie: &str) -> (f64, f64, usize) {
+    let mut bytes = 0;
+    let mut times = Vec::with_capacity(RUNS);
+    for run in 0..WARM_UP + RUNS {
+        let started = Instant::now();
+        let reply = http.get(url).header("cookie", cookie).send().await.expect("page");
+        assert_eq!(reply.status(), 200, "{url}");
+        bytes = reply.bytes().await.expect("body").len();
+        if run >= WARM_UP {
+            times.push(started.elapsed());
+        }
+    }
+    times.sort();
+    (common::percentile(&times, 0.5), common::percentile(&times, 0.95), bytes)
+}
+
+/// The 1-minute load average, so a run on a busy machine can be told apart.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[tokio::main]
+async fn main() {
+    let visitors: usize = std::env::var("BENCH_VISITORS").ok().and_then(|v| v.parse().ok()).unwrap_or(130_000);
+    let server = common::start(|_| {}).await;
+    let db = server.state.db.clone();
+    let site = server.site;
+    let seeding = Instant::now();
+    let report =
+        seed::run(&db, SeedOptions { site_id: site, visitors, days: 30, seed: 1 }, |_| {}).await.expect("seed");
+    println!(
+        "seeded {} events ({} visitors, {} sessions) in {:.1}s",
+        report.events,
+        report.visitors,
+        report.sessions,
+        seeding.elapsed().as_secs_f64()
+    );
+
+    // The busiest visitor and their latest session, for the pages about one visitor.
+    let top = entity::visitor::Entity::find()
+        .filter(entity::visitor::Column::SiteId.eq(site))
+        .order_by_desc(entity::visitor::Column::TotalEvents)
+        .one(&db)
+        .await
+        .unwrap()
+        .expect("a visitor");
+    let session = entity::tracked_session::Entity::find()
+        .filter(entity::tracked_session::Column::VisitorId.eq(top.id))
+        .order_by_desc(entity::tracked_session::Column::StartedAt)
+        .one(&db)
+        .await
+        .unwrap()
+        .expect("a session");
+    let vid = url::form_urlencoded::byte_serialize(top.tracker_vid.as_bytes()).collect::<String>();
+    let pages = [
+        "/".to_owned(),
+        "/?range=24h".to_owned(),
+        "/?range=30d".to_owned(),
+        "/live".to_owned(),
+        "/leads".to_owned(),
+        "/leads?range=30d".to_owned(),
+        "/leads?range=30d&hot=1".to_owned(),
+        "/leads?range=30d&page=20".to_owned(),
+        format!("/visitor/{vid}?site={site}"),
+        format!("/visitor/{vid}"),
+        format!("/session/{}?site={site}", session.id),
+        format!("/talk/incoming?visitor={vid}"),
+    ];
+
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    println!("\n{:<34} {:>10} {:>10} {:>10}  target p95 < {TARGET_P95_MS} ms", "page", "p50 ms", "p95 ms", "KB");
+    let mut missed = 0;
+    for page in &pages {
+        let (p50, p95, bytes) = measure(&http, &format!("{}{page}", server.base), &server.cookie).await;
+        let met = p95 < TARGET_P95_MS;
+        missed += usize::from(!met);
+        println!(
+            "{:<34} {:>10.2} {:>10.2} {:>10.1}  {}",
+            page,
+            p50,
+            p95,
+            bytes as f64 / 1024.0,
+            if met { "met" } else { "MISSED" }
+        );
+    }
+    println!("\n{} of {} pages met the target. Load average: {}", pages.len() - missed, pages.len(), load_average());
+
+    // What the overview's document is made of: each field alone, through /graphql.
+    let fields = [
+        (
+            "stats",
+            "stats(siteId: $s, timeRange: $r) { overview { uniqueVisitors sessions pageviews hotLeads } \
+             topPages { page views } countries { country visitors } }",
+        ),
+        (
+            "traffic",
+            "traffic(siteId: $s, timeRange: $r) { uniqueVisitors sessions pageviews hotLeads \
+             buckets { start pageviews visitors sessions } topPages { page views } sources { channel sessions } }",
+        ),
+        ("visitors(first: 5)", "visitors(siteId: $s, timeRange: $r, first: 5) { nodes { trackerVid score } }"),
+    ];
+
+    println!("\n{:<34} {:>10} {:>10}", "overview field", "p50 ms", "p95 ms");
+    for range in ["24h", "7d", "30d"] {
+        for (name, field) in fields {
+            let body = serde_json::json!({ "query": format!("query($s: Int!, $r: String) {{ {field} }}"), "variables": { "s": site, "r": range } }).to_string();
+            let mut times = Vec::with_capacity(RUNS);
+            for run in 0..WARM_UP + RUNS {
+                let started = Instant::now();
+                let reply = http
+                    .post(format!("{}/graphql", server.base))
+                    .header("cookie", &server.cookie)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .expect("graphql");
+                let text = reply.text().await.expect("body");
+                assert!(!text.contains("\"errors\""), "{text}");
+                if run >= WARM_UP {
+                    times.push(started.elapsed());
+                }
+            }
+            times.sort();
+            println!(
+                "{:<34} {:>10.2} {:>10.2}",
+                format!("{name} {range}"),
+                common::percentile(&times, 0.5),
+                common::percentile(&times, 0.95)
+            );
+        }
+    }
+}

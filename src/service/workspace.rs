@@ -1,0 +1,72 @@
+//! Which site a signed-in person is looking at in the web app: the one they
+//! chose last (remembered on their user row), and the site a visitor link
+//! without a site belongs to.
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
+    sea_query::Expr,
+};
+
+use entity::{site, user, visitor};
+
+use super::access;
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult, ErrorCode},
+};
+
+/// The site to show: the remembered one while the viewer can still read it,
+/// else their first site; `None` when they have no site at all. A remembered
+/// site that was deleted or left behind with an org is simply skipped.
+pub async fn current_site(db: &impl ConnectionTrait, viewer: &Viewer) -> AppResult<Option<site::Model>> {
+    if let Some(user_id) = viewer.user_id() {
+        let remembered: Option<Option<i64>> = user::Entity::find_by_id(user_id)
+            .select_only()
+            .column(user::Column::CurrentSiteId)
+            .into_tuple()
+            .one(db)
+            .await?;
+        if let Some(site_id) = remembered.flatten() {
+            match access::site(db, viewer, site_id, Role::Viewer).await {
+                Ok((site, _)) => return Ok(Some(site)),
+                Err(err) if err.code == ErrorCode::NotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    match access::first_site(db, viewer).await {
+        Ok(site) => Ok(Some(site)),
+        Err(err) if err.code == ErrorCode::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Remembers `site_id` as the signed-in user's current site. Only a site they
+/// can read is accepted (another org's is NOT_FOUND, as everywhere).
+pub async fn select_site(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64) -> AppResult<site::Model> {
+    let user_id = viewer.user_id().ok_or_else(|| AppError::forbidden("this needs a signed-in user, not an API key"))?;
+    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+    user::Entity::update_many()
+        .col_expr(user::Column::CurrentSiteId, Expr::value(site.id))
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(site)
+}
+
+/// Among the sites the viewer can read, the one whose visitor with this
+/// `tracker_vid` was seen last. Webhook payloads link to a visitor without
+/// naming a site, and a person may follow one visitor on several sites.
+pub async fn site_of_visitor(db: &impl ConnectionTrait, viewer: &Viewer, tracker_vid: &str) -> AppResult<site::Model> {
+    let org_ids = access::visible_org_ids(db, viewer).await?;
+    // The unique (site_id, tracker_vid) index answers this with one lookup per site.
+    site::Entity::find()
+        .join(JoinType::InnerJoin, visitor::Relation::Site.def().rev())
+        .filter(site::Column::OrgId.is_in(org_ids))
+        .filter(visitor::Column::TrackerVid.eq(tracker_vid))
+        .order_by_desc(visitor::Column::LastSeen)
+        .order_by_asc(site::Column::Id)
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::not_found("visitor"))
+}

@@ -1,0 +1,48 @@
+//! The stylesheet and scripts, compiled into the binary. Their URLs carry a
+//! hash of their content, so browsers may keep them for a year and still get
+//! a new version the moment it ships.
+
+use std::sync::LazyLock;
+
+use axum::{
+    extract::Path,
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use sha2::{Digest, Sha256};
+
+use super::error;
+
+struct Asset {
+    name: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+}
+
+const ASSETS: [Asset; 3] = [
+    Asset { name: "app.css", content_type: "text/css; charset=utf-8", body: include_str!("assets/app.css") },
+    Asset { name: "app.js", content_type: "text/javascript; charset=utf-8", body: include_str!("assets/app.js") },
+    Asset { name: "live.js", content_type: "text/javascript; charset=utf-8", body: include_str!("assets/live.js") },
+];
+
+fn versioned(name: &str) -> String {
+    let body = ASSETS.iter().find(|asset| asset.name == name).map_or("", |asset| asset.body);
+    let hash = hex::encode(Sha256::digest(body.as_bytes()));
+    format!("/assets/{name}?v={}", &hash[..12])
+}
+
+pub static CSS: LazyLock<String> = LazyLock::new(|| versioned("app.css"));
+pub static APP_JS: LazyLock<String> = LazyLock::new(|| versioned("app.js"));
+pub static LIVE_JS: LazyLock<String> = LazyLock::new(|| versioned("live.js"));
+
+/// GET /assets/{name}; the `v` query only busts caches.
+pub async fn serve(Path(name): Path<String>) -> Response {
+    let Some(asset) = ASSETS.iter().find(|asset| asset.name == name) else {
+        return error::page(&crate::error::AppError::not_found("asset"), None);
+    };
+    let mut response = (StatusCode::OK, asset.body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
+    response
+}

@@ -1,0 +1,101 @@
+// The live page's updates: a small graphql-transport-ws client for the
+// liveVisitors subscription on /graphql/ws. The socket is same-origin, so
+// the session cookie authenticates it. Every value is written as text.
+"use strict";
+
+(function () {
+  var MAX_ROWS = 100;
+  var QUERY =
+    "subscription Live($siteId: Int!) { liveVisitors(siteId: $siteId) " +
+    "{ trackerVid identifiedUserId type page timestamp } }";
+
+  function start() {
+    var table = document.getElementById("activity");
+    var rows = document.getElementById("activity-rows");
+    var status = document.getElementById("live-status");
+    if (!table || !rows) return;
+    var siteId = parseInt(table.getAttribute("data-site-id"), 10);
+    var received = 0;
+    var retry = 1000;
+
+    function say(text) {
+      if (status) status.textContent = text;
+    }
+
+    function cell(tag, text, className) {
+      var element = document.createElement(tag);
+      element.textContent = text;
+      if (className) element.className = className;
+      return element;
+    }
+
+    function who(event) {
+      if (event.identifiedUserId) return event.identifiedUserId;
+      var id = event.trackerVid || "";
+      return "Visitor " + (id.length > 12 ? id.slice(0, 12) + "\u2026" : id);
+    }
+
+    function add(event) {
+      var row = document.createElement("tr");
+      row.className = "fresh";
+      var time = new Date(event.timestamp);
+      row.appendChild(cell("td", isNaN(time) ? "" : time.toISOString().slice(11, 19)));
+      var name = document.createElement("th");
+      name.scope = "row";
+      var link = cell("a", who(event));
+      link.href = "/visitor/" + encodeURIComponent(event.trackerVid) + "?site=" + siteId;
+      name.appendChild(link);
+      row.appendChild(name);
+      row.appendChild(cell("td", event.type));
+      row.appendChild(cell("td", event.page, "path"));
+      rows.insertBefore(row, rows.firstChild);
+      while (rows.children.length > MAX_ROWS) rows.removeChild(rows.lastChild);
+      var empty = document.getElementById("activity-empty");
+      if (empty) empty.remove();
+      received += 1;
+      say("Live: " + received + (received === 1 ? " new event" : " new events") + " since the page loaded.");
+    }
+
+    function connect() {
+      var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+      var socket = new WebSocket(scheme + location.host + "/graphql/ws", "graphql-transport-ws");
+      socket.onopen = function () {
+        socket.send(JSON.stringify({ type: "connection_init" }));
+      };
+      socket.onmessage = function (message) {
+        var data;
+        try {
+          data = JSON.parse(message.data);
+        } catch (e) {
+          return;
+        }
+        if (data.type === "connection_ack") {
+          retry = 1000;
+          say("Live: waiting for new events.");
+          socket.send(JSON.stringify({ id: "live", type: "subscribe", payload: { query: QUERY, variables: { siteId: siteId } } }));
+        } else if (data.type === "ping") {
+          socket.send(JSON.stringify({ type: "pong" }));
+        } else if (data.type === "next" && data.payload && data.payload.data) {
+          add(data.payload.data.liveVisitors);
+        } else if (data.type === "error") {
+          say("Live updates stopped: the server refused the subscription. Reload to try again.");
+          socket.onclose = null;
+          socket.close();
+        }
+      };
+      socket.onclose = function () {
+        say("Live updates paused; reconnecting\u2026");
+        setTimeout(connect, retry);
+        retry = Math.min(retry * 2, 30000);
+      };
+    }
+
+    connect();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

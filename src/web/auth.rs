@@ -1,0 +1,177 @@
+//! `/login`, `/signup` and `/logout`: HTML forms over the same GraphQL
+//! mutations as the API (`signIn`, `signUp`, `signOut`), so the account
+//! rules, error codes and the credential rate limit are the API's own.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::{
+    extract::{Request, State},
+    http::{StatusCode, header, request::Parts},
+    response::{Html, IntoResponse, Redirect, Response},
+};
+use serde_json::json;
+
+use super::{
+    bridge, error,
+    error::{WebError, WebResult},
+    frame,
+    layout::Layout,
+    nav,
+};
+use crate::{
+    RouterState,
+    auth::{RequestContext, cookie},
+    error::{AppError, ErrorCode},
+};
+
+const SIGN_IN: &str = include_str!("documents/sign_in.graphql");
+const SIGN_UP: &str = include_str!("documents/sign_up.graphql");
+const SIGN_OUT: &str = include_str!("documents/sign_out.graphql");
+
+/// Form bodies are a few fields; anything larger is refused.
+pub const FORM_LIMIT: usize = 64 * 1024;
+
+/// An urlencoded form body as its fields (the last of a repeated name wins).
+pub async fn read_form(body: axum::body::Body) -> WebResult<HashMap<String, String>> {
+    let bytes = axum::body::to_bytes(body, FORM_LIMIT)
+        .await
+        .map_err(|_| AppError::new(ErrorCode::PayloadTooLarge, "the form is too large"))?;
+    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+#[derive(Default)]
+struct Errors {
+    form: Option<String>,
+    name: Option<String>,
+    email: Option<String>,
+    password: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+struct AccountForm {
+    layout: Layout,
+    signup: bool,
+    next: String,
+    /// `?next=...` for the link to the other form; empty for `/`.
+    next_query: String,
+    name: String,
+    email: String,
+    errors: Errors,
+}
+
+fn signed_in(parts: &Parts) -> bool {
+    parts.extensions.get::<RequestContext>().is_some_and(|ctx| ctx.viewer.is_some())
+}
+
+fn form_page(status: StatusCode, form: AccountForm) -> Response {
+    match form.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(cause) => error::page(&AppError::internal(cause), None),
+    }
+}
+
+fn blank(signup: bool, next: String) -> AccountForm {
+    let title = if signup { "Create an account" } else { "Sign in" };
+    let next_query = if next == "/" { String::new() } else { format!("?next={}", nav::encode(&next)) };
+    AccountForm {
+        layout: Layout::bare(title),
+        signup,
+        next,
+        next_query,
+        name: String::new(),
+        email: String::new(),
+        errors: Errors::default(),
+    }
+}
+
+async fn show_form(signup: bool, request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let query = frame::query_map(&parts);
+    let next = nav::safe_next(query.get("next").map(String::as_str));
+    if signed_in(&parts) {
+        return Redirect::to(&next).into_response();
+    }
+    form_page(StatusCode::OK, blank(signup, next))
+}
+
+pub async fn login_form(request: Request) -> Response {
+    show_form(false, request).await
+}
+
+pub async fn signup_form(request: Request) -> Response {
+    show_form(true, request).await
+}
+
+/// Puts the API's error beside the field it is about.
+fn place_error(err: &AppError, errors: &mut Errors) {
+    let message = err.message.clone();
+    let (field, text) = match message.split_once(": ") {
+        Some((field @ ("name" | "email" | "password"), text)) => (Some(field), text.to_owned()),
+        _ => (None, message.clone()),
+    };
+    let text = {
+        let mut chars = text.chars();
+        chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
+    };
+    match (err.code, field) {
+        (ErrorCode::EmailInUse, _) | (_, Some("email")) => errors.email = Some(text),
+        (_, Some("name")) => errors.name = Some(text),
+        (ErrorCode::PasswordTooShort | ErrorCode::PasswordTooLong, _) | (_, Some("password")) => {
+            errors.password = Some(text)
+        }
+        (ErrorCode::InvalidEmailOrPassword, _) => errors.password = Some(text),
+        _ => errors.form = Some(text),
+    }
+}
+
+async fn submit(signup: bool, state: RouterState, request: Request) -> WebResult<Response> {
+    let (mut parts, body) = request.into_parts();
+    let form = read_form(body).await?;
+    let field = |name: &str| form.get(name).cloned().unwrap_or_default();
+    let next = nav::safe_next(form.get("next").map(String::as_str));
+    let (document, variables) = if signup {
+        (SIGN_UP, json!({ "name": field("name"), "email": field("email"), "password": field("password") }))
+    } else {
+        (SIGN_IN, json!({ "email": field("email"), "password": field("password") }))
+    };
+    match bridge::run(&mut parts, &state, document, variables).await {
+        Ok(answer) => Ok((answer.cookies, Redirect::to(&next)).into_response()),
+        Err(err) if matches!(err.code, ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable) => {
+            Err(WebError::App(err))
+        }
+        Err(err) => {
+            let mut page = blank(signup, next);
+            page.name = field("name");
+            page.email = field("email");
+            place_error(&err, &mut page.errors);
+            Ok(form_page(err.status(), page))
+        }
+    }
+}
+
+pub async fn login(State(state): State<RouterState>, request: Request) -> Response {
+    submit(false, state, request).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub async fn signup(State(state): State<RouterState>, request: Request) -> Response {
+    submit(true, state, request).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// Ends the session on the server, clears the cookie, back to the sign-in form.
+pub async fn logout(State(state): State<RouterState>, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
+    let mut response = Redirect::to("/login").into_response();
+    if signed_in(&parts) {
+        match bridge::run(&mut parts, &state, SIGN_OUT, json!({})).await {
+            Ok(answer) => response.headers_mut().extend(answer.cookies),
+            Err(err) => return error::page(&err, None),
+        }
+    }
+    if !response.headers().contains_key(header::SET_COOKIE) {
+        let clear = cookie::clear_session_cookie(state.app.config.secure_cookies());
+        response.headers_mut().insert(header::SET_COOKIE, clear);
+    }
+    response
+}

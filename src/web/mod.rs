@@ -1,0 +1,47 @@
+//! The web app (design.md section 13): server-rendered pages for the people
+//! who work with Leadtrail's leads. Each page is a row of `pages::PAGES`: a
+//! path, one GraphQL document run through the REST bridge with the
+//! signed-in viewer (so a page sees exactly what the API would answer that
+//! person), the query parameters it takes, and a render function filling
+//! one askama template, checked at compile time and HTML-escaped by default.
+//!
+//! Collected data is attacker-controlled, so nothing from outside is ever
+//! marked safe, only http(s) URLs become links, and the content security
+//! policy allows no inline script or style. JavaScript only enhances: the
+//! live stream, copy buttons and submit-on-change; every page works without it.
+
+mod actions;
+mod assets;
+mod auth;
+mod bridge;
+pub mod chart;
+mod error;
+mod format;
+mod frame;
+mod layout;
+pub mod nav;
+mod pages;
+mod security;
+
+use axum::{
+    Router, middleware,
+    routing::{get, post},
+};
+
+use crate::{RouterState, auth::middleware::authenticate, state::AppState};
+
+/// Every web route, with the caller resolved, cross-site posts refused and
+/// the security headers set.
+pub fn routes(state: AppState) -> Router<RouterState> {
+    let pages = pages::PAGES.iter().fold(Router::new(), |router, page| router.route(page.path, frame::route(page)));
+    pages
+        .route(pages::VISITOR.path, post(actions::visitor))
+        .route("/site", post(actions::switch_site))
+        .route("/login", get(auth::login_form).post(auth::login))
+        .route("/signup", get(auth::signup_form).post(auth::signup))
+        .route("/logout", post(auth::logout))
+        .route("/assets/{name}", get(assets::serve))
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(state.clone(), security::check_origin))
+        .layer(middleware::from_fn_with_state(state, security::headers))
+}

@@ -1,0 +1,193 @@
+//! The web app's pages as one table, like the REST routes: each row names
+//! its path, its GraphQL document, where its site and object id come from,
+//! the query parameters it takes and the function that renders it. One
+//! generic handler (`frame`) serves every row.
+
+mod leads;
+mod live;
+mod overview;
+mod parts;
+mod session;
+mod talk;
+pub mod visitor;
+mod visitor_view;
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::layout::{Layout, Section};
+use crate::error::{AppError, AppResult};
+
+macro_rules! document {
+    ($name:literal) => {
+        concat!(include_str!(concat!("../documents/", $name, ".graphql")), include_str!("../documents/frame.graphql"))
+    };
+}
+
+/// Where a page's site comes from when the address has no `?site=`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SiteFrom {
+    /// The signed-in user's current site.
+    Current,
+    /// The most recently active readable site that has the page's visitor,
+    /// so the links in webhook payloads work without a site.
+    Visitor,
+}
+
+/// Where a page's object id comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum IdFrom {
+    /// The `{id}` path segment.
+    Path,
+    /// A required query parameter.
+    Query(&'static str),
+}
+
+/// A query parameter and how it fills the document's variables; a value it
+/// cannot take is a 400 page.
+pub struct Param {
+    pub name: &'static str,
+    pub fill: fn(Option<&str>, &mut Map<String, Value>) -> AppResult<()>,
+}
+
+/// What a render function knows besides the document's answer.
+pub struct PageInput {
+    pub site_id: i64,
+    /// `site=N` when the address chose the site, to keep it in links.
+    pub site_query: Option<String>,
+    pub query: HashMap<String, String>,
+    pub now: i64,
+    /// The result of a form the page just handled.
+    pub outcome: Option<visitor::Outcome>,
+}
+
+impl PageInput {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str).filter(|value| !value.is_empty())
+    }
+}
+
+/// Fills the template from the answer (the frame's fields already taken out).
+pub type Render = fn(Layout, &PageInput, Value) -> AppResult<String>;
+
+pub struct Page {
+    pub path: &'static str,
+    pub document: &'static str,
+    /// The navigation entry it belongs to; pages about one object have none.
+    pub section: Option<Section>,
+    pub site: SiteFrom,
+    pub id: Option<IdFrom>,
+    pub params: &'static [Param],
+    pub render: Render,
+}
+
+/// `range`: passed on; the document's fields accept `24h`, `7d` or `30d`
+/// (the leads list also `all`) and refuse the rest with VALIDATION_ERROR.
+const RANGE: Param = Param {
+    name: "range",
+    fill: |raw, variables| {
+        variables.insert("range".to_owned(), raw.map_or(Value::Null, |text| Value::String(text.to_owned())));
+        Ok(())
+    },
+};
+
+/// A checkbox: absent, empty, `0` or `false` is off; `1`, `on` or `true` is on.
+pub fn flag(name: &str, raw: Option<&str>) -> AppResult<bool> {
+    match raw.map(str::trim) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "on" | "true") => Ok(true),
+        Some(_) => Err(AppError::validation(name, "must be 1 or 0")),
+    }
+}
+
+pub const OVERVIEW: Page = Page {
+    path: "/",
+    document: document!("overview"),
+    section: Some(Section::Overview),
+    site: SiteFrom::Current,
+    id: None,
+    params: &[RANGE],
+    render: overview::render,
+};
+
+pub const LIVE: Page = Page {
+    path: "/live",
+    document: document!("live"),
+    section: Some(Section::Live),
+    site: SiteFrom::Current,
+    id: None,
+    params: &[],
+    render: live::render,
+};
+
+pub const LEADS: Page = Page {
+    path: "/leads",
+    document: document!("leads"),
+    section: Some(Section::Leads),
+    site: SiteFrom::Current,
+    id: None,
+    params: &leads::PARAMS,
+    render: leads::render,
+};
+
+pub const VISITOR: Page = Page {
+    path: "/visitor/{id}",
+    document: document!("visitor"),
+    section: None,
+    site: SiteFrom::Visitor,
+    id: Some(IdFrom::Path),
+    params: &[],
+    render: visitor::render,
+};
+
+pub const SESSION: Page = Page {
+    path: "/session/{id}",
+    document: document!("session"),
+    section: None,
+    site: SiteFrom::Current,
+    id: Some(IdFrom::Path),
+    params: &[],
+    render: session::render,
+};
+
+pub const TALK: Page = Page {
+    path: "/talk/incoming",
+    document: document!("talk"),
+    section: None,
+    site: SiteFrom::Visitor,
+    id: Some(IdFrom::Query("visitor")),
+    params: &[],
+    render: talk::render,
+};
+
+pub const PAGES: [&Page; 6] = [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_take_checkbox_values_and_refuse_the_rest() {
+        let cases = [
+            (None, Ok(false)),
+            (Some(""), Ok(false)),
+            (Some("0"), Ok(false)),
+            (Some("on"), Ok(true)),
+            (Some("1"), Ok(true)),
+            (Some("true"), Ok(true)),
+            (Some("yes please"), Err(())),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(flag("hot", raw).map_err(|_| ()), expected, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn every_page_document_names_the_frame_fragment_once() {
+        for page in PAGES {
+            assert_eq!(page.document.matches("fragment Frame on Query").count(), 1, "{}", page.path);
+            assert!(page.document.contains("...Frame"), "{}", page.path);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Pieces several pages show: bars, links to a visitor or a session, tabs.
+
+use serde::Deserialize;
+
+use crate::web::{chart, format, nav};
+
+/// One row of a bar chart: the label is escaped by the template, the width is a number.
+pub struct Bar {
+    pub label: String,
+    pub value: String,
+    /// Width of the bar in percent of the largest, as SVG wants it.
+    pub width: String,
+}
+
+pub fn bars(rows: Vec<(String, i64)>) -> Vec<Bar> {
+    let widths = chart::bar_percentages(&rows.iter().map(|(_, value)| *value).collect::<Vec<_>>());
+    rows.into_iter()
+        .zip(widths)
+        .map(|((label, value), width)| Bar { label, value: format::number(value), width: format!("{width:.1}") })
+        .collect()
+}
+
+/// A figure in the row of totals.
+pub struct Card {
+    pub label: &'static str,
+    pub value: String,
+}
+
+/// A titled table of bars.
+pub struct BarPanel {
+    pub title: &'static str,
+    pub label_head: &'static str,
+    pub value_head: &'static str,
+    pub rows: Vec<Bar>,
+}
+
+/// A link in a row of choices (time ranges).
+pub struct Tab {
+    pub label: &'static str,
+    pub href: String,
+    pub current: bool,
+}
+
+/// `/visitor/<id>?site=N`.
+pub fn visitor_href(site_id: i64, tracker_vid: &str) -> String {
+    format!("/visitor/{}?site={site_id}", nav::encode_segment(tracker_vid))
+}
+
+/// `/session/<id>?site=N`.
+pub fn session_href(site_id: i64, session_id: &str) -> String {
+    format!("/session/{}?site={site_id}", nav::encode_segment(session_id))
+}
+
+/// `/talk/incoming?visitor=<id>&site=N`.
+pub fn talk_href(site_id: i64, tracker_vid: &str) -> String {
+    format!("/talk/incoming?visitor={}&site={site_id}", nav::encode(tracker_vid))
+}
+
+/// Who a visitor is, for a list: their identity, else a short form of their id.
+pub fn who(identified: Option<&str>, tracker_vid: &str) -> String {
+    match identified.map(str::trim).filter(|name| !name.is_empty()) {
+        Some(name) => name.to_owned(),
+        None => {
+            let short: String = tracker_vid.chars().take(12).collect();
+            if short.len() < tracker_vid.len() { format!("Visitor {short}…") } else { format!("Visitor {short}") }
+        }
+    }
+}
+
+/// `City, Country`, or what is known of it.
+pub fn place(city: Option<&str>, country: Option<&str>) -> String {
+    let parts: Vec<&str> = [city, country].into_iter().flatten().map(str::trim).filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() { "Unknown".to_owned() } else { parts.join(", ") }
+}
+
+/// A Relay connection's nodes.
+#[derive(Deserialize)]
+pub struct Nodes<T> {
+    pub nodes: Vec<T>,
+}

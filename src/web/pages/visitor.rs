@@ -1,0 +1,118 @@
+//! `/visitor/<tracker_vid>`: one visitor's profile, with two forms that post
+//! back to the page (push to a webhook target, with a dry-run preview, and
+//! identify). `web::actions` runs the forms; this module shows the page and
+//! the forms' outcome.
+
+use askama::Template;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{PageInput, parts};
+use crate::{
+    error::{AppError, AppResult},
+    web::{bridge, format, layout::Layout},
+};
+
+use super::visitor_view as view;
+
+pub use view::{IdentifyForm, Notice, Outcome, WebhookForm};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Answer {
+    visitor: view::Profile,
+    webhook_info: WebhookInfo,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WebhookInfo {
+    supported_types: Vec<String>,
+}
+
+pub struct Fact {
+    pub label: &'static str,
+    pub value: String,
+}
+
+/// A value that may be a link (only http(s) URLs are).
+pub struct MaybeLink {
+    pub text: String,
+    pub href: Option<String>,
+}
+
+impl MaybeLink {
+    pub fn url(text: Option<&str>) -> MaybeLink {
+        let text = format::or_dash(text);
+        MaybeLink { href: format::http_href(&text), text }
+    }
+}
+
+/// One input of the identify form.
+pub struct Input {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub kind: &'static str,
+    pub value: String,
+    pub error: Option<String>,
+}
+
+pub struct TypeOption {
+    pub value: String,
+    pub selected: bool,
+}
+
+#[derive(Template)]
+#[template(path = "visitor.html")]
+struct VisitorPage {
+    layout: Layout,
+    action: String,
+    talk_href: String,
+    p: view::ProfileView,
+    types: Vec<TypeOption>,
+    outcome: Outcome,
+    n: view::NoticeView,
+    identify_inputs: Vec<Input>,
+}
+
+pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
+    let answer: Answer = bridge::decode(data)?;
+    let profile = view::ProfileView::new(answer.visitor, input);
+    let outcome = input.outcome.clone().unwrap_or_default();
+    let types = answer
+        .webhook_info
+        .supported_types
+        .into_iter()
+        .map(|value| TypeOption { selected: value == outcome.webhook.kind, value })
+        .collect();
+    let n = outcome.view();
+    let typed = &outcome.identify;
+    let identify_inputs = [
+        ("email", "Email", "email", &typed.email),
+        ("user_id", "User id", "text", &typed.user_id),
+        ("name", "Name", "text", &typed.name),
+        ("company", "Company", "text", &typed.company),
+        ("phone", "Phone", "tel", &typed.phone),
+    ]
+    .into_iter()
+    .map(|(key, label, kind, value)| Input {
+        key,
+        label,
+        kind,
+        value: value.clone(),
+        error: if n.identify_field == key { n.identify_error.clone() } else { None },
+    })
+    .collect();
+    layout.title = profile.name.clone();
+    let page = VisitorPage {
+        layout,
+        action: parts::visitor_href(input.site_id, &profile.tracker_vid),
+        talk_href: parts::talk_href(input.site_id, &profile.tracker_vid),
+        p: profile,
+        types,
+        n,
+        identify_inputs,
+        outcome,
+    };
+    page.render().map_err(AppError::internal)
+}

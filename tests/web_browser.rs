@@ -1,0 +1,355 @@
+//! The web app in headless Chromium: a new user signs up through the form,
+//! sends traffic with the real tracker, and works through every page (the
+//! live page updating in place); hostile collected data runs no script on
+//! any page; axe-core finds no serious or critical violation anywhere.
+//! Screenshots of each page go to `target/tmp/screenshots`, and with
+//! `UPDATE_SCREENSHOTS=1` to `docs/screenshots` (committed, shown in the README).
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::{path::PathBuf, time::Duration};
+
+use common::{
+    TestApp, apps_with,
+    browser::{browser_missing, serve_page, start_browser},
+    traffic::{at, pageview},
+};
+use fantoccini::{Client, Locator};
+use leadtrail::{
+    config::TrustProxy,
+    time::{DAY_MS, HOUR_MS, now_ms},
+};
+use serde_json::{Value, json};
+
+const AXE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node_modules/axe-core/axe.min.js");
+/// Chromium flags: a laptop-sized window, and no network but loopback (avatars stay local).
+const FLAGS: [&str; 3] = [
+    "--window-size=1280,800",
+    "--force-device-scale-factor=1",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
+
+fn cloudflare(config: &mut leadtrail::config::Config) {
+    config.trust_proxy = TrustProxy::Cloudflare;
+}
+
+/// Runs axe-core on the current page; panics on a serious or critical violation.
+async fn axe(browser: &Client, page: &str) {
+    let Ok(source) = std::fs::read_to_string(AXE) else {
+        panic!("axe-core is missing at {AXE}; .ci/run installs it (npm ci in tests/clients)");
+    };
+    browser.execute(&format!("{source}\nreturn typeof axe;"), vec![]).await.unwrap();
+    let script = r#"
+        var done = arguments[arguments.length - 1];
+        axe.run(document, { resultTypes: ["violations"] }).then(function (result) {
+            done(result.violations
+                .filter(function (v) { return v.impact === "serious" || v.impact === "critical"; })
+                .map(function (v) {
+                    return v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(function (n) { return n.target.join(" "); }).join(" | ");
+                }));
+        }, function (error) { done(["axe failed: " + error]); });
+    "#;
+    let found = browser.execute_async(script, vec![]).await.unwrap();
+    assert_eq!(found, json!([]), "axe on {page}");
+}
+
+/// What no page may hold: a script that ran, a `javascript:` link, an inline handler.
+async fn no_script_ran(browser: &Client, page: &str) {
+    let check = r#"return {
+        pwned: typeof window.__pwned,
+        scriptLinks: document.querySelectorAll('a[href^="javascript" i], [href^=" javascript" i]').length,
+        handlers: document.querySelectorAll("[onerror], [onload], [onclick]").length,
+        inlineScripts: document.querySelectorAll("script:not([src])").length,
+        inlineStyles: document.querySelectorAll("[style]").length
+    };"#;
+    let found = browser.execute(check, vec![]).await.unwrap();
+    assert_eq!(
+        found,
+        json!({ "pwned": "undefined", "scriptLinks": 0, "handlers": 0, "inlineScripts": 0, "inlineStyles": 0 }),
+        "{page}"
+    );
+}
+
+async fn screenshot(browser: &Client, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
+    let dir = if std::env::var("UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"))
+    } else {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn text(browser: &Client, css: &str) -> String {
+    browser.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("{css} on the page")).text().await.unwrap()
+}
+
+async fn fill(browser: &Client, css: &str, value: &str) {
+    browser.find(Locator::Css(css)).await.unwrap().send_keys(value).await.unwrap();
+}
+
+async fn wait_for_events(app: &TestApp, count: usize) {
+    for _ in 0..100 {
+        app.state.writer.flush().await;
+        if app.event_count().await >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("expected {count} events, have {}", app.event_count().await);
+}
+
+/// A week of other visitors from a few countries and sources, so the
+/// overview has something to draw.
+async fn backfill(app: &TestApp, site: i64) {
+    let now = now_ms();
+    let pages = ["/", "/pricing", "/blog/launch", "/docs", "/demo", "/about"];
+    let referrers = ["https://www.google.com/", "https://news.ycombinator.com/", "", "https://twitter.com/x"];
+    let countries = [("DE", "Berlin"), ("FR", "Paris"), ("US", "Austin"), ("GB", "Leeds")];
+    for i in 0..36i64 {
+        let vid = format!("backfill-{i}");
+        let start = now - (i % 7) * DAY_MS - (i * 37 % 23) * HOUR_MS - 5 * 60_000;
+        let events: Vec<Value> = (0..(1 + i % 4))
+            .map(|n| {
+                let mut event = at(
+                    pageview(site, &vid, &format!("http://127.0.0.1{}", pages[((i + n) % 6) as usize])),
+                    start + n * 40_000,
+                );
+                if n == 0 {
+                    event["referrer"] = json!(referrers[(i % 4) as usize]);
+                }
+                event
+            })
+            .collect();
+        let (country, city) = countries[(i % 4) as usize];
+        app.collect_with(
+            json!({ "events": events }),
+            common::traffic::DESKTOP_UA,
+            &[("cf-ipcountry", country), ("cf-ipcity", city)],
+        )
+        .await
+        .expect(202);
+    }
+    app.state.writer.flush().await;
+}
+
+#[tokio::test]
+async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
+    if browser_missing() {
+        return;
+    }
+    for app in apps_with(cloudflare).await {
+        let (_driver, browser) = start_browser(&FLAGS).await;
+        let shots = app.backend == "sqlite";
+
+        // Signed out, the app is the sign-in page.
+        browser.goto(&format!("{}/", app.base)).await.unwrap();
+        assert_eq!(browser.current_url().await.unwrap().path(), "/login");
+        assert_eq!(text(&browser, "h1").await, "Sign in to Leadtrail");
+        axe(&browser, "/login").await;
+        if shots {
+            screenshot(&browser, "login").await;
+        }
+        browser.find(Locator::LinkText("Create an account")).await.unwrap().click().await.unwrap();
+        let email = format!("{}@example.com", common::unique("sales"));
+        fill(&browser, "#name", "Sam Seller").await;
+        fill(&browser, "#email", &email).await;
+        fill(&browser, "#password", "correct horse").await;
+        axe(&browser, "/signup").await;
+        browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
+        assert_eq!(text(&browser, "main h2").await, "Add your first site");
+
+        // A site, through the API with the browser's session.
+        let token = browser.get_named_cookie("session").await.unwrap().value().to_owned();
+        let api = app.client().with_session(token);
+        let site = api.post("/api/sites", json!({ "domain": "127.0.0.1", "name": "Shop" })).await.expect(200)["site"]
+            ["siteId"]
+            .as_i64()
+            .unwrap();
+        backfill(&app, site).await;
+        let before = app.event_count().await;
+
+        // Traffic from the real tracker on a customer's page.
+        let shop = serve_page(format!(
+            r#"<!doctype html><html lang="en"><head><title>Pricing</title>
+<script defer src="{base}/script.js" data-site-id="{site}"></script></head>
+<body><h1>Plans</h1><form id="demo" action="/thanks"><input name="email" value="pat@example.com"><button id="go">Ask for a demo</button></form>
+<script>document.getElementById("demo").addEventListener("submit", function (e) {{ e.preventDefault(); }});</script>
+</body></html>"#,
+            base = app.base
+        ))
+        .await;
+        browser.goto(&format!("{shop}/pricing")).await.unwrap();
+        wait_for_events(&app, before + 1).await;
+        browser.find(Locator::Id("go")).await.unwrap().click().await.unwrap();
+        wait_for_events(&app, before + 2).await;
+        let vid = browser.execute("return localStorage.getItem('lt_vid');", vec![]).await.unwrap();
+        let vid = vid.as_str().unwrap().to_owned();
+        let identify = json!({ "siteId": site, "tracker_vid": vid, "email": "pat@example.com", "name": "Pat Buyer",
+            "company": "Acme", "phone": "+1 555 0100" });
+        api.post("/api/identify", identify).await.expect(200);
+
+        // The overview.
+        browser.goto(&format!("{}/", app.base)).await.unwrap();
+        assert_eq!(text(&browser, "h1").await, "Overview");
+        let cards = text(&browser, ".cards").await;
+        assert!(cards.contains("Visitors\n37") || cards.contains("Visitors 37"), "{cards}");
+        assert!(text(&browser, "#hot-title + .table-wrap").await.contains("pat@example.com"));
+        assert!(browser.find(Locator::Css(".chart svg polyline.line-pageviews")).await.is_ok());
+        assert!(text(&browser, ".grid-3").await.contains("/pricing"));
+        axe(&browser, "/").await;
+        no_script_ran(&browser, "/").await;
+        if shots {
+            screenshot(&browser, "overview").await;
+        }
+
+        // The live page gets a new event without a reload.
+        browser.goto(&format!("{}/live", app.base)).await.unwrap();
+        let status = browser.find(Locator::Id("live-status")).await.unwrap();
+        for _ in 0..100 {
+            if status.text().await.unwrap().contains("waiting for new events") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        app.collect(pageview(site, &vid, "http://127.0.0.1/just-now")).await.expect(202);
+        let fresh = browser
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::XPath("//tbody[@id='activity-rows']/tr[1]/td[contains(., '/just-now')]"))
+            .await;
+        assert!(fresh.is_ok(), "the new event appears in place: {}", text(&browser, "#activity").await);
+        assert!(text(&browser, "#live-status").await.contains("1 new event"));
+        axe(&browser, "/live").await;
+        no_script_ran(&browser, "/live").await;
+        if shots {
+            screenshot(&browser, "live").await;
+        }
+
+        // The scored list.
+        browser.goto(&format!("{}/leads?range=30d", app.base)).await.unwrap();
+        assert!(text(&browser, "tbody tr:first-child").await.contains("pat@example.com"));
+        axe(&browser, "/leads").await;
+        if shots {
+            screenshot(&browser, "leads").await;
+        }
+
+        // The visitor page, reached through a webhook dry run's profile link.
+        let dry = api
+            .post("/api/webhook", json!({ "siteId": site, "tracker_vid": vid, "webhook_url": "https://hooks.example.com/in", "dry_run": true }))
+            .await;
+        let links = dry.expect(200)["payload"]["links"].clone();
+        browser.goto(links["profile"].as_str().unwrap()).await.unwrap();
+        assert_eq!(text(&browser, "h1").await, "Pat Buyer");
+        let score = text(&browser, ".factors").await;
+        assert!(score.contains("identified"), "{score}");
+        assert!(text(&browser, "#forms-title + ul").await.contains("form_submit"));
+        fill(&browser, "#webhook-url", "https://hooks.example.com/in").await;
+        browser.find(Locator::Css("button[value=preview]")).await.unwrap().click().await.unwrap();
+        assert!(text(&browser, "#preview-payload").await.contains(&format!("\"tracker_vid\": \"{vid}\"")));
+        axe(&browser, "/visitor").await;
+        no_script_ran(&browser, "/visitor").await;
+        if shots {
+            browser.goto(links["profile"].as_str().unwrap()).await.unwrap();
+            screenshot(&browser, "visitor").await;
+        }
+
+        // One of their sessions.
+        browser.find(Locator::Css("a[href^='/session/']")).await.unwrap().click().await.unwrap();
+        let timeline = text(&browser, ".timeline").await;
+        assert!(timeline.contains("/pricing") && timeline.contains("form_submit"), "{timeline}");
+        axe(&browser, "/session").await;
+        if shots {
+            screenshot(&browser, "session").await;
+        }
+
+        // The connect page.
+        browser.goto(links["connect"].as_str().unwrap()).await.unwrap();
+        assert_eq!(text(&browser, "h1").await, "Pat Buyer");
+        let reach = browser.find(Locator::Css("a[href='mailto:pat@example.com']")).await;
+        assert!(reach.is_ok(), "a mailto link");
+        assert!(browser.find(Locator::Css("a[href='tel:+15550100']")).await.is_ok(), "a tel link");
+        assert!(text(&browser, ".facts").await.contains("/just-now"), "the page they are on now");
+        axe(&browser, "/talk/incoming").await;
+        if shots {
+            screenshot(&browser, "connect").await;
+        }
+
+        // Sign out ends the session.
+        browser.find(Locator::Css(".signout button")).await.unwrap().click().await.unwrap();
+        assert_eq!(browser.current_url().await.unwrap().path(), "/login");
+        browser.goto(&format!("{}/leads", app.base)).await.unwrap();
+        assert_eq!(browser.current_url().await.unwrap().path(), "/login");
+        browser.close().await.ok();
+    }
+}
+
+#[tokio::test]
+async fn hostile_collected_data_runs_no_script_on_any_page() {
+    if browser_missing() {
+        return;
+    }
+    for app in apps_with(cloudflare).await {
+        let (client, email) = app.user("Ann").await;
+        let site = client.post("/api/sites", json!({ "domain": "ann.example" })).await.expect(200)["site"]["siteId"]
+            .as_i64()
+            .unwrap();
+        let script = "<script>window.__pwned=1</script>";
+        let image = "<img src=x onerror=window.__pwned=1>";
+        let vid = "x\"><img src=x onerror=window.__pwned=1>";
+        let mut view = pageview(
+            site,
+            vid,
+            "https://ann.example/<script>window.__pwned=1</script>?q=\"><svg onload=window.__pwned=1>",
+        );
+        view["title"] = json!(script);
+        view["referrer"] = json!("javascript:window.__pwned=1");
+        let mut custom = view.clone();
+        custom["type"] = json!("custom_event");
+        custom["event_name"] = json!(image);
+        custom["props"] = json!({ image: script, "link": "javascript:window.__pwned=1" });
+        let mut form = view.clone();
+        form["type"] = json!("custom_event");
+        form["event_name"] = json!("form_submit");
+        form["props"] = json!({ "email": image });
+        app.collect_with(
+            json!({ "events": [view, custom, form] }),
+            common::traffic::DESKTOP_UA,
+            &[("cf-ipcountry", "<b>"), ("cf-ipcity", script)],
+        )
+        .await
+        .expect(202);
+        let identity = json!({ "siteId": site, "tracker_vid": vid, "user_id": image, "name": script, "company": image,
+            "email": "pat@example.com", "phone": "javascript:window.__pwned=1", "traits": { "bio": script, image: image } });
+        client.identify(identity).await.expect(200);
+        let visitor = app.visitor(site, vid).await;
+        let session = app.sessions_of(visitor.id).await[0].id;
+        let encoded: String = url::form_urlencoded::byte_serialize(vid.as_bytes()).collect();
+
+        let (_driver, browser) = start_browser(&FLAGS).await;
+        browser.goto(&format!("{}/login", app.base)).await.unwrap();
+        fill(&browser, "#email", &email).await;
+        fill(&browser, "#password", "correct horse").await;
+        browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
+        for path in [
+            "/".to_owned(),
+            "/live".to_owned(),
+            "/leads".to_owned(),
+            format!("/visitor/{}?site={site}", encoded.replace('+', "%20")),
+            format!("/session/{session}?site={site}"),
+            format!("/talk/incoming?visitor={encoded}&site={site}"),
+        ] {
+            browser.goto(&format!("{}{path}", app.base)).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            no_script_ran(&browser, &path).await;
+            let shown = text(&browser, "main").await;
+            assert!(shown.contains(image) || shown.contains(script), "{path} shows the markup as text: {shown}");
+            axe(&browser, &path).await;
+        }
+        browser.close().await.ok();
+    }
+}
