@@ -1,10 +1,13 @@
 //! Shared setup for the benchmarks: a real server on loopback over a fresh
 //! database, and a signed-in account with one site.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
 use std::time::Duration;
 
 use leadtrail::{config::Config, db, state::AppState};
+use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
 pub struct Server {
@@ -12,24 +15,87 @@ pub struct Server {
     pub state: AppState,
     pub cookie: String,
     pub site: i64,
+    pub backend: &'static str,
     _dir: tempfile::TempDir,
+    _pg: Option<FreshPostgres>,
 }
 
-/// Starts the service on SQLite (or BENCH_DATABASE_URL) with limits raised.
+/// The PostgreSQL server to benchmark on, if any: BENCH_DATABASE_URL, else
+/// TEST_DATABASE_URL. Each run creates its own empty database there.
+pub fn postgres_url() -> Option<String> {
+    ["BENCH_DATABASE_URL", "TEST_DATABASE_URL"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|url| !url.is_empty()))
+}
+
+/// A database created for one run and dropped after it.
+pub struct FreshPostgres {
+    admin_url: String,
+    name: String,
+}
+
+impl FreshPostgres {
+    /// Creates an empty database on the server `admin_url` names; returns its URL.
+    pub async fn create(admin_url: &str) -> (Self, String) {
+        let name = format!("lt_bench_{}", std::process::id());
+        let admin = Database::connect(admin_url).await.expect("connect to the PostgreSQL server");
+        admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
+        admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create bench database");
+        admin.close().await.ok();
+        let mut url = url::Url::parse(admin_url).expect("a PostgreSQL URL");
+        url.set_path(&format!("/{name}"));
+        (Self { admin_url: admin_url.to_owned(), name }, url.to_string())
+    }
+}
+
+impl Drop for FreshPostgres {
+    fn drop(&mut self) {
+        let (admin_url, name) = (self.admin_url.clone(), self.name.clone());
+        // Drop may run inside the benchmark's runtime; use a thread with its own.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(async move {
+                if let Ok(admin) = Database::connect(&admin_url).await {
+                    admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok();
+                }
+            });
+        })
+        .join()
+        .ok();
+    }
+}
+
+/// Starts the service on SQLite, or on a fresh database on the PostgreSQL
+/// server named by BENCH_DATABASE_URL (or TEST_DATABASE_URL), limits raised.
 pub async fn start(configure: impl Fn(&mut Config)) -> Server {
+    start_on(postgres_url().as_deref(), configure).await
+}
+
+/// Starts the service on a fresh database: on the PostgreSQL server
+/// `postgres` names, or on SQLite in a temporary directory.
+pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let mut config = Config::from_env().expect("config");
-    config.database_url = std::env::var("BENCH_DATABASE_URL")
-        .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display()));
+    let mut config = Config::defaults().expect("config");
+    let (pg, backend) = match postgres {
+        Some(admin_url) => {
+            let (pg, url) = FreshPostgres::create(admin_url).await;
+            config.database_url = url;
+            (Some(pg), "PostgreSQL")
+        }
+        None => {
+            config.database_url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display());
+            (None, "SQLite")
+        }
+    };
     config.base_url = Some(base.clone());
     config.auth_rate_limit_per_minute = 1_000_000;
     config.collect_rate_limit_per_second = 1_000_000;
     config.collect_site_rate_limit_per_second = 1_000_000;
     config.collect_queue_capacity = 200_000;
     configure(&mut config);
-    let conn = db::connect(&config.database_url).await.expect("connect");
+    let conn = db::connect(&config).await.expect("connect");
     db::migrate(&conn).await.expect("migrate");
     let state = AppState::new(conn, config).expect("state");
     tokio::spawn(leadtrail::serve(listener, state.clone(), std::future::pending()));
@@ -54,7 +120,7 @@ pub async fn start(configure: impl Fn(&mut Config)) -> Server {
         .await
         .expect("site body");
     let site = site["site"]["siteId"].as_i64().expect("site id");
-    Server { base, state, cookie, site, _dir: dir }
+    Server { base, state, cookie, site, backend, _dir: dir, _pg: pg }
 }
 
 /// Latency percentiles of a sorted sample, in milliseconds.
@@ -68,4 +134,13 @@ pub fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 pub fn rate(count: usize, elapsed: Duration) -> f64 {
     count as f64 / elapsed.as_secs_f64()
+}
+
+/// The 1-minute load average, to print beside the figures: other work on the
+/// machine skews them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
 }

@@ -6,6 +6,8 @@
 //! cargo bench --bench read                      (SQLite, 130,000 visitors, about 1M events)
 //! BENCH_VISITORS=20000 cargo bench --bench read (a quicker, smaller run)
 //! BENCH_DATABASE_URL=postgres://... cargo bench --bench read
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 #[path = "common.rs"]
 mod common;

@@ -1,6 +1,7 @@
 //! Leadtrail: self-hosted web-visitor analytics and lead intelligence.
 
 pub mod auth;
+pub mod cluster;
 pub mod config;
 pub mod db;
 pub mod enrich;
@@ -14,6 +15,7 @@ pub mod seed;
 pub mod service;
 pub mod state;
 pub mod time;
+pub mod web;
 pub mod webhook;
 
 use axum::{
@@ -84,6 +86,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(authenticated)
         .merge(public)
+        .merge(web::routes(state.clone()))
         .route("/graphql/explorer.js", get(graphql::explorer::script))
         .route("/api/openapi.json", get(rest::openapi::serve))
         // Swagger UI with its assets compiled in: works with no network.
@@ -152,6 +155,7 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let router = app(state.clone());
+    service::privacy::retention::spawn_job(state.db.clone());
     let served = axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;

@@ -84,14 +84,14 @@ fn init_logging(format: LogFormat) {
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 async fn migrate(config: &Config) -> Result<(), BoxError> {
-    let db = db::connect(&config.database_url).await?;
+    let db = db::connect(config).await?;
     db::migrate(&db).await?;
     tracing::info!("migrations are up to date");
     Ok(())
 }
 
 async fn seed(config: &Config, args: SeedArgs) -> Result<(), BoxError> {
-    let db = db::connect(&config.database_url).await?;
+    let db = db::connect(config).await?;
     db::migrate(&db).await?;
     let bar = indicatif::ProgressBar::new(args.visitors as u64)
         .with_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} visitors, {per_sec}, eta {eta}")?);
@@ -127,7 +127,7 @@ async fn seed(config: &Config, args: SeedArgs) -> Result<(), BoxError> {
 }
 
 async fn serve(config: Config) -> Result<(), BoxError> {
-    let db = db::connect(&config.database_url).await?;
+    let db = db::connect(&config).await?;
     db::migrate(&db).await?;
     let addr = SocketAddr::new(config.host, config.port);
     let listener =

@@ -1,4 +1,6 @@
 //! POST /api/collect and GET /script.js: what is stored, exactly.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

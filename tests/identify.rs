@@ -1,4 +1,6 @@
 //! POST and GET /api/identify.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

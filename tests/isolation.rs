@@ -3,6 +3,8 @@
 //! answer exactly like a missing id (404 / NOT_FOUND) and change nothing. The
 //! tables are checked against the router and the schema, so a new route or
 //! field without a row fails here.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -99,13 +101,16 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/stats", get(format!("/api/stats?siteId={site}"))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={site}"))),
         ("POST", "/api/webhook", Some((Method::POST, "/api/webhook".into(), Some(json!({ "siteId": site, "tracker_vid": "victim-visitor", "webhook_url": "https://example.com/", "dry_run": true }))))),
-        ("PUT", "/api/sites/{id}", Some((Method::PUT, format!("/api/sites/{site}"), Some(json!({ "name": "Owned" }))))),
+        ("DELETE", "/api/visitor/{id}", Some((Method::DELETE, format!("/api/visitor/victim-visitor?siteId={site}"), None))),
+        ("GET", "/api/visitor/{id}/export", get(format!("/api/visitor/victim-visitor/export?siteId={site}"))),
+        ("PUT", "/api/sites/{id}", Some((Method::PUT, format!("/api/sites/{site}"), Some(json!({ "name": "Owned", "retentionDays": 1 }))))),
         ("DELETE", "/api/sites/{id}", Some((Method::DELETE, format!("/api/sites/{site}"), None))),
     ]
     .into_iter()
     .chain([
         // The victim's visitor and session through the attacker's own site.
         ("GET", "/api/visitor/{id}", get(format!("/api/visitor/victim-visitor?siteId={own_site}"))),
+        ("DELETE", "/api/visitor/{id}", Some((Method::DELETE, format!("/api/visitor/victim-visitor?siteId={own_site}"), None))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={own_site}"))),
     ])
     .collect()
@@ -127,6 +132,9 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("visitors", format!("{{ visitors(siteId: {site}) {{ total }} }}")),
         ("visitor", format!("{{ visitor(siteId: {site}, id: \"victim-visitor\") {{ score }} }}")),
         ("stats", format!("{{ stats(siteId: {site}) {{ timeRange }} }}")),
+        ("traffic", format!("{{ traffic(siteId: {site}) {{ pageviews }} }}")),
+        ("visitorSite", "{ visitorSite(trackerVid: \"victim-visitor\") { id } }".to_owned()),
+        ("selectSite", format!("mutation {{ selectSite(siteId: {site}) {{ id }} }}")),
         ("liveStream", format!("{{ liveStream(siteId: {site}) {{ timestamp }} }}")),
         ("trackedSession", format!("{{ trackedSession(siteId: {site}, id: \"{session}\") {{ sessionId }} }}")),
         ("webhookDeliveries", format!("{{ webhookDeliveries(orgId: \"{org}\") {{ id }} }}")),
@@ -169,6 +177,7 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
             ),
         ),
         ("rotateWebhookSecret", format!("mutation {{ rotateWebhookSecret(orgId: \"{org}\") }}")),
+        ("eraseVisitor", format!("mutation {{ eraseVisitor(siteId: {site}, id: \"victim-visitor\") {{ success }} }}")),
     ]
 }
 
@@ -176,7 +185,7 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
 const COVERED_ELSEWHERE: [&str; 1] = ["liveVisitors"];
 
 /// Every Query, Mutation and Subscription field with an argument, or an input
-/// field, named `id` or `...Id` (other than an identify's external `userId`).
+/// field, named `id`, `...Id` or `trackerVid` (other than an identify's external `userId`).
 async fn fields_taking_ids(client: &Client) -> BTreeSet<String> {
     let schema = client
         .graphql(
@@ -186,7 +195,8 @@ async fn fields_taking_ids(client: &Client) -> BTreeSet<String> {
         )
         .await;
     let types = schema["data"]["__schema"]["types"].as_array().unwrap().clone();
-    let is_id = |name: &str| name == "id" || name.ends_with("Id");
+    // A tracker id names a visitor as an id does, within whatever site it resolves to.
+    let is_id = |name: &str| name == "id" || name.ends_with("Id") || name == "trackerVid";
     let input_has_id = |type_name: &str| {
         types.iter().any(|t| {
             t["name"] == type_name

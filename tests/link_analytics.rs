@@ -1,4 +1,6 @@
 //! GET /api/link-analytics: clicks through the real redirect, grouped exactly.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! /api/links, /api/links/check-slug and the link CRUD rules.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

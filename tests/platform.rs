@@ -1,4 +1,6 @@
 //! Health, metrics, fallbacks, body limits and response headers.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! GET /api/visitor/:id, /api/stats and /api/session/:id, and the GraphQL
 //! profile's statement count; see `common::scenario` for the traffic.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

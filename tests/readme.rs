@@ -1,6 +1,8 @@
 //! The README's five-minute path, run as written: every `sh` block between the
 //! `newcomer` markers goes through bash against a fresh server, and every
 //! `# ->` line must appear in that block's output.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! GET /l/<site>/<slug>: redirects, click recording, limits, attribution.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Roles: viewers read; members also manage links, identify and send webhooks;
 //! admins also manage sites, API keys and members; owners also delete the org.
 //! Every role is tried against every mutating route.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

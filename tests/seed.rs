@@ -1,5 +1,7 @@
 //! `leadtrail seed`: generated traffic is stored through the real write path,
 //! and the analytics endpoints count exactly what the seed reports.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! /api/profile and /api/sites.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! GET /api/visitor (scored list) and /api/visitors (live stream), fed through
 //! the public endpoints; see `common::scenario` for the traffic.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

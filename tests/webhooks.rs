@@ -1,6 +1,8 @@
 //! POST/GET /api/webhook against a local receiver: the five payloads field by
 //! field, include flags, Standard Webhooks signatures, outcomes, Slack's `ok`
 //! rule, redirects, dry runs, the delivery log, and the SSRF guard.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -9,6 +9,10 @@ mod m20261121_000003_create_tracking;
 mod m20261121_000004_create_links;
 mod m20261121_000005_create_webhook_deliveries;
 mod m20261122_000006_create_page_hours;
+mod m20261122_235000_add_users_current_site;
+mod m20261123_000009_add_site_privacy;
+mod m20261123_000010_add_account_fields;
+mod m20261123_013000_index_sessions_by_channel;
 
 pub struct Migrator;
 
@@ -22,6 +26,10 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000004_create_links::Migration),
             Box::new(m20261121_000005_create_webhook_deliveries::Migration),
             Box::new(m20261122_000006_create_page_hours::Migration),
+            Box::new(m20261123_000009_add_site_privacy::Migration),
+            Box::new(m20261122_235000_add_users_current_site::Migration),
+            Box::new(m20261123_000010_add_account_fields::Migration),
+            Box::new(m20261123_013000_index_sessions_by_channel::Migration),
         ]
     }
 }

@@ -2,6 +2,8 @@
 //! fresh SQLite database and, when TEST_DATABASE_URL is set, a fresh
 //! PostgreSQL database too.
 #![allow(dead_code)]
+// Test support fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -10,8 +12,11 @@ use reqwest::{Method, StatusCode, header::HeaderMap};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
+pub mod browser;
+pub mod process;
 pub mod scenario;
 pub mod traffic;
+pub mod ws;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
@@ -45,7 +50,7 @@ pub async fn apps_with(configure: impl Fn(&mut Config)) -> Vec<TestApp> {
 }
 
 fn base_config() -> Config {
-    let mut config = Config::from_env().expect("test configuration");
+    let mut config = Config::defaults().expect("test configuration");
     // Tests sign up many users from one address.
     config.auth_rate_limit_per_minute = 100_000;
     config.collect_rate_limit_per_second = 100_000;
@@ -73,6 +78,26 @@ async fn postgres_app(admin_url: &str, configure: &impl Fn(&mut Config)) -> Test
     start("postgres", url.to_string(), configure, None, Some((admin_url.to_owned(), name))).await
 }
 
+/// `n` instances of one deployment: app states with their own writers and
+/// caches, serving one fresh PostgreSQL database, started at the same moment
+/// (so their migrations race). None without TEST_DATABASE_URL.
+pub async fn postgres_instances(n: usize) -> Option<Vec<TestApp>> {
+    let admin_url = std::env::var("TEST_DATABASE_URL").ok().filter(|url| !url.is_empty())?;
+    let name = unique("lt_test_").replace('-', "_");
+    let admin = Database::connect(&admin_url).await.expect("connect to TEST_DATABASE_URL");
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+    admin.close().await.ok();
+    let mut url = url::Url::parse(&admin_url).expect("TEST_DATABASE_URL is a URL");
+    url.set_path(&format!("/{name}"));
+    let configure = |_: &mut Config| {};
+    // The last instance drops the database, after the others have stopped.
+    let starts = (0..n).map(|index| {
+        let owner = (index + 1 == n).then(|| (admin_url.clone(), name.clone()));
+        start("postgres", url.to_string(), &configure, None, owner)
+    });
+    Some(futures_util::future::join_all(starts).await)
+}
+
 /// Server errors are logged; show them beside a failing test's output.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -95,7 +120,7 @@ async fn start(
     config.database_url = database_url;
     config.base_url = Some(base.clone());
     configure(&mut config);
-    let conn = db::connect(&config.database_url).await.expect("connect");
+    let conn = db::connect(&config).await.expect("connect");
     db::migrate(&conn).await.expect("migrate");
     let state = AppState::new(conn, config).expect("state");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
