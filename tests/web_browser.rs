@@ -84,8 +84,29 @@ async fn screenshot(browser: &Client, name: &str) {
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
 
+/// The text of the first element matching `css`, waiting for it: a click that
+/// submits a form returns before the next page has loaded.
 async fn text(browser: &Client, css: &str) -> String {
-    browser.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("{css} on the page")).text().await.unwrap()
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|_| panic!("{css} on the page"))
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Waits until the browser has navigated to `path` (a submitted form's answer).
+async fn wait_for_path(browser: &Client, path: &str) {
+    for _ in 0..100 {
+        if browser.current_url().await.unwrap().path() == path {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("expected {path}, at {}", browser.current_url().await.unwrap());
 }
 
 async fn fill(browser: &Client, css: &str, value: &str) {
@@ -281,7 +302,7 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
 
         // Sign out ends the session.
         browser.find(Locator::Css(".signout button")).await.unwrap().click().await.unwrap();
-        assert_eq!(browser.current_url().await.unwrap().path(), "/login");
+        wait_for_path(&browser, "/login").await;
         browser.goto(&format!("{}/leads", app.base)).await.unwrap();
         assert_eq!(browser.current_url().await.unwrap().path(), "/login");
         browser.close().await.ok();
@@ -335,6 +356,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
         fill(&browser, "#email", &email).await;
         fill(&browser, "#password", "correct horse").await;
         browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
+        wait_for_path(&browser, "/").await;
         for path in [
             "/".to_owned(),
             "/live".to_owned(),
