@@ -156,7 +156,7 @@ fn live_payloads(origin: u64, activities: &[Activity]) -> Vec<String> {
     let mut signal = LiveSignal { origin, events: Vec::new() };
     let mut size = 0;
     for activity in activities {
-        let entry = (
+        let mut entry = (
             activity.site_id,
             activity.tracker_vid.clone(),
             activity.identified_user_id.clone(),
@@ -164,9 +164,15 @@ fn live_payloads(origin: u64, activities: &[Activity]) -> Vec<String> {
             activity.page.clone(),
             activity.timestamp,
         );
-        let entry_size = 64 + entry.1.len() + entry.2.as_ref().map_or(0, String::len) + entry.4.len() * 2;
+        // Measured as sent: escaping can make a page up to six times longer.
+        let mut entry_size = serialized_len(&entry);
         if entry_size > MAX_PAYLOAD {
-            continue;
+            // A shortened page still shows the event on the other instances.
+            entry.4 = entry.4.chars().take(256).collect();
+            entry_size = serialized_len(&entry);
+            if entry_size > MAX_PAYLOAD {
+                continue;
+            }
         }
         if size + entry_size > MAX_PAYLOAD && !signal.events.is_empty() {
             payloads.extend(serde_json::to_string(&signal).ok());
@@ -180,6 +186,11 @@ fn live_payloads(origin: u64, activities: &[Activity]) -> Vec<String> {
         payloads.extend(serde_json::to_string(&signal).ok());
     }
     payloads
+}
+
+fn serialized_len(entry: &impl Serialize) -> usize {
+    // Room for the comma between entries.
+    serde_json::to_string(entry).map_or(usize::MAX, |json| json.len() + 1)
 }
 
 /// Applies the other instances' signals until the database closes. After a
@@ -246,29 +257,37 @@ fn relay_live(cluster: &Cluster, live: &broadcast::Sender<Activity>, payload: &s
 mod tests {
     use super::*;
 
-    fn activity(page_len: usize) -> Activity {
+    fn activity(page: String) -> Activity {
         Activity {
             site_id: 1,
             tracker_vid: "v".repeat(36),
             identified_user_id: None,
             event_type: "pageview",
-            page: "/".repeat(page_len),
+            page,
             timestamp: 1,
         }
     }
 
     #[test]
     fn live_payloads_stay_under_the_notify_limit_and_keep_every_event() {
-        for (count, page_len) in [(0, 1), (1, 1), (500, 40), (50, 2000), (3, 5000)] {
-            let activities: Vec<Activity> = (0..count).map(|_| activity(page_len)).collect();
+        // (events, page): control characters are escaped to six bytes each.
+        let cases = [
+            (0, "/".to_owned()),
+            (1, "/".to_owned()),
+            (500, "/".repeat(40)),
+            (50, "/".repeat(2000)),
+            (3, "/".repeat(5000)),
+            (20, "\u{1}".repeat(2000)),
+            (20, "é".repeat(1500)),
+        ];
+        for (count, page) in cases {
+            let activities: Vec<Activity> = (0..count).map(|_| activity(page.clone())).collect();
             let payloads = live_payloads(7, &activities);
-            assert!(payloads.iter().all(|p| p.len() < 8000), "{count} x {page_len}");
-            let events: usize = payloads
-                .iter()
-                .map(|p| serde_json::from_str::<LiveSignal>(p).map(|s| s.events.len()).unwrap_or(0))
-                .sum();
-            let expected = if 64 + 36 + page_len * 2 > MAX_PAYLOAD { 0 } else { count };
-            assert_eq!(events, expected, "{count} x {page_len}");
+            assert!(payloads.iter().all(|p| p.len() < 8000), "{count} x {page:.10}");
+            let signals: Vec<LiveSignal> = payloads.iter().map(|p| serde_json::from_str(p).unwrap()).collect();
+            let pages: Vec<&String> = signals.iter().flat_map(|s| s.events.iter().map(|e| &e.4)).collect();
+            assert_eq!(pages.len(), count, "every event is sent: {count} x {page:.10}");
+            assert!(pages.iter().all(|sent| page.starts_with(sent.as_str())), "a page is sent whole or shortened");
         }
     }
 }

@@ -107,6 +107,20 @@ async fn rows_naming(app: &TestApp, table: &str, tracker_vid: &str) -> i64 {
 }
 
 #[tokio::test]
+async fn no_table_keeps_a_sign_in_address() {
+    for app in apps().await {
+        let (client, _site) = app.user_with_site("Ida", "ida.example").await;
+        let reply = client.get("/api/auth/get-session").await;
+        let session = reply.expect(200);
+        assert!(session["session"]["ipAddress"].is_null(), "{session}");
+        let db = &app.state.db;
+        let sql = "SELECT COUNT(*) AS n FROM auth_sessions WHERE ip IS NOT NULL";
+        let row = db.query_one_raw(Statement::from_string(db.get_database_backend(), sql)).await.unwrap().unwrap();
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 0);
+    }
+}
+
+#[tokio::test]
 async fn erasure_leaves_figures_as_if_the_visitor_never_came() {
     for app in apps().await {
         let (client, both) = app.user_with_site("Eve", "both.example").await;

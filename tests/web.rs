@@ -79,7 +79,7 @@ async fn signed_out_every_page_is_a_detour_through_sign_in() {
         for (path, _) in pages(1, 1) {
             let reply = client.get(&path).await;
             let next = url::form_urlencoded::byte_serialize(path.as_bytes()).collect::<String>();
-            let expected = if path == "/" { "/login".to_owned() } else { format!("/login?next={next}") };
+            let expected = format!("/login?next={next}");
             assert_eq!(location(&reply), expected, "{path}");
         }
         // A bad cookie is no cookie.

@@ -13,6 +13,7 @@ mod m20261122_235000_add_users_current_site;
 mod m20261123_000009_add_site_privacy;
 mod m20261123_000010_add_account_fields;
 mod m20261123_013000_index_sessions_by_channel;
+mod m20261123_100000_forget_session_ips;
 
 pub struct Migrator;
 
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_235000_add_users_current_site::Migration),
             Box::new(m20261123_000010_add_account_fields::Migration),
             Box::new(m20261123_013000_index_sessions_by_channel::Migration),
+            Box::new(m20261123_100000_forget_session_ips::Migration),
         ]
     }
 }

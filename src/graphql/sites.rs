@@ -37,7 +37,7 @@ pub struct SiteUpdateInput {
     pub first_party_domain: Option<String>,
     pub hot_threshold: Option<i32>,
     pub high_value_patterns: Option<Vec<String>>,
-    /// Days visitor-level data is kept (1 to 3650); null keeps everything.
+    /// Days visitor-level data is kept (at least 1); null keeps everything.
     pub retention_days: MaybeUndefined<i32>,
     /// When true, browsers sending `DNT: 1` or `Sec-GPC: 1` are not tracked.
     pub respect_do_not_track: Option<bool>,

@@ -8,7 +8,7 @@ use std::{
     num::NonZeroUsize,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -96,11 +96,18 @@ type Key = (String, String);
 
 pub struct LinkCache {
     entries: Mutex<LruCache<Key, (Instant, Arc<LinkTarget>)>>,
+    /// Bumped by every eviction. A lookup that read the database before an
+    /// eviction does not store what it read, so a change that committed
+    /// meanwhile is not hidden for `FRESH_FOR` behind a stale entry.
+    evictions: AtomicU64,
 }
 
 impl Default for LinkCache {
     fn default() -> Self {
-        Self { entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))) }
+        Self {
+            entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))),
+            evictions: AtomicU64::new(0),
+        }
     }
 }
 
@@ -121,6 +128,7 @@ impl LinkCache {
         {
             return Ok(Some(target.clone()));
         }
+        let evictions_before = self.evictions.load(Ordering::Acquire);
         let found = links::resolve_public(db, site_slug, link_slug).await?;
         let Some((site, link, destination)) =
             found.and_then(|(site, link)| with_utm(&link).map(|destination| (site, link, destination)))
@@ -130,13 +138,17 @@ impl LinkCache {
         };
         let target =
             Arc::new(LinkTarget { site, link: Arc::new(link), destination, exhausted: AtomicBool::new(false) });
-        self.lock().put(key, (Instant::now(), target.clone()));
+        let mut entries = self.lock();
+        if self.evictions.load(Ordering::Acquire) == evictions_before {
+            entries.put(key, (Instant::now(), target.clone()));
+        }
         Ok(Some(target))
     }
 
     /// Forgets every entry of a link (after it changed) or of a site.
     pub fn evict(&self, link_id: Option<i64>, site_id: i64) {
         let mut entries = self.lock();
+        self.evictions.fetch_add(1, Ordering::AcqRel);
         let stale: Vec<Key> = entries
             .iter()
             .filter(|(_, (_, target))| target.site.id == site_id && link_id.is_none_or(|id| target.link.id == id))
@@ -149,6 +161,8 @@ impl LinkCache {
 
     /// Forgets every link, for when an account and its orgs were deleted.
     pub fn clear(&self) {
-        self.lock().clear();
+        let mut entries = self.lock();
+        self.evictions.fetch_add(1, Ordering::AcqRel);
+        entries.clear();
     }
 }

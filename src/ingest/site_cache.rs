@@ -5,7 +5,10 @@
 use std::{
     collections::HashMap,
     num::NonZeroUsize,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -18,17 +21,29 @@ use crate::{error::AppResult, service::sites};
 const CAPACITY: usize = 10_000;
 const FRESH_FOR: Duration = Duration::from_secs(30);
 
+type Entries = LruCache<i64, (Instant, Arc<site::Model>)>;
+
 pub struct SiteCache {
-    entries: Mutex<LruCache<i64, (Instant, Arc<site::Model>)>>,
+    entries: Mutex<Entries>,
+    /// Bumped by every eviction, as in `LinkCache`: a read that raced a
+    /// change is answered but not kept.
+    evictions: AtomicU64,
 }
 
 impl Default for SiteCache {
     fn default() -> Self {
-        Self { entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))) }
+        Self {
+            entries: Mutex::new(LruCache::new(NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN))),
+            evictions: AtomicU64::new(0),
+        }
     }
 }
 
 impl SiteCache {
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// The sites with these ids that exist.
     pub async fn get_many(
         &self,
@@ -38,7 +53,7 @@ impl SiteCache {
         let mut found = HashMap::new();
         let mut missing = Vec::new();
         {
-            let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut entries = self.lock();
             for id in ids {
                 match entries.get(&id) {
                     Some((loaded, site)) if loaded.elapsed() < FRESH_FOR => {
@@ -49,11 +64,15 @@ impl SiteCache {
             }
         }
         if !missing.is_empty() {
+            let evictions_before = self.evictions.load(Ordering::Acquire);
             let loaded = sites::public_by_ids(db, missing).await?;
-            let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut entries = self.lock();
+            let keep = self.evictions.load(Ordering::Acquire) == evictions_before;
             for (id, site) in loaded {
                 let site = Arc::new(site);
-                entries.put(id, (Instant::now(), site.clone()));
+                if keep {
+                    entries.put(id, (Instant::now(), site.clone()));
+                }
                 found.insert(id, site);
             }
         }
@@ -62,10 +81,14 @@ impl SiteCache {
 
     /// Forgets every site, for when an account and its orgs were deleted.
     pub fn clear(&self) {
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        let mut entries = self.lock();
+        self.evictions.fetch_add(1, Ordering::AcqRel);
+        entries.clear();
     }
 
     pub fn evict(&self, site_id: i64) {
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop(&site_id);
+        let mut entries = self.lock();
+        self.evictions.fetch_add(1, Ordering::AcqRel);
+        entries.pop(&site_id);
     }
 }

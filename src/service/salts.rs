@@ -1,6 +1,6 @@
 //! Daily salts for cookieless tracking. A visitor id is a hash of the day's
-//! salt, the site, the IP and the user agent; salts older than yesterday are
-//! deleted, so an id cannot be recomputed after that.
+//! salt, the site, the IP and the user agent; a salt is deleted once its day
+//! is over, so an id cannot be recomputed after that.
 
 use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::OnConflict};
 use sha2::{Digest, Sha256};
@@ -23,9 +23,15 @@ pub async fn salt_for(db: &impl ConnectionTrait, day: i64) -> AppResult<String> 
         .on_conflict(OnConflict::column(daily_salt::Column::Day).do_nothing().to_owned())
         .exec_without_returning(db)
         .await?;
-    daily_salt::Entity::delete_many().filter(daily_salt::Column::Day.lt(day - 1)).exec(db).await?;
+    delete_before(db, day).await?;
     let stored = daily_salt::Entity::find_by_id(day).one(db).await?;
     Ok(stored.map(|row| row.salt).unwrap_or_default())
+}
+
+/// Deletes the salts of days before `day`. Also run by the hourly retention
+/// job, so a day's salt goes even when no cookieless hit comes the next day.
+pub async fn delete_before(db: &impl ConnectionTrait, day: i64) -> AppResult<u64> {
+    Ok(daily_salt::Entity::delete_many().filter(daily_salt::Column::Day.lt(day)).exec(db).await?.rows_affected)
 }
 
 pub fn cookieless_visitor_id(salt: &str, site_id: i64, ip: &str, user_agent: &str) -> String {

@@ -35,7 +35,8 @@ pub async fn create(
         expires_at: Set(now + lifetime_ms(persistent)),
         updated_at: Set(now),
         persistent: Set(persistent),
-        ip: Set(Some(meta.client_ip.to_string())),
+        // Design §14: no IP address is stored, in any table.
+        ip: Set(None),
         user_agent: Set(meta.user_agent.clone()),
         ..Default::default()
     }

@@ -40,9 +40,6 @@ pub struct SiteChanges {
     pub respect_do_not_track: Option<bool>,
 }
 
-/// The longest retention a site can set, ten years; any longer is "for ever".
-pub const MAX_RETENTION_DAYS: i32 = 3650;
-
 /// Accepts a host (`Example.com`) or a URL (`https://example.com/x`) and
 /// returns the lower-case host.
 pub fn normalize_domain(field: &str, input: &str) -> AppResult<String> {
@@ -206,11 +203,8 @@ pub async fn update(
         active.high_value_patterns = Set(patterns_json(&validate_patterns(patterns)?));
     }
     if let Some(days) = changes.retention_days {
-        if days.is_some_and(|days| !(1..=MAX_RETENTION_DAYS).contains(&days)) {
-            return Err(AppError::validation(
-                "retentionDays",
-                format!("must be between 1 and {MAX_RETENTION_DAYS}, or null to keep everything"),
-            ));
+        if days.is_some_and(|days| days < 1) {
+            return Err(AppError::validation("retentionDays", "must be at least 1, or null to keep everything"));
         }
         active.retention_days = Set(days);
     }

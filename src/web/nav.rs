@@ -20,13 +20,10 @@ fn is_local_path(next: &str) -> bool {
         && next.chars().all(|c| c.is_ascii_graphic() && c != '\\')
 }
 
-/// `/login?next=<path and query>`, percent-encoded.
+/// `/login?next=<path and query>`, percent-encoded; `/` too, as design §13
+/// says of every page.
 pub fn login_redirect(path_and_query: &str) -> String {
-    let next = safe_next(Some(path_and_query));
-    if next == "/" {
-        return "/login".to_owned();
-    }
-    format!("/login?next={}", encode(&next))
+    format!("/login?next={}", encode(&safe_next(Some(path_and_query))))
 }
 
 /// Percent-encodes a query value (form encoding, so a space is `+`).
@@ -93,10 +90,10 @@ mod tests {
     #[test]
     fn the_login_redirect_carries_the_path_percent_encoded() {
         let cases = [
-            ("/", "/login"),
+            ("/", "/login?next=%2F"),
             ("/leads", "/login?next=%2Fleads"),
             ("/leads?range=24h&hot=1", "/login?next=%2Fleads%3Frange%3D24h%26hot%3D1"),
-            ("//evil.example", "/login"),
+            ("//evil.example", "/login?next=%2F"),
         ];
         for (path, expected) in cases {
             assert_eq!(login_redirect(path), expected, "{path}");

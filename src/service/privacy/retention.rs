@@ -129,7 +129,11 @@ pub fn spawn_job(db: DatabaseConnection) {
         let mut every = tokio::time::interval(EVERY);
         loop {
             every.tick().await;
-            if let Err(err) = purge(&db, crate::time::now_ms()).await {
+            let now = crate::time::now_ms();
+            if let Err(err) = crate::service::salts::delete_before(&db, crate::service::salts::day_of(now)).await {
+                tracing::warn!(error = ?err, "deleting yesterday's cookieless salt failed; it runs again in an hour");
+            }
+            if let Err(err) = purge(&db, now).await {
                 tracing::warn!(error = ?err, "retention purge failed; it runs again in an hour");
             }
         }

@@ -114,11 +114,12 @@ pub enum WriteOp {
 }
 
 impl WriteOp {
-    /// How many queue slots the operation takes.
+    /// How many queue slots the operation takes. An identify takes one, so a
+    /// full queue refuses it up front like an event (design §12).
     pub fn event_count(&self) -> usize {
         match self {
             WriteOp::Events(events) => events.len(),
-            WriteOp::Identify(_) => 0,
+            WriteOp::Identify(_) => 1,
             WriteOp::Click(_) => 1,
         }
     }
