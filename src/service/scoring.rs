@@ -26,7 +26,7 @@ struct Rule {
 
 const PAGEVIEWS: Rule = Rule { name: "pageviews", per: 2, cap: 20, unit: "page view" };
 const RETURNING: Rule = Rule { name: "returning_visits", per: 5, cap: 15, unit: "return visit" };
-const ENGAGED_TIME: Rule = Rule { name: "engaged_time", per: 1, cap: 10, unit: "minute engaged" };
+const ENGAGED_TIME: Rule = Rule { name: "engaged_time", per: 1, cap: 10, unit: "engaged minute" };
 const HIGH_VALUE: Rule = Rule { name: "high_value_pages", per: 8, cap: 24, unit: "high-value page view" };
 const FORMS: Rule = Rule { name: "form_submissions", per: 15, cap: 30, unit: "form submission" };
 const CLICKS: Rule = Rule { name: "link_clicks", per: 5, cap: 10, unit: "tracking-link click" };
