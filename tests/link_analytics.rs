@@ -4,14 +4,23 @@
 
 mod common;
 
-use common::{apps_with, traffic::BOT_UA};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use common::{
+    apps_with,
+    traffic::{BOT_UA, DESKTOP_UA},
+};
+use entity::{link, link_click};
 use leadtrail::{
     config::TrustProxy,
-    time::{DAY_MS, now_ms},
+    enrich::{geo::Geo, user_agent::classify_cached},
+    seed::{self, SeedOptions},
+    service::tracking::{ClickCommand, Client as TrackedClient},
+    time::{DAY_MS, date, now_ms},
 };
 use reqwest::Method;
-use sea_orm::{ConnectionTrait, Statement};
-use serde_json::json;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::{Value, json};
 
 /// Cloudflare's geo headers for one place.
 type Place<'a> = [(&'a str, &'a str); 4];
@@ -115,24 +124,25 @@ async fn ranges_count_calendar_days() {
     for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
         let (client, site) = app.user_with_site("Bo", "bo.example").await;
         client.create_link(json!({ "siteId": site, "slug": "r", "destinationUrl": "https://bo.example/" })).await;
-        for _ in 0..4 {
-            app.click("/l/bo-example/r", &[]).await;
+        app.click("/l/bo-example/r", &[]).await;
+        // Three older clicks, 10, 40 and 100 days back, through the writer as
+        // the redirect stores them (the rollups are kept with the clicks).
+        let link = Arc::new(
+            link::Entity::find().filter(link::Column::SiteId.eq(site)).one(&app.state.db).await.unwrap().unwrap(),
+        );
+        for days in [10, 40, 100] {
+            let click = ClickCommand {
+                link: link.clone(),
+                click_key: common::unique("aged"),
+                referrer: None,
+                is_bot: false,
+                counted: false,
+                client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default() }),
+                created_at: now_ms() - days * DAY_MS,
+            };
+            assert!(app.state.writer.record_click(click, Duration::from_secs(10)).await, "stored");
         }
         app.state.writer.flush().await;
-        // Age three of the clicks: 10, 40 and 100 days back.
-        let backend = app.state.db.get_database_backend();
-        let ids: Vec<i64> = app.clicks().await.iter().map(|c| c.id).collect();
-        for (id, days) in ids.iter().zip([10, 40, 100]) {
-            let at = now_ms() - days * DAY_MS;
-            app.state
-                .db
-                .execute_raw(Statement::from_string(
-                    backend,
-                    format!("UPDATE link_clicks SET created_at = {at} WHERE id = {id}"),
-                ))
-                .await
-                .unwrap();
-        }
         let total = |range: &'static str| {
             let client = client.clone();
             async move {
@@ -151,5 +161,117 @@ async fn ranges_count_calendar_days() {
         client.get(&format!("/api/link-analytics?siteId={site}&range=1y")).await.expect_error(400, "VALIDATION_ERROR");
         let default_site = client.get("/api/link-analytics").await;
         assert_eq!(default_site.expect(200)["total"], 1, "7d on the first site by default");
+    }
+}
+
+/// Every figure of `/api/link-analytics`, recounted naively from the raw clicks.
+fn recount(clicks: &[link_click::Model], range_start: Option<i64>, filter: &[(&str, &str)]) -> Value {
+    let label = |click: &link_click::Model, name: &str| match name {
+        "slug" => click.slug.clone(),
+        "campaign" => click.campaign.clone(),
+        _ => click.source.clone(),
+    };
+    let counted: Vec<&link_click::Model> = clicks
+        .iter()
+        .filter(|c| !c.is_bot && range_start.is_none_or(|start| c.created_at >= start))
+        .filter(|c| filter.iter().all(|(name, value)| label(c, name) == *value))
+        .collect();
+    let mut by_country: BTreeMap<String, i64> = BTreeMap::new();
+    let mut by_city: BTreeMap<String, (i64, Option<f64>, Option<f64>)> = BTreeMap::new();
+    let mut by_campaign: BTreeMap<String, i64> = BTreeMap::new();
+    let mut by_source: BTreeMap<String, i64> = BTreeMap::new();
+    let mut by_day: BTreeMap<String, i64> = BTreeMap::new();
+    let larger = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    for c in &counted {
+        *by_country.entry(format!("{:?}", c.country)).or_default() += 1;
+        let city = by_city.entry(format!("{:?}/{:?}", c.city, c.country)).or_default();
+        *city = (city.0 + 1, larger(city.1, c.lat), larger(city.2, c.lon));
+        *by_campaign.entry(c.campaign.clone()).or_default() += 1;
+        *by_source.entry(c.source.clone()).or_default() += 1;
+        *by_day.entry(date(c.created_at)).or_default() += 1;
+    }
+    json!({
+        "total": counted.len(),
+        "byCountry": by_country,
+        "byCity": by_city,
+        "byCampaign": by_campaign,
+        "bySource": by_source,
+        "byDay": by_day,
+    })
+}
+
+/// The endpoint's answer in `recount`'s shape: groups keyed, empty days left out.
+fn keyed(body: &Value) -> Value {
+    let rows = |name: &str| body[name].as_array().unwrap().clone();
+    let text = |value: &Value| format!("{:?}", value.as_str().map(str::to_owned));
+    let by_country: BTreeMap<String, i64> =
+        rows("byCountry").iter().map(|r| (text(&r["country"]), r["clicks"].as_i64().unwrap())).collect();
+    let by_city: BTreeMap<String, (i64, Option<f64>, Option<f64>)> = rows("byCity")
+        .iter()
+        .map(|r| {
+            let key = format!("{}/{}", text(&r["city"]), text(&r["country"]));
+            (key, (r["clicks"].as_i64().unwrap(), r["lat"].as_f64(), r["lon"].as_f64()))
+        })
+        .collect();
+    let label = |name: &str, key: &str| -> BTreeMap<String, i64> {
+        rows(name).iter().map(|r| (r[key].as_str().unwrap().to_owned(), r["clicks"].as_i64().unwrap())).collect()
+    };
+    let by_day: BTreeMap<String, i64> = rows("byDay")
+        .iter()
+        .filter(|r| r["clicks"].as_i64() != Some(0))
+        .map(|r| (r["date"].as_str().unwrap().to_owned(), r["clicks"].as_i64().unwrap()))
+        .collect();
+    json!({
+        "total": body["total"],
+        "byCountry": by_country,
+        "byCity": by_city,
+        "byCampaign": label("byCampaign", "campaign"),
+        "bySource": label("bySource", "source"),
+        "byDay": by_day,
+    })
+}
+
+#[tokio::test]
+async fn every_figure_equals_a_recount_of_the_raw_clicks() {
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let (client, site) = app.user_with_site("Rex", "rex.example").await;
+        // A hundred days of seeded clicks on three links, through the writer.
+        let options = SeedOptions { site_id: site, visitors: 400, days: 100, seed: 11 };
+        seed::run(&app.state.db, options, |_| {}).await.unwrap();
+        // Today's clicks through the redirect, with places and without, and bots.
+        client
+            .create_link(json!({ "siteId": site, "slug": "geo", "destinationUrl": "https://rex.example/", "campaign": "weekly", "source": "mail" }))
+            .await;
+        let lyon = place("FR", "Lyon", "45.76", "4.84");
+        let lyon_east = place("FR", "Lyon", "45.77", "4.90");
+        for headers in [&lyon[..], &lyon_east[..], &lyon[..], &[][..], &place("XX", "", "", "")[..]] {
+            app.click("/l/rex-example/geo", headers).await;
+        }
+        app.visit_link(Method::GET, "/l/rex-example/geo", BOT_UA, &lyon).await;
+        app.visit_link(Method::GET, "/l/rex-example/seed-ad", BOT_UA, &lyon).await;
+        let clicks = app.clicks().await;
+        assert!(clicks.len() > 50, "enough clicks to group: {}", clicks.len());
+
+        let today = now_ms().div_euclid(DAY_MS) * DAY_MS;
+        let ranges = [("7d", Some(7)), ("30d", Some(30)), ("90d", Some(90)), ("all", None)];
+        let filters: [&[(&str, &str)]; 6] = [
+            &[],
+            &[("slug", "seed-ad")],
+            &[("slug", "geo")],
+            &[("campaign", "weekly")],
+            &[("source", "instagram")],
+            &[("campaign", "weekly"), ("source", "newsletter")],
+        ];
+        for (range, days) in ranges {
+            for filter in filters {
+                let query: String = filter.iter().map(|(name, value)| format!("&{name}={value}")).collect();
+                let reply = client.get(&format!("/api/link-analytics?siteId={site}&range={range}{query}")).await;
+                let expected = recount(&clicks, days.map(|d: i64| today - (d - 1) * DAY_MS), filter);
+                assert_eq!(keyed(reply.expect(200)), expected, "{range}{query}");
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ pub mod event;
 pub mod identity;
 pub mod link;
 pub mod link_click;
+pub mod link_click_day;
 pub mod member;
 pub mod org;
 pub mod page_hour;

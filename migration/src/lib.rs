@@ -14,6 +14,7 @@ mod m20261123_000009_add_site_privacy;
 mod m20261123_000010_add_account_fields;
 mod m20261123_013000_index_sessions_by_channel;
 mod m20261123_100000_forget_session_ips;
+mod m20261123_110000_create_link_click_days;
 
 pub struct Migrator;
 
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000010_add_account_fields::Migration),
             Box::new(m20261123_013000_index_sessions_by_channel::Migration),
             Box::new(m20261123_100000_forget_session_ips::Migration),
+            Box::new(m20261123_110000_create_link_click_days::Migration),
         ]
     }
 }

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Select,
-    sea_query::{Expr, ExprTrait},
+    sea_query::Expr,
 };
 
-use entity::link_click;
+use entity::{link_click, link_click_day};
 
-use super::access;
+use super::{access, analytics::sum_of};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -174,67 +174,87 @@ pub async fn analytics(
         scope = scope.filter(link_click::Column::CreatedAt.gte(start));
     }
     for (column, value) in [
-        (link_click::Column::Slug, filter.slug),
-        (link_click::Column::Campaign, filter.campaign),
-        (link_click::Column::Source, filter.source),
+        (link_click::Column::Slug, &filter.slug),
+        (link_click::Column::Campaign, &filter.campaign),
+        (link_click::Column::Source, &filter.source),
     ] {
-        if let Some(value) = value.filter(|v| !v.is_empty()) {
+        if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
             scope = scope.filter(column.eq(value));
         }
     }
 
-    let count = || link_click::Column::Id.count();
-    let by_country: Vec<(Option<String>, i64)> = scope
-        .clone()
-        .select_only()
-        .column(link_click::Column::Country)
-        .column_as(count(), "clicks")
-        .group_by(link_click::Column::Country)
-        .order_by_desc(Expr::col("clicks"))
-        .order_by_asc(link_click::Column::Country)
-        .into_tuple()
-        .all(db)
-        .await?;
-    let by_city: Vec<CityCount> = scope
-        .clone()
-        .select_only()
-        .column(link_click::Column::City)
-        .column(link_click::Column::Country)
-        .column_as(count(), "clicks")
-        .column_as(link_click::Column::Lat.max(), "lat")
-        .column_as(link_click::Column::Lon.max(), "lon")
-        .group_by(link_click::Column::City)
-        .group_by(link_click::Column::Country)
-        .order_by_desc(Expr::col("clicks"))
-        .order_by_asc(link_click::Column::City)
-        .into_model()
-        .all(db)
-        .await?;
-    let by_label = |column: link_click::Column| {
-        scope
+    // Every figure but the latest clicks comes from the daily rollups. The
+    // range starts at a UTC midnight, so a day is wholly in or out of it.
+    let mut rollups = link_click_day::Entity::find().filter(link_click_day::Column::SiteId.eq(site.id));
+    if let Some(start) = range.start(now) {
+        rollups = rollups.filter(link_click_day::Column::Day.gte(start));
+    }
+    for (column, value) in [
+        (link_click_day::Column::Slug, &filter.slug),
+        (link_click_day::Column::Campaign, &filter.campaign),
+        (link_click_day::Column::Source, &filter.source),
+    ] {
+        if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
+            rollups = rollups.filter(column.eq(value));
+        }
+    }
+    let clicks_sum = || sum_of(Expr::col(link_click_day::Column::Clicks));
+    let by_label = |column: link_click_day::Column| {
+        rollups
             .clone()
             .select_only()
             .column(column)
-            .column_as(count(), "clicks")
+            .column_as(clicks_sum(), "clicks")
             .group_by(column)
             .order_by_desc(Expr::col("clicks"))
             .order_by_asc(column)
             .into_tuple::<(String, i64)>()
     };
-    let by_campaign = by_label(link_click::Column::Campaign).all(db).await?;
-    let by_source = by_label(link_click::Column::Source).all(db).await?;
-    // A literal divisor: PostgreSQL must see the same expression in SELECT and GROUP BY.
-    let day = Expr::col(link_click::Column::CreatedAt).div(Expr::cust(DAY_MS.to_string()));
-    let days: Vec<(i64, i64)> = scope
+    let by_country: Vec<(Option<String>, i64)> = by_label(link_click_day::Column::Country)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|(country, clicks)| (Some(country).filter(|c| !c.is_empty()), clicks))
+        .collect();
+    let by_city: Vec<CityCount> = rollups
         .clone()
         .select_only()
-        .column_as(day.clone(), "day")
-        .column_as(count(), "clicks")
-        .group_by(day)
-        .order_by_asc(Expr::col("day"))
-        .into_tuple()
+        .column(link_click_day::Column::City)
+        .column(link_click_day::Column::Country)
+        .column_as(clicks_sum(), "clicks")
+        .column_as(link_click_day::Column::Lat.max(), "lat")
+        .column_as(link_click_day::Column::Lon.max(), "lon")
+        .group_by(link_click_day::Column::City)
+        .group_by(link_click_day::Column::Country)
+        .order_by_desc(Expr::col("clicks"))
+        .order_by_asc(link_click_day::Column::City)
+        .into_tuple::<(String, String, i64, Option<f64>, Option<f64>)>()
         .all(db)
-        .await?;
+        .await?
+        .into_iter()
+        .map(|(city, country, clicks, lat, lon)| CityCount {
+            city: Some(city).filter(|c| !c.is_empty()),
+            country: Some(country).filter(|c| !c.is_empty()),
+            clicks,
+            lat,
+            lon,
+        })
+        .collect();
+    let by_campaign = by_label(link_click_day::Column::Campaign).all(db).await?;
+    let by_source = by_label(link_click_day::Column::Source).all(db).await?;
+    let days: Vec<(i64, i64)> = rollups
+        .clone()
+        .select_only()
+        .column(link_click_day::Column::Day)
+        .column_as(clicks_sum(), "clicks")
+        .group_by(link_click_day::Column::Day)
+        .order_by_asc(link_click_day::Column::Day)
+        .into_tuple::<(i64, i64)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|(day, clicks)| (day.div_euclid(DAY_MS), clicks))
+        .collect();
     let clicks = scope
         .clone()
         .order_by_desc(link_click::Column::CreatedAt)

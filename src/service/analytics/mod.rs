@@ -10,7 +10,10 @@ pub mod session;
 pub mod stats;
 pub mod visitors;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
+    sea_query::{Expr, Func},
+};
 
 use entity::{site, visitor};
 
@@ -124,4 +127,9 @@ pub async fn scored_visitor(
 ) -> AppResult<ScoredVisitor> {
     let (site, visitor) = find_visitor(db, viewer, site_id, tracker_vid).await?;
     Ok(ScoredVisitor::new(visitor, site.hot_threshold, now))
+}
+
+/// SUM as a BIGINT: PostgreSQL sums a BIGINT column to NUMERIC.
+pub(crate) fn sum_of(expression: Expr) -> Expr {
+    Func::cast_as(Func::sum(expression), "BIGINT").into()
 }

@@ -8,14 +8,11 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
-    sea_query::{Expr, Func},
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, sea_query::Expr};
 
 use entity::{event, page_hour, tracked_session, visitor};
 
-use super::{TimeRange, score_sql_text, stats};
+use super::{TimeRange, score_sql_text, stats, sum_of};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -102,10 +99,6 @@ struct PageRow {
 fn bucket_of(column: &str, bucket_ms: i64) -> Expr {
     // Integer division truncates toward zero in both backends; timestamps are positive.
     Expr::cust(format!("({column} / {bucket_ms}) * {bucket_ms}"))
-}
-
-fn sum_of(expression: Expr) -> Expr {
-    Func::cast_as(Func::sum(expression), "BIGINT").into()
 }
 
 /// Most first, then by key, at most `TOP_ROWS`.

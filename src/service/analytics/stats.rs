@@ -7,13 +7,12 @@
 use std::collections::HashMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select,
-    sea_query::{Expr, Func},
+    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select, sea_query::Expr,
 };
 
 use entity::{event, page_hour, site, tracked_session, visitor};
 
-use super::{TimeRange, score_sql_text};
+use super::{TimeRange, score_sql_text, sum_of};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
@@ -78,10 +77,6 @@ struct PageRow {
     page: String,
     pageviews: i64,
     events: i64,
-}
-
-fn sum_of(expression: Expr) -> Expr {
-    Func::cast_as(Func::sum(expression), "BIGINT").into()
 }
 
 pub async fn summarize(

@@ -9,14 +9,14 @@ use sea_orm::{
     sea_query::{Alias, Expr, ExprTrait, OnConflict},
 };
 
-use entity::{event, identity, link, link_click, page_hour, tracked_session, visitor};
+use entity::{event, identity, link, link_click, link_click_day, page_hour, tracked_session, visitor};
 
 use super::{
     Activity, EventKind,
     sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
     statement_chunks,
 };
-use crate::time::HOUR_MS;
+use crate::time::{DAY_MS, HOUR_MS};
 
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
@@ -254,6 +254,7 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
     for chunk in statement_chunks(rows) {
         link_click::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
+    add_to_link_click_days(db, batch).await?;
     // Link order, so concurrent writers take the link rows' locks in the same order.
     let mut human: BTreeMap<i64, i64> = BTreeMap::new();
     for click in batch.clicks.iter().filter(|click| !click.is_bot && !click.counted) {
@@ -267,6 +268,83 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
             .await?;
     }
     Ok(())
+}
+
+/// Adds the batch's human clicks to the daily per-link rollups that link
+/// analytics reads, in the same transaction as the clicks.
+async fn add_to_link_click_days(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+    type Key<'a> = (i64, i64, &'a str, &'a str, &'a str, &'a str, &'a str);
+    // Key order, so concurrent writers take row locks in the same order.
+    let mut counts: BTreeMap<Key<'_>, (i64, i64, Option<f64>, Option<f64>)> = BTreeMap::new();
+    for click in batch.clicks.iter().filter(|click| !click.is_bot) {
+        let (link, geo) = (&click.link, &click.client.geo);
+        let key = (
+            link.id,
+            click.created_at.div_euclid(DAY_MS) * DAY_MS,
+            link.slug.as_str(),
+            link.campaign.as_str(),
+            link.source.as_str(),
+            geo.country.as_deref().unwrap_or_default(),
+            geo.city.as_deref().unwrap_or_default(),
+        );
+        let entry = counts.entry(key).or_insert((link.site_id, 0, None, None));
+        entry.1 += 1;
+        entry.2 = larger(entry.2, geo.lat);
+        entry.3 = larger(entry.3, geo.lon);
+    }
+    let rows: Vec<link_click_day::ActiveModel> = counts
+        .into_iter()
+        .map(|((link_id, day, slug, campaign, source, country, city), (site_id, clicks, lat, lon))| {
+            link_click_day::ActiveModel {
+                id: NotSet,
+                site_id: Set(site_id),
+                link_id: Set(link_id),
+                day: Set(day),
+                slug: Set(slug.to_owned()),
+                campaign: Set(campaign.to_owned()),
+                source: Set(source.to_owned()),
+                country: Set(country.to_owned()),
+                city: Set(city.to_owned()),
+                clicks: Set(clicks),
+                lat: Set(lat),
+                lon: Set(lon),
+            }
+        })
+        .collect();
+    // The larger of the stored and the new coordinate, either possibly NULL
+    // (SQLite's two-argument max() would answer NULL).
+    let larger_sql = |column: &str| {
+        Expr::cust(format!(
+            "CASE WHEN excluded.{column} IS NULL THEN link_click_days.{column} \
+             WHEN link_click_days.{column} IS NULL OR excluded.{column} > link_click_days.{column} \
+             THEN excluded.{column} ELSE link_click_days.{column} END"
+        ))
+    };
+    use link_click_day::Column as C;
+    for chunk in statement_chunks(rows) {
+        link_click_day::Entity::insert_many(chunk)
+            .on_conflict(
+                OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
+                    .value(
+                        C::Clicks,
+                        Expr::col((link_click_day::Entity, C::Clicks))
+                            .add(Expr::col((Alias::new("excluded"), C::Clicks))),
+                    )
+                    .value(C::Lat, larger_sql("lat"))
+                    .value(C::Lon, larger_sql("lon"))
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
+}
+
+fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Rewrites existing rows many at a time: a multi-row INSERT whose every row
