@@ -1,5 +1,6 @@
 //! Read paths on a seeded dataset of about a million events: the visitor list
-//! (limit 500), a profile, stats over 30 days and the live stream. Each is
+//! (limit 500), a profile, stats over 30 days, link analytics over 30 days and
+//! the live stream. Each is
 //! timed through REST, through GraphQL with the same document, and as a
 //! direct service call, in the same run; it prints p50/p95 and the ratios.
 //!
@@ -23,7 +24,10 @@ use std::{
 use leadtrail::{
     auth::Viewer,
     seed::{self, SeedOptions},
-    service::analytics::{self, TimeRange, live, profile, stats, visitors},
+    service::{
+        analytics::{self, TimeRange, live, profile, stats, visitors},
+        link_stats,
+    },
     time::now_ms,
 };
 use sea_orm::EntityTrait;
@@ -75,10 +79,11 @@ async fn main() {
         seed::run(&db, SeedOptions { site_id: site, visitors, days: 30, seed: 1 }, |_| {}).await.expect("seed");
     let seeded = seeding.elapsed();
     println!(
-        "seeded {} events ({} visitors, {} sessions) in {:.1}s: {:.0} events/s",
+        "seeded {} events ({} visitors, {} sessions, {} link clicks) in {:.1}s: {:.0} events/s",
         report.events,
         report.visitors,
         report.sessions,
+        report.clicks,
         seeded.as_secs_f64(),
         common::rate(report.events as usize, seeded)
     );
@@ -115,6 +120,13 @@ async fn main() {
             rest: format!("/api/stats?siteId={site}&timeRange=30d"),
             document: include_str!("../src/rest/documents/stats.graphql"),
             variables: json!({ "siteId": site, "timeRange": "30d" }),
+            target_p95_ms: 100.0,
+        },
+        Route {
+            name: "link analytics 30d",
+            rest: format!("/api/link-analytics?siteId={site}&range=30d"),
+            document: include_str!("../src/rest/documents/link_analytics.graphql"),
+            variables: json!({ "siteId": site, "range": "30d" }),
             target_p95_ms: 100.0,
         },
         Route {
@@ -187,6 +199,17 @@ async fn main() {
             2 => {
                 measure(|| async {
                     stats::stats(&db, &viewer, site, TimeRange::Days30, now_ms()).await.expect("stats");
+                })
+                .await
+            }
+            3 => {
+                measure(|| async {
+                    let filter = link_stats::AnalyticsFilter {
+                        site_id: Some(site),
+                        range: Some("30d".to_owned()),
+                        ..Default::default()
+                    };
+                    link_stats::analytics(&db, &viewer, filter, now_ms()).await.expect("link analytics");
                 })
                 .await
             }
