@@ -169,7 +169,7 @@ const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 6] = [
     ("domain", text),
     ("trackingMode", || json!({ "type": "string", "enum": ["cookie", "cookieless"] })),
     ("firstPartyDomain", text),
-    ("retentionDays", || json!({ "type": ["integer", "null"], "minimum": 1 })),
+    ("retentionDays", || json!({ "type": ["integer", "null"], "minimum": 1, "maximum": i32::MAX })),
     ("respectDoNotTrack", || json!({ "type": "boolean" })),
 ];
 
