@@ -17,7 +17,7 @@ use entity::{event, identity, link_click, site, tracked_session, visitor, webhoo
 use crate::{error::AppResult, time::DAY_MS};
 
 /// Rows one statement deletes at most.
-const BATCH: u64 = 500;
+const BATCH: u64 = 200;
 /// How often the job runs after its first run at start.
 pub const EVERY: Duration = Duration::from_secs(60 * 60);
 
@@ -119,7 +119,7 @@ where
             return Ok(deleted);
         }
         // Lets the batch writer take the database between two batches.
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
