@@ -15,6 +15,7 @@ mod m20261123_000010_add_account_fields;
 mod m20261123_013000_index_sessions_by_channel;
 mod m20261123_100000_forget_session_ips;
 mod m20261123_110000_create_link_click_days;
+mod m20261123_130000_create_visitor_and_session_hours;
 
 pub struct Migrator;
 
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_013000_index_sessions_by_channel::Migration),
             Box::new(m20261123_100000_forget_session_ips::Migration),
             Box::new(m20261123_110000_create_link_click_days::Migration),
+            Box::new(m20261123_130000_create_visitor_and_session_hours::Migration),
         ]
     }
 }

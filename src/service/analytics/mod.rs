@@ -5,10 +5,12 @@
 pub mod attribution;
 pub mod live;
 pub mod profile;
+mod ranking;
 pub mod series;
 pub mod session;
 pub mod stats;
 pub mod visitors;
+mod window;
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
@@ -94,10 +96,6 @@ pub(crate) fn score_sql_text(table: &str, now: i64) -> String {
     );
     let sum = format!("({table}.score + {recency})");
     format!("(CASE WHEN {sum} > {cap} THEN {cap} ELSE {sum} END)", cap = scoring::MAX_SCORE)
-}
-
-pub(crate) fn score_sql(table: &str, now: i64) -> Expr {
-    Expr::cust(score_sql_text(table, now))
 }
 
 /// A visitor of a site the viewer can read, by its `tracker_vid`.

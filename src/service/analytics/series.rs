@@ -10,13 +10,13 @@ use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, sea_query::Expr};
 
-use entity::{event, page_hour, tracked_session, visitor};
+use entity::{event, page_hour};
 
-use super::{TimeRange, score_sql_text, stats, sum_of};
+use super::{TimeRange, stats, sum_of, window};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
-    service::{access, scoring},
+    service::access,
     time::{DAY_MS, HOUR_MS},
 };
 
@@ -74,31 +74,10 @@ pub fn bucket_starts(start: i64, now: i64, bucket_ms: i64) -> Vec<i64> {
 }
 
 #[derive(FromQueryResult)]
-struct VisitorRow {
-    bucket: i64,
-    country: Option<String>,
-    visitors: i64,
-    identified: i64,
-    hot: i64,
-}
-
-#[derive(FromQueryResult)]
-struct SessionRow {
-    bucket: i64,
-    channel: String,
-    sessions: i64,
-}
-
-#[derive(FromQueryResult)]
 struct PageRow {
     bucket: i64,
     page: String,
     pageviews: i64,
-}
-
-fn bucket_of(column: &str, bucket_ms: i64) -> Expr {
-    // Integer division truncates toward zero in both backends; timestamps are positive.
-    Expr::cust(format!("({column} / {bucket_ms}) * {bucket_ms}"))
 }
 
 /// Most first, then by key, at most `TOP_ROWS`.
@@ -124,56 +103,19 @@ pub async fn traffic(
         starts.iter().map(|&bucket| (bucket, Bucket { start: bucket, ..Bucket::default() })).collect();
     let mut totals = Totals::default();
 
-    // Visitors, on the covering index. The stored score is checked first, so
-    // the full score (with recency) is computed only for possible hot leads.
-    let identified = Expr::cust("CASE WHEN visitors.status = 'identified' THEN 1 ELSE 0 END");
-    let hot = Expr::cust(format!(
-        "CASE WHEN visitors.score >= {floor} AND {score} >= {threshold} THEN 1 ELSE 0 END",
-        floor = site.hot_threshold - scoring::RECENCY_MAX,
-        score = score_sql_text("visitors", now),
-        threshold = site.hot_threshold,
-    ));
-    let rows: Vec<VisitorRow> = visitor::Entity::find()
-        .filter(visitor::Column::SiteId.eq(site.id))
-        .filter(visitor::Column::IsBot.eq(false))
-        .filter(visitor::Column::LastSeen.gte(start))
-        .select_only()
-        .column_as(bucket_of("visitors.last_seen", size), "bucket")
-        .column(visitor::Column::Country)
-        .column_as(visitor::Column::Id.count(), "visitors")
-        .column_as(sum_of(identified), "identified")
-        .column_as(sum_of(hot), "hot")
-        .group_by(bucket_of("visitors.last_seen", size))
-        .group_by(visitor::Column::Country)
-        .into_model()
-        .all(db)
-        .await?;
+    let span = window::Window::new(Some(start));
     let mut countries: HashMap<Option<String>, i64> = HashMap::new();
-    for row in rows {
+    for row in window::visitors(db, site.id, false, span, window::Buckets::Of(size)).await? {
         buckets.entry(row.bucket).or_insert_with(|| Bucket { start: row.bucket, ..Bucket::default() }).visitors +=
             row.visitors;
         totals.visitors += row.visitors;
         totals.identified += row.identified;
-        totals.hot += row.hot;
         *countries.entry(row.country).or_default() += row.visitors;
     }
+    totals.hot = window::hot_leads(db, &site, false, Some(start), now).await?;
 
-    // Sessions, on the window index that carries the channel.
-    let rows: Vec<SessionRow> = tracked_session::Entity::find()
-        .filter(tracked_session::Column::SiteId.eq(site.id))
-        .filter(tracked_session::Column::IsBot.eq(false))
-        .filter(tracked_session::Column::EndedAt.gte(start))
-        .select_only()
-        .column_as(bucket_of("tracked_sessions.ended_at", size), "bucket")
-        .column(tracked_session::Column::Channel)
-        .column_as(tracked_session::Column::Id.count(), "sessions")
-        .group_by(bucket_of("tracked_sessions.ended_at", size))
-        .group_by(tracked_session::Column::Channel)
-        .into_model()
-        .all(db)
-        .await?;
     let mut sources: HashMap<String, i64> = HashMap::new();
-    for row in rows {
+    for row in window::sessions(db, site.id, span, window::Buckets::Of(size)).await? {
         buckets.entry(row.bucket).or_insert_with(|| Bucket { start: row.bucket, ..Bucket::default() }).sessions +=
             row.sessions;
         totals.sessions += row.sessions;
@@ -181,15 +123,15 @@ pub async fn traffic(
     }
 
     // Pageviews: whole hours from the rollups, the partial first hour from the events.
-    let first_whole_hour = start.div_euclid(HOUR_MS) * HOUR_MS + if start % HOUR_MS == 0 { 0 } else { HOUR_MS };
+    let first_whole_hour = span.first_whole_hour.unwrap_or(start);
     let mut rows: Vec<PageRow> = page_hour::Entity::find()
         .filter(page_hour::Column::SiteId.eq(site.id))
         .filter(page_hour::Column::Hour.gte(first_whole_hour))
         .select_only()
-        .column_as(bucket_of("page_hours.hour", size), "bucket")
+        .column_as(window::Buckets::Of(size).sql("page_hours.hour"), "bucket")
         .column(page_hour::Column::Page)
         .column_as(sum_of(Expr::col(page_hour::Column::Pageviews)), "pageviews")
-        .group_by(bucket_of("page_hours.hour", size))
+        .group_by(window::Buckets::Of(size).sql("page_hours.hour"))
         .group_by(page_hour::Column::Page)
         .into_model()
         .all(db)
@@ -221,10 +163,8 @@ pub async fn traffic(
 
     let mut buckets: Vec<Bucket> = buckets.into_values().collect();
     buckets.sort_by_key(|bucket| bucket.start);
-    // Known countries before unknown, as `stats` orders them.
     let mut countries: Vec<(Option<String>, i64)> = countries.into_iter().filter(|(_, n)| *n > 0).collect();
-    countries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.is_none().cmp(&b.0.is_none())).then_with(|| a.0.cmp(&b.0)));
-    countries.truncate(TOP_ROWS);
+    stats::sort_countries(&mut countries);
     Ok(Traffic { range, bucket_ms: size, buckets, totals, countries, pages: top(pages), sources: top(sources) })
 }
 

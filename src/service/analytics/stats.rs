@@ -10,14 +10,13 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select, sea_query::Expr,
 };
 
-use entity::{event, page_hour, site, tracked_session, visitor};
+use entity::{event, page_hour, site};
 
-use super::{TimeRange, score_sql_text, sum_of};
+use super::{TimeRange, sum_of, window};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
     service::access,
-    time::HOUR_MS,
 };
 
 /// Rows in `top_pages` and `countries`.
@@ -59,20 +58,6 @@ pub(super) fn window_events(site_id: i64, start: Option<i64>) -> Select<event::E
 }
 
 #[derive(FromQueryResult)]
-struct CountryRow {
-    country: Option<String>,
-    visitors: i64,
-    identified: i64,
-    hot: i64,
-}
-
-#[derive(FromQueryResult)]
-struct SessionRow {
-    sessions: i64,
-    seconds: Option<i64>,
-}
-
-#[derive(FromQueryResult)]
 struct PageRow {
     page: String,
     pageviews: i64,
@@ -86,53 +71,22 @@ pub async fn summarize(
     now: i64,
 ) -> AppResult<Window> {
     let mut overview = Overview::default();
-
-    let mut visitors =
-        visitor::Entity::find().filter(visitor::Column::SiteId.eq(site.id)).filter(visitor::Column::IsBot.eq(false));
-    if let Some(start) = start {
-        visitors = visitors.filter(visitor::Column::LastSeen.gte(start));
-    }
-    let hot = Expr::cust(format!(
-        "CASE WHEN {} >= {} THEN 1 ELSE 0 END",
-        score_sql_text("visitors", now),
-        site.hot_threshold
-    ));
-    let identified = Expr::cust("CASE WHEN visitors.status = 'identified' THEN 1 ELSE 0 END");
-    let by_country: Vec<CountryRow> = visitors
-        .select_only()
-        .column(visitor::Column::Country)
-        .column_as(visitor::Column::Id.count(), "visitors")
-        .column_as(sum_of(identified), "identified")
-        .column_as(sum_of(hot), "hot")
-        .group_by(visitor::Column::Country)
-        .into_model()
-        .all(db)
-        .await?;
-    let mut countries = Vec::with_capacity(by_country.len());
-    for row in by_country {
+    let span = window::Window::new(start);
+    let mut countries: HashMap<Option<String>, i64> = HashMap::new();
+    for row in window::visitors(db, site.id, false, span, window::Buckets::One).await? {
         overview.unique_visitors += row.visitors;
         overview.identified_visitors += row.identified;
-        overview.hot_leads += row.hot;
-        countries.push((row.country, row.visitors));
+        *countries.entry(row.country).or_default() += row.visitors;
     }
-    // Most visitors first; known countries before unknown, then by name.
-    countries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.is_none().cmp(&b.0.is_none())).then_with(|| a.0.cmp(&b.0)));
-    countries.truncate(TOP_ROWS);
+    overview.hot_leads = window::hot_leads(db, site, false, start, now).await?;
+    let mut countries: Vec<(Option<String>, i64)> = countries.into_iter().filter(|(_, n)| *n > 0).collect();
+    sort_countries(&mut countries);
 
-    let mut sessions = tracked_session::Entity::find()
-        .filter(tracked_session::Column::SiteId.eq(site.id))
-        .filter(tracked_session::Column::IsBot.eq(false));
-    if let Some(start) = start {
-        sessions = sessions.filter(tracked_session::Column::EndedAt.gte(start));
+    let (mut seconds, mut session_count) = (0, 0);
+    for row in window::sessions(db, site.id, span, window::Buckets::One).await? {
+        session_count += row.sessions;
+        seconds += row.seconds;
     }
-    let session_row = sessions
-        .select_only()
-        .column_as(tracked_session::Column::Id.count(), "sessions")
-        .column_as(sum_of(Expr::col(tracked_session::Column::DurationSeconds)), "seconds")
-        .into_model::<SessionRow>()
-        .one(db)
-        .await?;
-    let (session_count, seconds) = session_row.map_or((0, 0), |row| (row.sessions, row.seconds.unwrap_or(0)));
     overview.sessions = session_count;
     let avg_duration = if session_count == 0 { 0 } else { (seconds as f64 / session_count as f64).round() as i64 };
 
@@ -150,6 +104,12 @@ pub async fn summarize(
     Ok(Window { overview, avg_duration, countries, top_pages })
 }
 
+/// Most visitors first; known countries before unknown, then by name; the top rows.
+pub(super) fn sort_countries(countries: &mut Vec<(Option<String>, i64)>) {
+    countries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.is_none().cmp(&b.0.is_none())).then_with(|| a.0.cmp(&b.0)));
+    countries.truncate(TOP_ROWS);
+}
+
 /// Human pageviews and events per page from `start` on: whole hours from the
 /// rollups, the partial first hour from the events themselves.
 async fn pages_in_window(
@@ -157,8 +117,7 @@ async fn pages_in_window(
     site_id: i64,
     start: Option<i64>,
 ) -> AppResult<HashMap<String, (i64, i64)>> {
-    let first_whole_hour =
-        start.map(|start| start.div_euclid(HOUR_MS) * HOUR_MS + if start % HOUR_MS == 0 { 0 } else { HOUR_MS });
+    let first_whole_hour = window::Window::new(start).first_whole_hour;
     let mut rollups = page_hour::Entity::find().filter(page_hour::Column::SiteId.eq(site_id));
     if let Some(hour) = first_whole_hour {
         rollups = rollups.filter(page_hour::Column::Hour.gte(hour));

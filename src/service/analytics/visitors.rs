@@ -2,18 +2,15 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-    sea_query::Expr,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use entity::visitor;
 
-use super::{ScoredVisitor, TimeRange, score_sql, score_sql_text};
+use super::{ScoredVisitor, TimeRange, ranking, window};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
-    service::{access, scoring},
+    service::access,
 };
 
 pub const DEFAULT_LIMIT: u64 = 50;
@@ -59,35 +56,24 @@ pub async fn list_filtered(
     now: i64,
 ) -> AppResult<VisitorPage> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
-    let mut scope = visitor::Entity::find()
-        .filter(visitor::Column::SiteId.eq(site.id))
-        .filter(visitor::Column::IsBot.eq(query.bots));
-    if let Some(start) = query.range.start(now) {
-        scope = scope.filter(visitor::Column::LastSeen.gte(start));
-    }
-    if hot_only {
-        // The stored score is checked first (it is on the covering index), so
-        // the full score is computed only for visitors who can reach the threshold.
-        scope = scope.filter(Expr::cust(format!(
-            "visitors.score >= {} AND {} >= {}",
-            site.hot_threshold - scoring::RECENCY_MAX,
-            score_sql_text("visitors", now),
-            site.hot_threshold
-        )));
-    }
-    let total = scope.clone().count(db).await?;
-    // Rank on the covering index first, then read only the rows shown.
-    let ranked: Vec<i64> = scope
-        .select_only()
-        .column(visitor::Column::Id)
-        .order_by(score_sql("visitors", now), Order::Desc)
-        .order_by_desc(visitor::Column::LastSeen)
-        .order_by_desc(visitor::Column::Id)
-        .limit(query.limit)
-        .offset(query.offset)
-        .into_tuple()
-        .all(db)
-        .await?;
+    let start = query.range.start(now);
+    let total = if hot_only {
+        window::hot_leads(db, &site, query.bots, start, now).await?
+    } else {
+        let span = window::Window::new(start);
+        window::visitors(db, site.id, query.bots, span, window::Buckets::One)
+            .await?
+            .iter()
+            .map(|row| row.visitors)
+            .sum()
+    };
+    let scope = ranking::Scope {
+        site_id: site.id,
+        is_bot: query.bots,
+        start,
+        min_score: hot_only.then_some(site.hot_threshold),
+    };
+    let ranked = ranking::page(db, &scope, query.offset, query.limit, now).await?;
     let mut rows: HashMap<i64, visitor::Model> = visitor::Entity::find()
         .filter(visitor::Column::Id.is_in(ranked.iter().copied()))
         .all(db)
@@ -98,6 +84,6 @@ pub async fn list_filtered(
     let found: Vec<visitor::Model> = ranked.iter().filter_map(|id| rows.remove(id)).collect();
     Ok(VisitorPage {
         visitors: found.into_iter().map(|v| ScoredVisitor::new(v, site.hot_threshold, now)).collect(),
-        total,
+        total: u64::try_from(total).unwrap_or(0),
     })
 }

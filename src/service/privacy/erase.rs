@@ -16,7 +16,10 @@ use entity::{event, identity, link_click, page_hour, tracked_session, visitor, w
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
-    service::access,
+    service::{
+        access,
+        tracking::{rollup, rollup_store},
+    },
     time::HOUR_MS,
 };
 
@@ -53,6 +56,7 @@ pub async fn erase_visitor(
         .ok_or_else(|| AppError::not_found("visitor"))?;
 
     subtract_from_page_hours(&txn, site.id, found.id).await?;
+    subtract_from_visitor_and_session_hours(&txn, &found).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let sessions = tracked_session::Entity::delete_many()
         .filter(tracked_session::Column::VisitorId.eq(found.id))
@@ -84,6 +88,21 @@ pub async fn erase_visitor(
         identities: identities.rows_affected,
         clicks: clicks.rows_affected,
     })
+}
+
+/// Takes the visitor and its sessions out of the rollup rows they are counted in.
+async fn subtract_from_visitor_and_session_hours(db: &impl ConnectionTrait, found: &visitor::Model) -> AppResult<()> {
+    let mut visitors = rollup::Deltas::new();
+    visitors.moved(Some(rollup::visitor_entry(found)), None);
+    rollup_store::add_visitor_moves(db, visitors).await?;
+    let sessions =
+        tracked_session::Entity::find().filter(tracked_session::Column::VisitorId.eq(found.id)).all(db).await?;
+    let mut moves = rollup::Deltas::new();
+    for session in &sessions {
+        moves.moved(Some(rollup::session_entry(session)), None);
+    }
+    rollup_store::add_session_moves(db, moves).await?;
+    Ok(())
 }
 
 /// Takes the visitor's human events out of the hourly page rollups, in key

@@ -12,7 +12,7 @@ use sea_orm::{
 use entity::{event, identity, link, link_click, link_click_day, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind,
+    Activity, EventKind, rollup_store,
     sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
     statement_chunks,
 };
@@ -77,6 +77,8 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         event::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
     add_to_page_hours(db, batch).await?;
+    rollup_store::add_visitor_moves(db, batch.visitor_moves()).await?;
+    rollup_store::add_session_moves(db, batch.session_moves()).await?;
 
     write_clicks(db, batch).await?;
 
@@ -177,21 +179,14 @@ async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Resu
             events: Set(events),
         })
         .collect();
-    let add = |column: page_hour::Column| {
-        Expr::col((page_hour::Entity, column)).add(Expr::col((Alias::new("excluded"), column)))
-    };
-    for chunk in statement_chunks(rows) {
-        page_hour::Entity::insert_many(chunk)
-            .on_conflict(
-                OnConflict::columns([page_hour::Column::SiteId, page_hour::Column::Hour, page_hour::Column::Page])
-                    .value(page_hour::Column::Pageviews, add(page_hour::Column::Pageviews))
-                    .value(page_hour::Column::Events, add(page_hour::Column::Events))
-                    .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
-    }
-    Ok(())
+    use page_hour::Column as C;
+    rollup_store::upsert_adding::<page_hour::Entity>(
+        db,
+        rows,
+        &[C::SiteId, C::Hour, C::Page],
+        &[C::Pageviews, C::Events],
+    )
+    .await
 }
 
 /// Stores the batch's clicks, ties clicks reported by `lt_click` to their

@@ -8,11 +8,11 @@
 //! writers never wait on each other in a cycle. SQLite has no row locks; its
 //! single database write lock serializes writers instead.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
-    QuerySelect,
+    QuerySelect, TryInsertResult,
 };
 
 use entity::{link_click, tracked_session, visitor};
@@ -47,6 +47,8 @@ pub(super) async fn load<'a>(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> 
     let mut found = lock_visitors(db, keys.keys().copied()).await?;
     let missing: Vec<((i64, &str), i64)> =
         keys.iter().filter(|(key, _)| !found.contains_key(key)).map(|(key, first)| (*key, *first)).collect();
+    // Rows this batch inserts are not in the rollups yet; the batch counts them.
+    let mut created: HashSet<i64> = HashSet::new();
     if !missing.is_empty() {
         // Another instance may create the same visitor at the same moment:
         // whichever insert loses does nothing and then locks the winner's row.
@@ -56,10 +58,13 @@ pub(super) async fn load<'a>(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> 
                 row.id = sea_orm::ActiveValue::NotSet;
                 row
             });
-            visitor::Entity::insert_many(rows)
+            let inserted = visitor::Entity::insert_many(rows)
                 .on_conflict_do_nothing_on([visitor::Column::SiteId, visitor::Column::TrackerVid])
-                .exec_without_returning(db)
+                .exec_with_returning_keys(db)
                 .await?;
+            if let TryInsertResult::Inserted(ids) = inserted {
+                created.extend(ids);
+            }
         }
         found.extend(lock_visitors(db, missing.iter().map(|(key, _)| *key)).await?);
     }
@@ -68,7 +73,8 @@ pub(super) async fn load<'a>(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> 
     let mut batch = Batch::new();
     for (_, model) in found {
         let session = model.last_session_id.and_then(|id| sessions.get(&id).cloned());
-        batch.add_visitor(model, session);
+        let is_new = created.contains(&model.id);
+        batch.add_visitor(model, session, is_new);
     }
     load_clicks(db, &mut batch, ops).await?;
     Ok(batch)

@@ -5,6 +5,8 @@
 
 mod flush;
 mod load;
+pub(crate) mod rollup;
+pub(crate) mod rollup_store;
 mod sessionize;
 
 use std::sync::Arc;

@@ -11,7 +11,10 @@ use std::{
 
 use entity::{tracked_session, visitor};
 
-use super::{ClickCommand, CollectedEvent, EventKind, IdentifyCommand};
+use super::{
+    ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
+    rollup::{self, SessionKey, SessionTally, VisitorKey, VisitorTally},
+};
 use crate::{
     enrich::source::{self, LinkKind},
     service::scoring,
@@ -95,6 +98,9 @@ pub(super) struct VisitorSlot {
     pub dirty: bool,
     /// The visitor's open session.
     pub session: Option<SessionIx>,
+    /// The rollup row the stored visitor is counted in; `None` for a visitor
+    /// this batch created.
+    pub counted: Option<(VisitorKey, VisitorTally)>,
 }
 
 pub(super) struct SessionSlot {
@@ -102,6 +108,8 @@ pub(super) struct SessionSlot {
     pub visitor: VisitorIx,
     pub is_new: bool,
     pub dirty: bool,
+    /// The rollup row the stored session is counted in; `None` when new.
+    pub counted: Option<(SessionKey, SessionTally)>,
 }
 
 pub(super) struct PendingEvent<'a> {
@@ -156,13 +164,17 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// A visitor row as stored (and locked), with its open session if it has one.
-    pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>) {
+    /// A visitor row as stored (and locked), with its open session if it has
+    /// one; `created` when `load` inserted the row for this batch, so it is
+    /// not counted in the rollups yet.
+    pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>, created: bool) {
         let key = (model.site_id, model.tracker_vid.clone());
-        let visitor = self.visitors.push(VisitorSlot { model, dirty: false, session: None });
+        let counted = (!created).then(|| rollup::visitor_entry(&model));
+        let visitor = self.visitors.push(VisitorSlot { model, dirty: false, session: None, counted });
         self.by_key.insert(key, visitor);
         if let Some(model) = open_session {
-            let session = self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false });
+            let counted = Some(rollup::session_entry(&model));
+            let session = self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false, counted });
             self.visitors[visitor].session = Some(session);
         }
     }
@@ -289,7 +301,7 @@ impl<'a> Batch<'a> {
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
         let model = new_session(visitor.model.id, event, link);
-        let session = self.sessions.push(SessionSlot { model, visitor: v, is_new: true, dirty: true });
+        let session = self.sessions.push(SessionSlot { model, visitor: v, is_new: true, dirty: true, counted: None });
         self.visitors[v].session = Some(session);
         session
     }
@@ -308,6 +320,25 @@ impl<'a> Batch<'a> {
             visitor.email = command.email.clone();
         }
         self.identities.push(PendingIdentity { visitor: v, command });
+    }
+
+    /// How the batch moves its visitors between rollup rows. A visitor this
+    /// batch created is counted even if nothing else changed it (a lone ping).
+    pub fn visitor_moves(&self) -> rollup::Deltas<VisitorKey, VisitorTally> {
+        let mut deltas = rollup::Deltas::new();
+        for slot in self.visitors.iter().filter(|slot| slot.dirty || slot.counted.is_none()) {
+            deltas.moved(slot.counted.clone(), Some(rollup::visitor_entry(&slot.model)));
+        }
+        deltas
+    }
+
+    /// How the batch moves its sessions between rollup rows.
+    pub fn session_moves(&self) -> rollup::Deltas<SessionKey, SessionTally> {
+        let mut deltas = rollup::Deltas::new();
+        for slot in self.sessions.iter().filter(|slot| slot.dirty) {
+            deltas.moved(slot.counted.clone(), Some(rollup::session_entry(&slot.model)));
+        }
+        deltas
     }
 
     /// Recomputes the stored score of every changed visitor.

@@ -53,7 +53,7 @@ fn batch_with_visitor<'a>() -> Batch<'a> {
     let mut batch = Batch::new();
     let mut visitor = new_visitor(1, "vid-1", T0);
     visitor.id = 7;
-    batch.add_visitor(visitor, None);
+    batch.add_visitor(visitor, None, false);
     batch
 }
 
@@ -133,7 +133,7 @@ fn an_open_stored_session_is_continued_not_reopened() {
     stored.id = 70;
     stored.pageview_count = 1;
     stored.event_count = 1;
-    batch.add_visitor(visitor, Some(stored));
+    batch.add_visitor(visitor, Some(stored), false);
     let next: &'static CollectedEvent = Box::leak(Box::new(event(EventKind::Pageview, T0 + 10 * MINUTE_MS, None)));
     batch.record(next);
     batch.rescore();

@@ -1,0 +1,246 @@
+//! How a write batch moves visitors and sessions between their hourly rollup
+//! rows, worked out with no I/O. A visitor is counted in the hour it was last
+//! seen and a session in the hour it ended; when a batch moves either, its old
+//! row loses it and its new row gains it, so each is counted exactly once.
+
+use std::collections::BTreeMap;
+
+use entity::{tracked_session, visitor};
+
+use crate::time::HOUR_MS;
+
+/// The rollup row a visitor is counted in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct VisitorKey {
+    pub site_id: i64,
+    pub is_bot: bool,
+    pub hour: i64,
+    /// Empty when unknown.
+    pub country: String,
+}
+
+/// What one visitor adds to its row: itself, and whether it is identified.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct VisitorTally {
+    pub visitors: i64,
+    pub identified: i64,
+}
+
+/// The rollup row a session is counted in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SessionKey {
+    pub site_id: i64,
+    pub is_bot: bool,
+    pub hour: i64,
+    pub channel: String,
+}
+
+/// What one session adds to its row: itself, and its length.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SessionTally {
+    pub sessions: i64,
+    pub seconds: i64,
+}
+
+pub(crate) fn hour_of(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS) * HOUR_MS
+}
+
+pub(crate) fn visitor_entry(model: &visitor::Model) -> (VisitorKey, VisitorTally) {
+    (
+        VisitorKey {
+            site_id: model.site_id,
+            is_bot: model.is_bot,
+            hour: hour_of(model.last_seen),
+            country: model.country.clone().unwrap_or_default(),
+        },
+        VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") },
+    )
+}
+
+pub(crate) fn session_entry(model: &tracked_session::Model) -> (SessionKey, SessionTally) {
+    (
+        SessionKey {
+            site_id: model.site_id,
+            is_bot: model.is_bot,
+            hour: hour_of(model.ended_at),
+            channel: model.channel.clone(),
+        },
+        SessionTally { sessions: 1, seconds: model.duration_seconds },
+    )
+}
+
+/// Changes to rollup rows, in key order (so concurrent writers lock rows in
+/// the same order); rows that end up unchanged are left out.
+pub(crate) struct Deltas<K, T> {
+    rows: BTreeMap<K, T>,
+}
+
+pub(crate) trait Tally: Copy + Default + PartialEq {
+    fn add(&mut self, other: Self, sign: i64);
+}
+
+impl Tally for VisitorTally {
+    fn add(&mut self, other: Self, sign: i64) {
+        self.visitors += sign * other.visitors;
+        self.identified += sign * other.identified;
+    }
+}
+
+impl Tally for SessionTally {
+    fn add(&mut self, other: Self, sign: i64) {
+        self.sessions += sign * other.sessions;
+        self.seconds += sign * other.seconds;
+    }
+}
+
+impl<K: Ord, T: Tally> Deltas<K, T> {
+    pub fn new() -> Self {
+        Deltas { rows: BTreeMap::new() }
+    }
+
+    /// Moves one row's contribution: `before` is what it counted as until now
+    /// (`None` when it was not counted yet), `after` what it counts as from now.
+    pub fn moved(&mut self, before: Option<(K, T)>, after: Option<(K, T)>) {
+        if let Some((key, tally)) = before {
+            self.rows.entry(key).or_default().add(tally, -1);
+        }
+        if let Some((key, tally)) = after {
+            self.rows.entry(key).or_default().add(tally, 1);
+        }
+    }
+
+    pub fn into_rows(self) -> impl Iterator<Item = (K, T)> {
+        self.rows.into_iter().filter(|(_, tally)| *tally != T::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::tracking::sessionize::new_visitor;
+
+    fn visitor(last_seen: i64, country: Option<&str>, identified: bool, is_bot: bool) -> visitor::Model {
+        let mut model = new_visitor(1, "v", last_seen);
+        model.country = country.map(str::to_owned);
+        model.status = if identified { "identified" } else { "anonymous" }.to_owned();
+        model.is_bot = is_bot;
+        model
+    }
+
+    fn key(hour: i64, country: &str, is_bot: bool) -> VisitorKey {
+        VisitorKey { site_id: 1, is_bot, hour: hour * HOUR_MS, country: country.to_owned() }
+    }
+
+    fn tally(visitors: i64, identified: i64) -> VisitorTally {
+        VisitorTally { visitors, identified }
+    }
+
+    #[test]
+    fn a_visitor_moves_between_rows_and_is_counted_once() {
+        let h = HOUR_MS;
+        type Case = (&'static str, Option<visitor::Model>, visitor::Model, Vec<(VisitorKey, VisitorTally)>);
+        let cases: Vec<Case> = vec![
+            (
+                "new visitor",
+                None,
+                visitor(2 * h + 5, Some("DE"), false, false),
+                vec![(key(2, "DE", false), tally(1, 0))],
+            ),
+            (
+                "same hour, same row",
+                Some(visitor(2 * h, Some("DE"), false, false)),
+                visitor(2 * h + 9, Some("DE"), false, false),
+                vec![],
+            ),
+            (
+                "returns an hour later",
+                Some(visitor(2 * h, Some("DE"), false, false)),
+                visitor(3 * h, Some("DE"), false, false),
+                vec![(key(2, "DE", false), tally(-1, 0)), (key(3, "DE", false), tally(1, 0))],
+            ),
+            (
+                "identified in the same hour",
+                Some(visitor(2 * h, None, false, false)),
+                visitor(2 * h + 1, None, true, false),
+                vec![(key(2, "", false), tally(0, 1))],
+            ),
+            (
+                "country learned",
+                Some(visitor(2 * h, None, true, false)),
+                visitor(2 * h, Some("FR"), true, false),
+                vec![(key(2, "", false), tally(-1, -1)), (key(2, "FR", false), tally(1, 1))],
+            ),
+            (
+                "turns out to be a bot",
+                Some(visitor(2 * h, Some("FR"), false, false)),
+                visitor(2 * h, Some("FR"), false, true),
+                vec![(key(2, "FR", false), tally(-1, 0)), (key(2, "FR", true), tally(1, 0))],
+            ),
+        ];
+        for (name, before, after, expected) in cases {
+            let mut deltas = Deltas::new();
+            deltas.moved(before.as_ref().map(visitor_entry), Some(visitor_entry(&after)));
+            assert_eq!(deltas.into_rows().collect::<Vec<_>>(), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn moves_of_many_rows_add_up_in_key_order() {
+        let h = HOUR_MS;
+        let mut deltas = Deltas::new();
+        // One visitor leaves hour 1 for hour 3, another arrives new in hour 1.
+        deltas.moved(
+            Some(visitor_entry(&visitor(h, None, false, false))),
+            Some(visitor_entry(&visitor(3 * h, None, false, false))),
+        );
+        deltas.moved(None, Some(visitor_entry(&visitor(h + 1, None, false, false))));
+        assert_eq!(deltas.into_rows().collect::<Vec<_>>(), vec![(key(3, "", false), tally(1, 0))]);
+    }
+
+    #[test]
+    fn a_growing_session_moves_its_seconds_with_it() {
+        let mut session = tracked_session::Model {
+            id: 1,
+            site_id: 1,
+            visitor_id: 1,
+            tracker_vid: "v".to_owned(),
+            started_at: HOUR_MS - 60_000,
+            ended_at: HOUR_MS - 1,
+            duration_seconds: 59,
+            pageview_count: 1,
+            event_count: 1,
+            entry_page: None,
+            exit_page: None,
+            referrer: None,
+            channel: "Direct".to_owned(),
+            utm_source: None,
+            utm_medium: None,
+            utm_campaign: None,
+            utm_content: None,
+            utm_term: None,
+            is_bot: false,
+            country: None,
+            city: None,
+            region: None,
+            lat: None,
+            lon: None,
+            device_type: None,
+            browser: None,
+            os: None,
+        };
+        let before = session_entry(&session);
+        session.ended_at = HOUR_MS + 60_000;
+        session.duration_seconds = 120;
+        let mut deltas = Deltas::new();
+        deltas.moved(Some(before), Some(session_entry(&session)));
+        let key = |hour: i64| SessionKey { site_id: 1, is_bot: false, hour, channel: "Direct".to_owned() };
+        assert_eq!(
+            deltas.into_rows().collect::<Vec<_>>(),
+            vec![
+                (key(0), SessionTally { sessions: -1, seconds: -59 }),
+                (key(HOUR_MS), SessionTally { sessions: 1, seconds: 120 })
+            ]
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! Writes moves of visitors and sessions between hourly rollup rows: one
+//! upsert per row, adding the change to what is stored. Rows go in key order,
+//! so concurrent writers (and an erasure) lock them in the same order.
+
+use sea_orm::{
+    ActiveValue::{NotSet, Set},
+    ConnectionTrait, DbErr, EntityTrait,
+    sea_query::{Alias, Expr, ExprTrait, OnConflict},
+};
+
+use entity::{session_hour, visitor_hour};
+
+use super::{
+    rollup::{Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    statement_chunks,
+};
+
+pub(crate) async fn add_visitor_moves(
+    db: &impl ConnectionTrait,
+    deltas: Deltas<VisitorKey, VisitorTally>,
+) -> Result<(), DbErr> {
+    let rows: Vec<visitor_hour::ActiveModel> = deltas
+        .into_rows()
+        .map(|(key, tally)| visitor_hour::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            is_bot: Set(key.is_bot),
+            hour: Set(key.hour),
+            country: Set(key.country),
+            visitors: Set(tally.visitors),
+            identified: Set(tally.identified),
+        })
+        .collect();
+    use visitor_hour::Column as C;
+    upsert_adding::<visitor_hour::Entity>(
+        db,
+        rows,
+        &[C::SiteId, C::IsBot, C::Hour, C::Country],
+        &[C::Visitors, C::Identified],
+    )
+    .await
+}
+
+pub(crate) async fn add_session_moves(
+    db: &impl ConnectionTrait,
+    deltas: Deltas<SessionKey, SessionTally>,
+) -> Result<(), DbErr> {
+    let rows: Vec<session_hour::ActiveModel> = deltas
+        .into_rows()
+        .map(|(key, tally)| session_hour::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            is_bot: Set(key.is_bot),
+            hour: Set(key.hour),
+            channel: Set(key.channel),
+            sessions: Set(tally.sessions),
+            seconds: Set(tally.seconds),
+        })
+        .collect();
+    use session_hour::Column as C;
+    upsert_adding::<session_hour::Entity>(
+        db,
+        rows,
+        &[C::SiteId, C::IsBot, C::Hour, C::Channel],
+        &[C::Sessions, C::Seconds],
+    )
+    .await
+}
+
+/// Inserts rollup rows, or where a row with the same `key` exists, adds the
+/// new row's `sums` to it.
+pub(crate) async fn upsert_adding<E: EntityTrait>(
+    db: &impl ConnectionTrait,
+    rows: Vec<E::ActiveModel>,
+    key: &[E::Column],
+    sums: &[E::Column],
+) -> Result<(), DbErr> {
+    let mut conflict = OnConflict::columns(key.iter().copied());
+    for &column in sums {
+        conflict.value(column, Expr::col((E::default(), column)).add(Expr::col((Alias::new("excluded"), column))));
+    }
+    for chunk in statement_chunks(rows) {
+        E::insert_many(chunk).on_conflict(conflict.clone()).exec_without_returning(db).await?;
+    }
+    Ok(())
+}
