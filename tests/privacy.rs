@@ -280,6 +280,10 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
         client.get(&format!("/api/visitor/old-1?siteId={site}")).await.expect_error(404, "NOT_FOUND");
         client.get(&format!("/api/visitor/fresh-1?siteId={site}")).await.expect(200);
         assert_eq!(page_hours(&app, site).await, rollups, "the hourly rollups stay");
+        // Visitor counts follow the rows the purge kept: the list's total is what it lists.
+        let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=all")).await;
+        assert_eq!(list.expect(200)["total"], 1, "{}", list.text);
+        assert_eq!(list.expect(200)["visitors"][0]["tracker_vid"], "fresh-1");
 
         // The clock is the caller's: a month later the fresh visitor is old too.
         let later = privacy::retention::purge(&app.state.db, now + 31 * DAY_MS).await.unwrap();

@@ -2,11 +2,11 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use entity::{event, tracked_session, visitor};
 
-use super::{ScoredVisitor, stats};
+use super::{ScoredVisitor, snapshot, stats};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
@@ -49,7 +49,14 @@ pub struct LiveStream {
     pub generated_at: i64,
 }
 
-pub async fn stream(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64, now: i64) -> AppResult<LiveStream> {
+pub async fn stream(db: &DatabaseConnection, viewer: &Viewer, site_id: i64, now: i64) -> AppResult<LiveStream> {
+    let view = snapshot(db).await?;
+    let stream = stream_in(&view, viewer, site_id, now).await?;
+    view.commit().await?;
+    Ok(stream)
+}
+
+async fn stream_in(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64, now: i64) -> AppResult<LiveStream> {
     let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
     let start = now - WINDOW_MS;
 

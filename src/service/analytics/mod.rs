@@ -13,7 +13,8 @@ pub mod visitors;
 mod window;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
+    AccessMode, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    IsolationLevel, QueryFilter, TransactionTrait,
     sea_query::{Expr, Func},
 };
 
@@ -125,6 +126,20 @@ pub async fn scored_visitor(
 ) -> AppResult<ScoredVisitor> {
     let (site, visitor) = find_visitor(db, viewer, site_id, tracker_vid).await?;
     Ok(ScoredVisitor::new(visitor, site.hot_threshold, now))
+}
+
+/// One consistent view for a read made of several statements (rollups and
+/// the rows of a partial hour, a ranking read in chunks): PostgreSQL's
+/// default gives each statement its own snapshot, so a visitor moved between
+/// two of them could be counted twice or not at all. SQLite's read
+/// transaction keeps its snapshot from its first read.
+pub(crate) async fn snapshot(db: &DatabaseConnection) -> AppResult<DatabaseTransaction> {
+    Ok(match db.get_database_backend() {
+        DatabaseBackend::Postgres => {
+            db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await?
+        }
+        _ => db.begin().await?,
+    })
 }
 
 /// SUM as a BIGINT: PostgreSQL sums a BIGINT column to NUMERIC.

@@ -8,11 +8,14 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
+    sea_query::Expr,
+};
 
 use entity::{event, page_hour};
 
-use super::{TimeRange, stats, sum_of, window};
+use super::{TimeRange, snapshot, stats, sum_of, window};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -89,6 +92,19 @@ fn top<K: Ord + Clone + std::hash::Hash>(counts: HashMap<K, i64>) -> Vec<(K, i64
 }
 
 pub async fn traffic(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    site_id: i64,
+    range: TimeRange,
+    now: i64,
+) -> AppResult<Traffic> {
+    let view = snapshot(db).await?;
+    let traffic = traffic_in(&view, viewer, site_id, range, now).await?;
+    view.commit().await?;
+    Ok(traffic)
+}
+
+async fn traffic_in(
     db: &impl ConnectionTrait,
     viewer: &Viewer,
     site_id: i64,

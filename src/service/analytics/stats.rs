@@ -7,12 +7,13 @@
 use std::collections::HashMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select, sea_query::Expr,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select,
+    sea_query::Expr,
 };
 
 use entity::{event, page_hour, site};
 
-use super::{TimeRange, sum_of, window};
+use super::{TimeRange, snapshot, sum_of, window};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
@@ -156,13 +157,15 @@ async fn pages_in_window(
 }
 
 pub async fn stats(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     viewer: &Viewer,
     site_id: i64,
     range: TimeRange,
     now: i64,
 ) -> AppResult<Stats> {
-    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
-    let window = summarize(db, &site, range.start(now), now).await?;
+    let view = snapshot(db).await?;
+    let (site, _) = access::site(&view, viewer, site_id, Role::Viewer).await?;
+    let window = summarize(&view, &site, range.start(now), now).await?;
+    view.commit().await?;
     Ok(Stats { window, range })
 }

@@ -2,11 +2,11 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use entity::visitor;
 
-use super::{ScoredVisitor, TimeRange, ranking, window};
+use super::{ScoredVisitor, TimeRange, ranking, snapshot, window};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -42,13 +42,26 @@ pub fn clamp_limit(requested: Option<i64>) -> AppResult<u64> {
 
 /// Visitors seen inside the window, highest score first, then the most
 /// recently seen.
-pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: ListQuery, now: i64) -> AppResult<VisitorPage> {
+pub async fn list(db: &DatabaseConnection, viewer: &Viewer, query: ListQuery, now: i64) -> AppResult<VisitorPage> {
     list_filtered(db, viewer, query, false, now).await
 }
 
 /// `list`, with `hot_only` keeping the visitors whose score (recency
 /// included) reaches the site's hot threshold.
 pub async fn list_filtered(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    query: ListQuery,
+    hot_only: bool,
+    now: i64,
+) -> AppResult<VisitorPage> {
+    let view = snapshot(db).await?;
+    let page = list_in(&view, viewer, query, hot_only, now).await?;
+    view.commit().await?;
+    Ok(page)
+}
+
+async fn list_in(
     db: &impl ConnectionTrait,
     viewer: &Viewer,
     query: ListQuery,

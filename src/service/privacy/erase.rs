@@ -56,12 +56,14 @@ pub async fn erase_visitor(
         .ok_or_else(|| AppError::not_found("visitor"))?;
 
     subtract_from_page_hours(&txn, site.id, found.id).await?;
-    subtract_from_visitor_and_session_hours(&txn, &found).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    // The rows the delete answers are those it took (a retention purge may
+    // have taken some first), so the rollups lose exactly those.
     let sessions = tracked_session::Entity::delete_many()
         .filter(tracked_session::Column::VisitorId.eq(found.id))
-        .exec(&txn)
+        .exec_with_returning(&txn)
         .await?;
+    subtract_from_visitor_and_session_hours(&txn, &found, &sessions).await?;
     let identities =
         identity::Entity::delete_many().filter(identity::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let clicks = link_click::Entity::update_many()
@@ -84,21 +86,23 @@ pub async fn erase_visitor(
     txn.commit().await?;
     Ok(Erased {
         events: events.rows_affected,
-        sessions: sessions.rows_affected,
+        sessions: sessions.len() as u64,
         identities: identities.rows_affected,
         clicks: clicks.rows_affected,
     })
 }
 
 /// Takes the visitor and its sessions out of the rollup rows they are counted in.
-async fn subtract_from_visitor_and_session_hours(db: &impl ConnectionTrait, found: &visitor::Model) -> AppResult<()> {
+async fn subtract_from_visitor_and_session_hours(
+    db: &impl ConnectionTrait,
+    found: &visitor::Model,
+    sessions: &[tracked_session::Model],
+) -> AppResult<()> {
     let mut visitors = rollup::Deltas::new();
     visitors.moved(Some(rollup::visitor_entry(found)), None);
     rollup_store::add_visitor_moves(db, visitors).await?;
-    let sessions =
-        tracked_session::Entity::find().filter(tracked_session::Column::VisitorId.eq(found.id)).all(db).await?;
     let mut moves = rollup::Deltas::new();
-    for session in &sessions {
+    for session in sessions {
         moves.moved(Some(rollup::session_entry(session)), None);
     }
     rollup_store::add_session_moves(db, moves).await?;

@@ -2,19 +2,29 @@
 //! lives. The purge deletes, per site, the events, sessions, identities,
 //! clicks and delivery-log entries older than that, and the visitors not seen
 //! since, a small batch per statement so collection never waits long behind
-//! it. The hourly rollups hold no visitor and stay, so totals over old windows
-//! keep their pageviews.
+//! it. The page and link-click rollups hold no visitor and stay, so totals
+//! over old windows keep their pageviews and clicks; the visitors and sessions
+//! a purge deletes leave their hourly rollups with them, so visitor counts
+//! and the scored list keep agreeing with the rows.
 
 use std::time::Duration;
 
 use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, QueryTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, QueryTrait,
+    TransactionTrait,
     sea_query::{IntoColumnRef, IntoIden},
 };
 
 use entity::{event, identity, link_click, site, tracked_session, visitor, webhook_delivery};
 
-use crate::{error::AppResult, time::DAY_MS};
+use crate::{
+    error::AppResult,
+    service::tracking::{
+        rollup::{self, Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
+        rollup_store,
+    },
+    time::DAY_MS,
+};
 
 /// Rows one statement deletes at most.
 const BATCH: u64 = 200;
@@ -52,6 +62,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [event::Column::Id, event::Column::SiteId, event::Column::Timestamp],
             site_id,
             cutoff,
+            None,
         )
         .await?;
         purged.sessions += in_batches::<tracked_session::Entity>(
@@ -59,6 +70,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [tracked_session::Column::Id, tracked_session::Column::SiteId, tracked_session::Column::EndedAt],
             site_id,
             cutoff,
+            Some(|rows| Uncount::Sessions(rows.iter().map(rollup::session_entry).collect())),
         )
         .await?;
         purged.identities += in_batches::<identity::Entity>(
@@ -66,6 +78,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [identity::Column::Id, identity::Column::SiteId, identity::Column::IdentifiedAt],
             site_id,
             cutoff,
+            None,
         )
         .await?;
         purged.clicks += in_batches::<link_click::Entity>(
@@ -73,6 +86,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [link_click::Column::Id, link_click::Column::SiteId, link_click::Column::CreatedAt],
             site_id,
             cutoff,
+            None,
         )
         .await?;
         purged.deliveries += in_batches::<webhook_delivery::Entity>(
@@ -80,6 +94,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [webhook_delivery::Column::Id, webhook_delivery::Column::SiteId, webhook_delivery::Column::CreatedAt],
             site_id,
             cutoff,
+            None,
         )
         .await?;
         purged.visitors += in_batches::<visitor::Entity>(
@@ -87,6 +102,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [visitor::Column::Id, visitor::Column::SiteId, visitor::Column::LastSeen],
             site_id,
             cutoff,
+            Some(|rows| Uncount::Visitors(rows.iter().map(rollup::visitor_entry).collect())),
         )
         .await?;
     }
@@ -96,9 +112,43 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
     Ok(purged)
 }
 
+/// What a batch of deleted rows of `E` takes out of the rollups.
+type UncountFn<E> = fn(&[<E as EntityTrait>::Model]) -> Uncount;
+
+/// What deleted rows take out of the hourly rollups.
+enum Uncount {
+    Visitors(Vec<(VisitorKey, VisitorTally)>),
+    Sessions(Vec<(SessionKey, SessionTally)>),
+}
+
+impl Uncount {
+    async fn write(self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
+        match self {
+            Uncount::Visitors(entries) => {
+                let mut moves = Deltas::new();
+                entries.into_iter().for_each(|entry| moves.moved(Some(entry), None));
+                rollup_store::add_visitor_moves(db, moves).await
+            }
+            Uncount::Sessions(entries) => {
+                let mut moves = Deltas::new();
+                entries.into_iter().for_each(|entry| moves.moved(Some(entry), None));
+                rollup_store::add_session_moves(db, moves).await
+            }
+        }
+    }
+}
+
 /// Deletes the site's rows of `E` whose time is before `cutoff`, a batch at a
 /// time, each batch its own short statement. `columns`: id, site id, time.
-async fn in_batches<E>(db: &DatabaseConnection, columns: [E::Column; 3], site_id: i64, cutoff: i64) -> AppResult<u64>
+/// With `uncount`, each batch's rows leave the rollups in the same
+/// transaction as their delete.
+async fn in_batches<E>(
+    db: &DatabaseConnection,
+    columns: [E::Column; 3],
+    site_id: i64,
+    cutoff: i64,
+    uncount: Option<UncountFn<E>>,
+) -> AppResult<u64>
 where
     E: EntityTrait,
     E::Column: IntoColumnRef + IntoIden + Copy,
@@ -113,7 +163,22 @@ where
             .filter(time.lt(cutoff))
             .limit(BATCH)
             .into_query();
-        let done = E::delete_many().filter(id.in_subquery(batch)).exec(db).await?.rows_affected;
+        // The time is checked on the row too: PostgreSQL checks it again on a
+        // row a writer changed meanwhile, so a visitor who just came back stays.
+        let delete = E::delete_many().filter(id.in_subquery(batch)).filter(time.lt(cutoff));
+        let done = match uncount {
+            None => delete.exec(db).await?.rows_affected,
+            Some(uncount) => {
+                // The delete comes first and answers the rows it took, so the
+                // rollups lose exactly those (and SQLite's write lock is taken
+                // before anything is read).
+                let txn = db.begin().await?;
+                let rows = delete.exec_with_returning(&txn).await?;
+                uncount(&rows).write(&txn).await?;
+                txn.commit().await?;
+                rows.len() as u64
+            }
+        };
         deleted += done;
         if done < BATCH {
             return Ok(deleted);
