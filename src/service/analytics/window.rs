@@ -11,7 +11,11 @@ use sea_orm::{
 use entity::{session_hour, site, tracked_session, visitor, visitor_hour};
 
 use super::{score_sql_text, sum_of};
-use crate::{error::AppResult, service::scoring, time::HOUR_MS};
+use crate::{
+    error::AppResult,
+    service::scoring,
+    time::{DAY_MS, HOUR_MS},
+};
 
 /// A window from `start` (all time when `None`), split where the rollups can
 /// take over: rows before `first_whole_hour` are read raw.
@@ -181,9 +185,11 @@ pub(super) async fn sessions(
 }
 
 /// Visitors last seen in the window whose score, recency included, reaches
-/// the site's hot threshold. Recency adds at most `RECENCY_MAX`, so only
-/// visitors whose stored points come within that of the threshold are read,
-/// on the index in stored-score order.
+/// the site's hot threshold. Recency depends only on the days since the last
+/// visit, so visitors are read one UTC day of last visit at a time, and of each
+/// day only those whose stored points plus that day's largest recency can reach
+/// the threshold (on the `(site_id, is_bot, day, score, last_seen)` index). Visits older
+/// than the fade have no recency left: only stored points at the threshold count.
 pub(super) async fn hot_leads(
     db: &impl ConnectionTrait,
     site: &site::Model,
@@ -191,19 +197,106 @@ pub(super) async fn hot_leads(
     start: Option<i64>,
     now: i64,
 ) -> AppResult<i64> {
-    let mut candidates = visitor::Entity::find()
-        .filter(visitor::Column::SiteId.eq(site.id))
-        .filter(visitor::Column::IsBot.eq(is_bot))
-        .filter(visitor::Column::Score.gte(site.hot_threshold - scoring::RECENCY_MAX));
-    if let Some(start) = start {
-        candidates = candidates.filter(visitor::Column::LastSeen.gte(start));
+    let visitors = |min_stored: i32| {
+        let mut query = visitor::Entity::find()
+            .filter(visitor::Column::SiteId.eq(site.id))
+            .filter(visitor::Column::IsBot.eq(is_bot))
+            .filter(visitor::Column::Score.gte(min_stored));
+        if let Some(start) = start {
+            // `+` keeps SQLite from picking a last_seen index over the day index.
+            query = query.filter(Expr::cust(format!("+visitors.last_seen >= {start}")));
+        }
+        query
+    };
+    let seeks = hot_seeks(site.hot_threshold, start, now);
+    let mut hot = 0;
+    for (day, min_stored) in seeks.days {
+        let query = visitors(min_stored).filter(Expr::cust(format!("last_seen / {DAY_MS} = {day}")));
+        hot += count_hot(db, query, site.hot_threshold, now).await?;
     }
-    let hot = Expr::cust(format!(
-        "CASE WHEN {} >= {} THEN 1 ELSE 0 END",
-        score_sql_text("visitors", now),
-        site.hot_threshold
-    ));
+    if let Some(faded) = seeks.faded_before {
+        let query = visitors(site.hot_threshold).filter(Expr::cust(format!("+visitors.last_seen < {faded}")));
+        hot += count_hot(db, query, site.hot_threshold, now).await?;
+    }
+    Ok(hot)
+}
+
+/// Where hot leads can be: per UTC day of last visit with recency left, the
+/// fewest stored points that can reach the threshold; and before
+/// `faded_before`, no recency is left, so only stored points at the threshold.
+#[derive(Debug, PartialEq, Eq)]
+struct HotSeeks {
+    /// (UTC day number, least stored points)
+    days: Vec<(i64, i32)>,
+    faded_before: Option<i64>,
+}
+
+fn hot_seeks(threshold: i32, start: Option<i64>, now: i64) -> HotSeeks {
+    let today = now.div_euclid(DAY_MS);
+    let fade_days = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY);
+    let mut days = Vec::new();
+    // A day after today holds visits stamped a little ahead of the clock.
+    for days_back in -1..=fade_days {
+        let day = today - days_back;
+        if start.is_some_and(|start| (day + 1) * DAY_MS <= start) {
+            continue;
+        }
+        // A visit on this UTC day is `days_back - 1` or `days_back` full days old.
+        let youngest = (days_back - 1).max(0) as i32;
+        let recency = (scoring::RECENCY_MAX - scoring::RECENCY_FADE_PER_DAY * youngest).max(0);
+        days.push((day, threshold - recency));
+    }
+    let faded = (today - fade_days) * DAY_MS;
+    HotSeeks { days, faded_before: start.is_none_or(|start| start < faded).then_some(faded) }
+}
+
+async fn count_hot(
+    db: &impl ConnectionTrait,
+    candidates: Select<visitor::Entity>,
+    threshold: i32,
+    now: i64,
+) -> AppResult<i64> {
+    let hot = Expr::cust(format!("CASE WHEN {} >= {threshold} THEN 1 ELSE 0 END", score_sql_text("visitors", now)));
     let count: Option<Option<i64>> =
         candidates.select_only().column_as(sum_of(hot), "hot").into_tuple().one(db).await?;
     Ok(count.flatten().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every hot visitor is a candidate of exactly one seek, for visits at
+    /// any time of day, from a day ahead to forty days back.
+    #[test]
+    fn every_hot_visitor_lies_in_exactly_one_seek() {
+        let noon = 1_800_000_000_000 / DAY_MS * DAY_MS + DAY_MS / 2;
+        for now in [noon - DAY_MS / 2, noon - 7 * 60_000, noon, noon + DAY_MS / 2 - 1] {
+            for (threshold, start) in
+                [(70, None), (70, Some(now - DAY_MS)), (30, Some(now - 7 * DAY_MS)), (95, Some(now - 30 * DAY_MS))]
+            {
+                let seeks = hot_seeks(threshold, start, now);
+                let mut last_seen = now + 2 * HOUR_MS;
+                while last_seen > now - 40 * DAY_MS {
+                    for stored in 0..=110 {
+                        let hot =
+                            scoring::total(stored, last_seen, now) >= threshold && start.is_none_or(|s| last_seen >= s);
+                        let day = last_seen.div_euclid(DAY_MS);
+                        let in_day = seeks.days.iter().filter(|(d, min)| *d == day && stored >= *min).count();
+                        let in_faded =
+                            usize::from(seeks.faded_before.is_some_and(|f| last_seen < f) && stored >= threshold);
+                        if hot {
+                            assert_eq!(
+                                in_day + in_faded,
+                                1,
+                                "now {now}, seen {last_seen}, stored {stored}, threshold {threshold}"
+                            );
+                        }
+                        assert!(in_day + in_faded <= 1, "counted twice: seen {last_seen}, stored {stored}");
+                    }
+                    last_seen -= 37 * 60_000;
+                }
+            }
+        }
+    }
 }
