@@ -101,6 +101,33 @@ async fn feed(app: &TestApp, client: &Client, site: i64, seed: u64) {
             assert_eq!(reply.status.as_u16(), 200, "{}", reply.text);
         }
     }
+    // Heavy visitors: four visits of high-value pages and forms store 99
+    // points (114 once identified), so several score the 100 cap, some only
+    // while recency lasts, and the list ranks capped visitors by last visit.
+    for n in 0..8 {
+        let vid = format!("heavy{seed}-{n}");
+        let mut days: Vec<i64> = (0..40).collect();
+        days.shuffle(&mut rng);
+        for &days_ago in &days[..4] {
+            let start = visit_start(&mut rng, now, days_ago);
+            let events: Vec<Value> = ["/pricing", "/docs", "/pricing", "/docs", "/pricing"]
+                .iter()
+                .enumerate()
+                .map(|(i, page)| {
+                    json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": format!("https://exact.example{page}"), "ts": start + i as i64 * 4 * MINUTE_MS })
+                })
+                .chain(std::iter::once(json!({ "site": site, "type": "custom_event", "event_name": "form_submit", "tracker_vid": vid, "url": "https://exact.example/contact", "ts": start + 20 * MINUTE_MS })))
+                .collect();
+            let reply = app.collect_with(json!({ "events": events }), DESKTOP_UA, &[]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+        }
+        if rng.random_bool(0.5) {
+            client
+                .identify(json!({ "siteId": site, "tracker_vid": vid, "email": format!("{vid}@exact.example") }))
+                .await
+                .expect(200);
+        }
+    }
     // A visitor known only from an identify.
     client
         .identify(
@@ -231,7 +258,7 @@ async fn every_read_equals_a_recount_of_the_raw_rows() {
             let (client, site) = app.user_with_site(&format!("Exact{seed}"), &format!("exact{seed}.example")).await;
             let updated = client
                 .graphql(
-                    "mutation($id: Int!, $t: Int!) { updateSite(id: $id, input: { hotThreshold: $t }) { hotThreshold } }",
+                    "mutation($id: Int!, $t: Int!) { updateSite(id: $id, input: { hotThreshold: $t, highValuePatterns: [\"/pricing\"] }) { hotThreshold } }",
                     json!({ "id": site, "t": HOT_THRESHOLD }),
                 )
                 .await;
@@ -242,6 +269,20 @@ async fn every_read_equals_a_recount_of_the_raw_rows() {
                 rows.sessions.len() > 60 && rows.events.len() > 150,
                 "enough traffic: {} events",
                 rows.events.len()
+            );
+            let now = now_ms();
+            let capped = |days: i64| {
+                rows.visitors
+                    .iter()
+                    .filter(|v| !v.is_bot && v.last_seen >= now - days * DAY_MS)
+                    .filter(|v| scoring::total(v.score, v.last_seen, now) == scoring::MAX_SCORE)
+                    .count()
+            };
+            assert!(
+                capped(7) >= 3 && capped(60) > capped(7),
+                "capped visitors: {} in 7 days, {} in all",
+                capped(7),
+                capped(60)
             );
 
             for (range, span) in [("24h", 24 * HOUR_MS), ("7d", 7 * DAY_MS), ("30d", 30 * DAY_MS)] {

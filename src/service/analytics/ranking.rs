@@ -9,7 +9,8 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 
 use entity::visitor;
 
-use crate::{error::AppResult, service::scoring};
+use super::window;
+use crate::{error::AppResult, service::scoring, time::DAY_MS};
 
 /// The most rows one read takes.
 const MAX_CHUNK: usize = 20_000;
@@ -68,6 +69,12 @@ pub(super) async fn page(
     now: i64,
 ) -> AppResult<Vec<i64>> {
     let take = usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX);
+    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+    if scope.min_score.is_none_or(|min| min <= scoring::MAX_SCORE)
+        && let Some(top) = capped_top(db, scope, take, now).await?
+    {
+        return Ok(top.into_iter().skip(offset).map(|row| row.id).collect());
+    }
     // Small pages read little; each further read doubles, so a long scan
     // takes few statements.
     let mut chunk = take.saturating_mul(2).clamp(16, MAX_CHUNK) as u64;
@@ -117,8 +124,59 @@ pub(super) async fn page(
         }
     }
     read.sort_by(Ranked::cmp_rank);
-    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
     Ok(read.into_iter().skip(offset).take(take - offset.min(take)).map(|row| row.id).collect())
+}
+
+/// The list's first `take` rows when at least that many visitors score the
+/// maximum. Such rows tie on score and rank by last visit, which stored-score
+/// order cannot settle early; read by UTC day of last visit instead, newest
+/// first, each day only the visitors whose stored points plus that day's
+/// recency reach the cap, and stop after the day that fills the page.
+/// `None` when fewer than `take` visitors score the maximum.
+async fn capped_top(db: &impl ConnectionTrait, scope: &Scope, take: usize, now: i64) -> AppResult<Option<Vec<Ranked>>> {
+    let seeks = window::hot_seeks(scoring::MAX_SCORE, scope.start, now);
+    let candidates = |min_stored: i32| {
+        let mut query = visitor::Entity::find()
+            .filter(visitor::Column::SiteId.eq(scope.site_id))
+            .filter(visitor::Column::IsBot.eq(scope.is_bot))
+            .filter(visitor::Column::Score.gte(min_stored));
+        if let Some(start) = scope.start {
+            // `+` keeps SQLite on the day index rather than a last_seen one.
+            query = query.filter(Expr::cust(format!("+visitors.last_seen >= {start}")));
+        }
+        query.select_only().column(visitor::Column::Id).column(visitor::Column::Score).column(visitor::Column::LastSeen)
+    };
+    let mut capped: Vec<Ranked> = Vec::new();
+    for (day, min_stored) in seeks.days {
+        let rows: Vec<(i64, i32, i64)> = candidates(min_stored)
+            .filter(Expr::cust(format!("last_seen / {DAY_MS} = {day}")))
+            .into_tuple()
+            .all(db)
+            .await?;
+        let mut found: Vec<Ranked> = rows
+            .into_iter()
+            .map(|(id, stored, last_seen)| Ranked::new(id, stored, last_seen, now))
+            .filter(|row| row.score == scoring::MAX_SCORE)
+            .collect();
+        found.sort_by(Ranked::cmp_rank);
+        capped.extend(found);
+        if capped.len() >= take {
+            capped.truncate(take);
+            return Ok(Some(capped));
+        }
+    }
+    if let Some(faded) = seeks.faded_before {
+        let rows: Vec<(i64, i32, i64)> = candidates(scoring::MAX_SCORE)
+            .filter(Expr::cust(format!("+visitors.last_seen < {faded}")))
+            .order_by_desc(visitor::Column::LastSeen)
+            .order_by_desc(visitor::Column::Id)
+            .limit((take - capped.len()) as u64)
+            .into_tuple()
+            .all(db)
+            .await?;
+        capped.extend(rows.into_iter().map(|(id, stored, last_seen)| Ranked::new(id, stored, last_seen, now)));
+    }
+    Ok((capped.len() >= take).then_some(capped))
 }
 
 #[cfg(test)]

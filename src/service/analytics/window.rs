@@ -225,13 +225,13 @@ pub(super) async fn hot_leads(
 /// fewest stored points that can reach the threshold; and before
 /// `faded_before`, no recency is left, so only stored points at the threshold.
 #[derive(Debug, PartialEq, Eq)]
-struct HotSeeks {
-    /// (UTC day number, least stored points)
-    days: Vec<(i64, i32)>,
-    faded_before: Option<i64>,
+pub(super) struct HotSeeks {
+    /// (UTC day number, least stored points), newest day first.
+    pub days: Vec<(i64, i32)>,
+    pub faded_before: Option<i64>,
 }
 
-fn hot_seeks(threshold: i32, start: Option<i64>, now: i64) -> HotSeeks {
+pub(super) fn hot_seeks(threshold: i32, start: Option<i64>, now: i64) -> HotSeeks {
     let today = now.div_euclid(DAY_MS);
     let fade_days = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY);
     let mut days = Vec::new();
