@@ -162,7 +162,7 @@ async fn traffic_in(
                 .select_only()
                 .column_as(Expr::val(first), "bucket")
                 .column(event::Column::Page)
-                .column_as(event::Column::Id.count(), "pageviews")
+                .column_as(Expr::cust("COUNT(*)"), "pageviews")
                 .group_by(event::Column::Page)
                 .into_model::<PageRow>()
                 .all(db)

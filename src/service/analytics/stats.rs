@@ -140,7 +140,7 @@ async fn pages_in_window(
                 .select_only()
                 .column(event::Column::Page)
                 .column_as(sum_of(pageview), "pageviews")
-                .column_as(event::Column::Id.count(), "events")
+                .column_as(Expr::cust("COUNT(*)"), "events")
                 .group_by(event::Column::Page)
                 .into_model::<PageRow>()
                 .all(db)
