@@ -180,7 +180,9 @@ where
             }
         };
         deleted += done;
-        if done < BATCH {
+        // A short batch is not the end: a row a writer changed meanwhile can
+        // drop out of a full one. Only a batch that deletes nothing is.
+        if done == 0 {
             return Ok(deleted);
         }
         // Lets the batch writer take the database between two batches.
