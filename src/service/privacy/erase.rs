@@ -98,14 +98,8 @@ async fn subtract_from_visitor_and_session_hours(
     found: &visitor::Model,
     sessions: &[tracked_session::Model],
 ) -> AppResult<()> {
-    let mut visitors = rollup::Deltas::new();
-    visitors.moved(Some(rollup::visitor_entry(found)), None);
-    rollup_store::add_visitor_moves(db, visitors).await?;
-    let mut moves = rollup::Deltas::new();
-    for session in sessions {
-        moves.moved(Some(rollup::session_entry(session)), None);
-    }
-    rollup_store::add_session_moves(db, moves).await?;
+    rollup_store::add_visitor_moves(db, rollup::Deltas::removed([rollup::visitor_entry(found)])).await?;
+    rollup_store::add_session_moves(db, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry))).await?;
     Ok(())
 }
 

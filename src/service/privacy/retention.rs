@@ -124,16 +124,8 @@ enum Uncount {
 impl Uncount {
     async fn write(self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
         match self {
-            Uncount::Visitors(entries) => {
-                let mut moves = Deltas::new();
-                entries.into_iter().for_each(|entry| moves.moved(Some(entry), None));
-                rollup_store::add_visitor_moves(db, moves).await
-            }
-            Uncount::Sessions(entries) => {
-                let mut moves = Deltas::new();
-                entries.into_iter().for_each(|entry| moves.moved(Some(entry), None));
-                rollup_store::add_session_moves(db, moves).await
-            }
+            Uncount::Visitors(entries) => rollup_store::add_visitor_moves(db, Deltas::removed(entries)).await,
+            Uncount::Sessions(entries) => rollup_store::add_session_moves(db, Deltas::removed(entries)).await,
         }
     }
 }

@@ -12,7 +12,7 @@ use sea_orm::{
 use entity::{event, identity, link, link_click, link_click_day, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, rollup_store,
+    Activity, EventKind, rollup, rollup_store,
     sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
     statement_chunks,
 };
@@ -77,8 +77,8 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         event::Entity::insert_many(chunk).exec_without_returning(db).await?;
     }
     add_to_page_hours(db, batch).await?;
-    rollup_store::add_visitor_moves(db, batch.visitor_moves()).await?;
-    rollup_store::add_session_moves(db, batch.session_moves()).await?;
+    rollup_store::add_visitor_moves(db, rollup::visitor_moves(batch)).await?;
+    rollup_store::add_session_moves(db, rollup::session_moves(batch)).await?;
 
     write_clicks(db, batch).await?;
 

@@ -322,25 +322,6 @@ impl<'a> Batch<'a> {
         self.identities.push(PendingIdentity { visitor: v, command });
     }
 
-    /// How the batch moves its visitors between rollup rows. A visitor this
-    /// batch created is counted even if nothing else changed it (a lone ping).
-    pub fn visitor_moves(&self) -> rollup::Deltas<VisitorKey, VisitorTally> {
-        let mut deltas = rollup::Deltas::new();
-        for slot in self.visitors.iter().filter(|slot| slot.dirty || slot.counted.is_none()) {
-            deltas.moved(slot.counted.clone(), Some(rollup::visitor_entry(&slot.model)));
-        }
-        deltas
-    }
-
-    /// How the batch moves its sessions between rollup rows.
-    pub fn session_moves(&self) -> rollup::Deltas<SessionKey, SessionTally> {
-        let mut deltas = rollup::Deltas::new();
-        for slot in self.sessions.iter().filter(|slot| slot.dirty) {
-            deltas.moved(slot.counted.clone(), Some(rollup::session_entry(&slot.model)));
-        }
-        deltas
-    }
-
     /// Recomputes the stored score of every changed visitor.
     pub fn rescore(&mut self) {
         for slot in self.visitors.iter_mut().filter(|slot| slot.dirty) {
