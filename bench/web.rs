@@ -81,6 +81,14 @@ async fn main() {
         .unwrap()
         .expect("a session");
     let vid = url::form_urlencoded::byte_serialize(top.tracker_vid.as_bytes()).collect::<String>();
+    // The most clicked link, for its analytics page.
+    let link = entity::link::Entity::find()
+        .filter(entity::link::Column::SiteId.eq(site))
+        .order_by_desc(entity::link::Column::HumanClicks)
+        .one(&db)
+        .await
+        .unwrap()
+        .expect("a link");
     let pages = [
         "/".to_owned(),
         "/?range=24h".to_owned(),
@@ -94,6 +102,13 @@ async fn main() {
         format!("/visitor/{vid}"),
         format!("/session/{}?site={site}", session.id),
         format!("/talk/incoming?visitor={vid}"),
+        "/links".to_owned(),
+        format!("/links/lnk_{}", link.id),
+        format!("/links/lnk_{}?range=30d", link.id),
+        "/settings".to_owned(),
+        "/settings/team".to_owned(),
+        "/settings/webhooks".to_owned(),
+        "/settings/account".to_owned(),
     ];
 
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();

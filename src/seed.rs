@@ -281,6 +281,10 @@ async fn seed_links(db: &DatabaseConnection, site: &site::Model) -> AppResult<Ve
             content: None,
             notes: Some("created by leadtrail seed".to_owned()),
             link_type: Some(link_type.to_owned()),
+            is_active: None,
+            expires_at: None,
+            max_clicks: None,
+            tags: None,
         };
         found.push(Arc::new(links::create(db, &viewer, new).await?.0));
     }

@@ -7,9 +7,13 @@
 
 mod common;
 
-use common::{Client, Reply, TestApp, apps, apps_with, scenario, traffic::pageview};
+use common::{
+    TestApp, apps, apps_with, scenario,
+    traffic::pageview,
+    web::{expect_page, location, post_form},
+};
 use leadtrail::config::TrustProxy;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn cloudflare(config: &mut leadtrail::config::Config) {
     config.trust_proxy = TrustProxy::Cloudflare;
@@ -30,41 +34,13 @@ fn pages(site: i64, session: i64) -> Vec<(String, &'static str)> {
         (format!("/session/{session}?site={site}"), "Timeline"),
         (format!("/talk/incoming?visitor=alice&site={site}"), "Reach them"),
         ("/talk/incoming?visitor=alice".to_owned(), "mailto:Alice@Example.com"),
+        ("/links".to_owned(), ">promo</a>"),
+        ("/links?q=promo&active=on".to_owned(), "1 of 1 link"),
+        ("/settings".to_owned(), "Tracking snippet"),
+        ("/settings/team".to_owned(), "Members of"),
+        ("/settings/webhooks".to_owned(), "Signing secret"),
+        ("/settings/account".to_owned(), "Delete the account"),
     ]
-}
-
-/// A form POST, urlencoded, as a browser sends it.
-async fn post_form(client: &Client, path: &str, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Reply {
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
-    let mut request = http
-        .post(format!("{}{path}", client.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body);
-    if let Some(token) = &client.session {
-        request = request.header("cookie", format!("session={token}"));
-    }
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let text = response.text().await.unwrap();
-    Reply { status, headers, body: Value::Null, text }
-}
-
-#[track_caller]
-fn expect_page(reply: &Reply, status: u16) -> String {
-    assert_eq!(reply.status.as_u16(), status, "body: {}", reply.text);
-    let kind = reply.headers["content-type"].to_str().unwrap();
-    assert!(kind.starts_with("text/html"), "{kind}");
-    reply.text.clone()
-}
-
-fn location(reply: &Reply) -> &str {
-    assert_eq!(reply.status.as_u16(), 303, "body: {}", reply.text);
-    reply.headers["location"].to_str().unwrap()
 }
 
 async fn session_of(app: &TestApp, site: i64, vid: &str) -> i64 {

@@ -9,119 +9,25 @@
 
 mod common;
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use common::{
     TestApp, apps_with,
-    browser::{browser_missing, serve_page, start_browser},
+    browser::{
+        FLAGS, axe, browser_missing, fill, no_script_ran, screenshot, serve_page, start_browser, text, wait_for_events,
+        wait_for_path,
+    },
     traffic::{at, pageview},
 };
-use fantoccini::{Client, Locator};
+use fantoccini::Locator;
 use leadtrail::{
     config::TrustProxy,
     time::{DAY_MS, HOUR_MS, now_ms},
 };
 use serde_json::{Value, json};
 
-const AXE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node_modules/axe-core/axe.min.js");
-/// Chromium flags: a laptop-sized window, and no network but loopback (avatars stay local).
-const FLAGS: [&str; 3] = [
-    "--window-size=1280,800",
-    "--force-device-scale-factor=1",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-];
-
 fn cloudflare(config: &mut leadtrail::config::Config) {
     config.trust_proxy = TrustProxy::Cloudflare;
-}
-
-/// Runs axe-core on the current page; panics on a serious or critical violation.
-async fn axe(browser: &Client, page: &str) {
-    let Ok(source) = std::fs::read_to_string(AXE) else {
-        panic!("axe-core is missing at {AXE}; .ci/run installs it (npm ci in tests/clients)");
-    };
-    browser.execute(&format!("{source}\nreturn typeof axe;"), vec![]).await.unwrap();
-    let script = r#"
-        var done = arguments[arguments.length - 1];
-        axe.run(document, { resultTypes: ["violations"] }).then(function (result) {
-            done(result.violations
-                .filter(function (v) { return v.impact === "serious" || v.impact === "critical"; })
-                .map(function (v) {
-                    return v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(function (n) { return n.target.join(" "); }).join(" | ");
-                }));
-        }, function (error) { done(["axe failed: " + error]); });
-    "#;
-    let found = browser.execute_async(script, vec![]).await.unwrap();
-    assert_eq!(found, json!([]), "axe on {page}");
-}
-
-/// What no page may hold: a script that ran, a `javascript:` link, an inline handler.
-async fn no_script_ran(browser: &Client, page: &str) {
-    let check = r#"return {
-        pwned: typeof window.__pwned,
-        scriptLinks: document.querySelectorAll('a[href^="javascript" i], [href^=" javascript" i]').length,
-        handlers: document.querySelectorAll("[onerror], [onload], [onclick]").length,
-        inlineScripts: document.querySelectorAll("script:not([src])").length,
-        inlineStyles: document.querySelectorAll("[style]").length
-    };"#;
-    let found = browser.execute(check, vec![]).await.unwrap();
-    assert_eq!(
-        found,
-        json!({ "pwned": "undefined", "scriptLinks": 0, "handlers": 0, "inlineScripts": 0, "inlineStyles": 0 }),
-        "{page}"
-    );
-}
-
-async fn screenshot(browser: &Client, name: &str) {
-    let png = browser.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
-    let dir = if std::env::var("UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"))
-    } else {
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-}
-
-/// The text of the first element matching `css`, waiting for it: a click that
-/// submits a form returns before the next page has loaded.
-async fn text(browser: &Client, css: &str) -> String {
-    browser
-        .wait()
-        .at_most(Duration::from_secs(10))
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|_| panic!("{css} on the page"))
-        .text()
-        .await
-        .unwrap()
-}
-
-/// Waits until the browser has navigated to `path` (a submitted form's answer).
-async fn wait_for_path(browser: &Client, path: &str) {
-    for _ in 0..100 {
-        if browser.current_url().await.unwrap().path() == path {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("expected {path}, at {}", browser.current_url().await.unwrap());
-}
-
-async fn fill(browser: &Client, css: &str, value: &str) {
-    browser.find(Locator::Css(css)).await.unwrap().send_keys(value).await.unwrap();
-}
-
-async fn wait_for_events(app: &TestApp, count: usize) {
-    for _ in 0..100 {
-        app.state.writer.flush().await;
-        if app.event_count().await >= count {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("expected {count} events, have {}", app.event_count().await);
 }
 
 /// A week of other visitors from a few countries and sources, so the
@@ -350,6 +256,15 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
         let visitor = app.visitor(site, vid).await;
         let session = app.sessions_of(visitor.id).await[0].id;
         let encoded: String = url::form_urlencoded::byte_serialize(vid.as_bytes()).collect();
+        let link = client
+            .graphql(
+                "mutation($i: LinkInput!) { createLink(input: $i) { link { id } } }",
+                json!({ "i": { "siteId": site, "destinationUrl": "https://ann.example/?x=<script>window.__pwned=1</script>",
+                    "campaign": script, "source": image, "notes": image, "tags": [script, image] } }),
+            )
+            .await;
+        let link = link["data"]["createLink"]["link"]["id"].as_str().unwrap().to_owned();
+        client.put(&format!("/api/sites/{site}"), json!({ "name": script })).await.expect(200);
 
         let (_driver, browser) = start_browser(&FLAGS).await;
         browser.goto(&format!("{}/login", app.base)).await.unwrap();
@@ -364,6 +279,9 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             format!("/visitor/{}?site={site}", encoded.replace('+', "%20")),
             format!("/session/{session}?site={site}"),
             format!("/talk/incoming?visitor={encoded}&site={site}"),
+            "/links".to_owned(),
+            format!("/links/{link}"),
+            "/settings".to_owned(),
         ] {
             browser.goto(&format!("{}{path}", app.base)).await.unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;

@@ -116,6 +116,19 @@ impl Link {
     async fn qr_svg(&self, ctx: &Context<'_>) -> AppResult<String> {
         Ok(links::qr_svg(&links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link))?)
     }
+    /// This link's human clicks grouped for charts, as `linkAnalytics` with
+    /// its slug. `range` is 7d (default), 30d, 90d or all.
+    async fn analytics(&self, ctx: &Context<'_>, range: Option<String>) -> AppResult<LinkAnalytics> {
+        let filter = AnalyticsFilter {
+            site_id: Some(self.site.id),
+            range,
+            slug: Some(self.link.slug.clone()),
+            campaign: None,
+            source: None,
+        };
+        let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
+        Ok(found.into())
+    }
 }
 
 #[derive(SimpleObject)]
@@ -159,6 +172,11 @@ pub struct LinkInput {
     pub notes: Option<String>,
     /// `content` (default), `ad` or `bio`.
     pub link_type: Option<String>,
+    /// Default true.
+    pub is_active: Option<bool>,
+    pub expires_at: Option<Timestamp>,
+    pub max_clicks: Option<i64>,
+    pub tags: Option<Vec<String>>,
 }
 
 #[derive(InputObject, Default)]
@@ -262,6 +280,10 @@ impl LinkMutation {
             content: input.content,
             notes: input.notes,
             link_type: input.link_type,
+            is_active: input.is_active,
+            expires_at: input.expires_at.map(|at| at.0),
+            max_clicks: input.max_clicks,
+            tags: input.tags,
         };
         let (link, site) = links::create(&app.db, ctx.viewer()?, new).await?;
         let full_url = links::full_url(&app.config.short_link_base(), &site, &link);

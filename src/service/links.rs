@@ -140,6 +140,18 @@ pub struct NewLink {
     pub content: Option<String>,
     pub notes: Option<String>,
     pub link_type: Option<String>,
+    /// Active unless `Some(false)`.
+    pub is_active: Option<bool>,
+    pub expires_at: Option<i64>,
+    pub max_clicks: Option<i64>,
+    pub tags: Option<Vec<String>>,
+}
+
+fn validate_max_clicks(max_clicks: Option<i64>) -> AppResult<Option<i64>> {
+    if max_clicks.is_some_and(|max| max < 1) {
+        return Err(AppError::validation("max_clicks", "must be at least 1"));
+    }
+    Ok(max_clicks)
 }
 
 /// Members and up; a missing slug is generated.
@@ -161,10 +173,10 @@ pub async fn create(db: &impl ConnectionTrait, viewer: &Viewer, new: NewLink) ->
         content: Set(label("content", new.content, MAX_LABEL_LEN)?),
         notes: Set(label("notes", new.notes, MAX_NOTES_LEN)?),
         link_type: Set(validate_link_type(new.link_type)?),
-        is_active: Set(true),
-        expires_at: Set(None),
-        max_clicks: Set(None),
-        tags: Set("[]".to_owned()),
+        is_active: Set(new.is_active.unwrap_or(true)),
+        expires_at: Set(new.expires_at),
+        max_clicks: Set(validate_max_clicks(new.max_clicks)?),
+        tags: Set(validate_tags(new.tags.unwrap_or_default())?),
         human_clicks: Set(0),
         created_at: Set(now),
         updated_at: Set(now),
@@ -270,10 +282,7 @@ pub async fn update(
         row.expires_at = Set(expires_at);
     }
     if let Some(max_clicks) = changes.max_clicks {
-        if max_clicks.is_some_and(|max| max < 1) {
-            return Err(AppError::validation("max_clicks", "must be at least 1"));
-        }
-        row.max_clicks = Set(max_clicks);
+        row.max_clicks = Set(validate_max_clicks(max_clicks)?);
     }
     if let Some(tags) = changes.tags {
         row.tags = Set(validate_tags(tags)?);

@@ -16,6 +16,7 @@ use super::{
     auth::read_form,
     bridge,
     error::{WebError, WebResult},
+    forms::{field_of, is_page_error},
     frame, nav,
     pages::{
         self, flag,
@@ -50,24 +51,12 @@ pub async fn switch_site(State(state): State<RouterState>, request: Request) -> 
     run.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// Errors that are about the whole request, shown as an error page rather
-/// than beside the form (the visitor or site is gone, too many requests, a fault).
-fn is_page_error(code: ErrorCode) -> bool {
-    matches!(code, ErrorCode::NotFound | ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable)
-}
-
 fn text(form: &HashMap<String, String>, name: &str) -> String {
     form.get(name).map(|value| value.trim().to_owned()).unwrap_or_default()
 }
 
 fn optional(value: &str) -> Value {
     if value.is_empty() { Value::Null } else { json!(value) }
-}
-
-/// Which input an error message is about, from the field it names.
-fn field_of(message: &str, fields: &[(&str, &'static str)]) -> Option<&'static str> {
-    let named = message.split_once(':').map(|(field, _)| field.trim())?;
-    fields.iter().find(|(api, _)| *api == named).map(|(_, input)| *input)
 }
 
 /// POST /visitor/{id}: one of the page's forms, then the page with its outcome.

@@ -17,13 +17,21 @@ use serde_json::{Map, Value, json};
 use super::{
     bridge,
     error::{WebError, WebResult},
+    forms::FormState,
     layout::{FrameData, Layout},
-    pages::{IdFrom, Page, PageInput, SiteFrom, visitor::Outcome},
+    pages::{Access, IdFrom, Page, PageInput, SiteFrom, visitor::Outcome},
 };
-use crate::{RouterState, auth::RequestContext, error::AppError, time::now_ms};
+use crate::{
+    RouterState,
+    auth::{RequestContext, Role},
+    error::AppError,
+    time::now_ms,
+};
 
 const CURRENT_SITE: &str = include_str!("documents/current_site.graphql");
 const VISITOR_SITE: &str = include_str!("documents/visitor_site.graphql");
+const LINK_SITE: &str = include_str!("documents/link_site.graphql");
+const ACCESS: &str = include_str!("documents/access.graphql");
 /// The welcome page's document: only the frame.
 const FRAME_ONLY: &str = concat!("query Welcome { ...Frame }\n", include_str!("documents/frame.graphql"));
 
@@ -95,6 +103,9 @@ pub async fn resolve_site(
         (SiteFrom::Visitor, Some(id)) => {
             bridge::run(parts, state, VISITOR_SITE, json!({ "id": id })).await?.data["visitorSite"]["id"].take()
         }
+        (SiteFrom::Link, Some(id)) => {
+            bridge::run(parts, state, LINK_SITE, json!({ "id": id })).await?.data["link"]["siteId"].take()
+        }
         _ => bridge::run(parts, state, CURRENT_SITE, json!({})).await?.data["currentSite"]["id"].take(),
     };
     Ok((answer.as_i64(), None))
@@ -107,20 +118,39 @@ pub async fn show(
     parts: &mut Parts,
     outcome: Option<Outcome>,
 ) -> WebResult<Response> {
+    show_with(page, state, parts, outcome, FormState::default()).await
+}
+
+/// `show`, with what a form of the forms table just did.
+pub async fn show_with(
+    page: &'static Page,
+    state: &RouterState,
+    parts: &mut Parts,
+    outcome: Option<Outcome>,
+    form: FormState,
+) -> WebResult<Response> {
     require_signed_in(parts)?;
     let query = query_map(parts);
     let id = object_id(page, parts, state, &query).await?;
     let (site, site_query) = resolve_site(page, parts, state, &query, id.as_deref()).await?;
-    let Some(site_id) = site else {
-        return match page.section {
-            Some(_) => welcome(parts, state).await,
-            None => Err(AppError::not_found("site").into()),
-        };
+    let site_id = match (site, page.site) {
+        (Some(site_id), _) => site_id,
+        // The settings pages are where a first site is made.
+        (None, SiteFrom::CurrentOrNone) => 0,
+        (None, _) if page.section.is_some() => return welcome(parts, state).await,
+        (None, _) => return Err(AppError::not_found("site").into()),
     };
     let mut variables = Map::new();
     variables.insert("siteId".to_owned(), json!(site_id));
+    variables.insert("hasSite".to_owned(), json!(site.is_some()));
     if let Some(id) = &id {
         variables.insert("id".to_owned(), json!(id));
+    }
+    let access = if page.access { Some(access(parts, state, site).await?) } else { None };
+    if let Some(access) = &access {
+        variables.insert("orgId".to_owned(), json!(access.org_id));
+        variables.insert("orgMember".to_owned(), json!(access.role >= Role::Member));
+        variables.insert("orgAdmin".to_owned(), json!(access.role >= Role::Admin));
     }
     for param in page.params {
         (param.fill)(query.get(param.name).map(String::as_str).filter(|v| !v.is_empty()), &mut variables)?;
@@ -128,10 +158,33 @@ pub async fn show(
     let mut answer = bridge::run(parts, state, page.document, Value::Object(variables)).await?;
     let frame = take_frame(&mut answer.data);
     let switch_next = if page.section.is_some() { page.path.to_owned() } else { "/".to_owned() };
-    let layout = Layout::framed("", frame, page.section, Some(site_id), site_query.as_deref(), switch_next);
-    let input = PageInput { site_id, site_query, query, now: now_ms(), outcome };
+    let layout = Layout::framed("", frame, page.section, site, site_query.as_deref(), switch_next);
+    let input = PageInput {
+        site_id,
+        has_site: site.is_some(),
+        site_query,
+        query,
+        now: now_ms(),
+        outcome,
+        form,
+        access,
+        base_url: state.app.config.base_url(),
+    };
     let html = (page.render)(layout, &input, answer.data)?;
     Ok((answer.cookies, Html(html)).into_response())
+}
+
+/// The org of the site (else the viewer's primary org) and the viewer's role in it.
+async fn access(parts: &mut Parts, state: &RouterState, site: Option<i64>) -> WebResult<Access> {
+    let variables = json!({ "siteId": site.unwrap_or(0), "hasSite": site.is_some() });
+    let data = bridge::run(parts, state, ACCESS, variables).await?.data;
+    let org_id = data["site"]["orgId"].as_str().or_else(|| data["profile"]["org"]["id"].as_str()).unwrap_or_default();
+    let role = data["orgs"]
+        .as_array()
+        .and_then(|orgs| orgs.iter().find(|org| org["id"].as_str() == Some(org_id)))
+        .and_then(|org| org["role"].as_str())
+        .map_or(Role::Viewer, Role::parse);
+    Ok(Access { org_id: org_id.to_owned(), role })
 }
 
 /// Takes the frame's fields out of a page answer.

@@ -42,10 +42,17 @@ pub enum Section {
     Overview,
     Live,
     Leads,
+    Links,
+    Settings,
 }
 
-const SECTIONS: [(Section, &str, &str); 3] =
-    [(Section::Overview, "/", "Overview"), (Section::Live, "/live", "Live"), (Section::Leads, "/leads", "Leads")];
+const SECTIONS: [(Section, &str, &str); 5] = [
+    (Section::Overview, "/", "Overview"),
+    (Section::Live, "/live", "Live"),
+    (Section::Leads, "/leads", "Leads"),
+    (Section::Links, "/links", "Links"),
+    (Section::Settings, "/settings", "Settings"),
+];
 
 /// The part of every page document the frame reads (`fragment Frame`).
 #[derive(Deserialize, Default)]

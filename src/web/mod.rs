@@ -17,10 +17,12 @@ mod bridge;
 pub mod chart;
 mod error;
 mod format;
+mod forms;
 mod frame;
 mod layout;
 pub mod nav;
 mod pages;
+mod qr;
 mod security;
 
 use axum::{
@@ -33,8 +35,12 @@ use crate::{RouterState, auth::middleware::authenticate, state::AppState};
 /// Every web route, with the caller resolved, cross-site posts refused and
 /// the security headers set.
 pub fn routes(state: AppState) -> Router<RouterState> {
-    let pages = pages::PAGES.iter().fold(Router::new(), |router, page| router.route(page.path, frame::route(page)));
+    let pages = pages::PAGES.iter().fold(Router::new(), |router, page| {
+        let route = frame::route(page);
+        router.route(page.path, if page.forms.is_empty() { route } else { route.merge(forms::route(page, page.forms)) })
+    });
     pages
+        .route("/links/{id}/qr.svg", get(qr::serve))
         .route(pages::VISITOR.path, post(actions::visitor))
         .route("/site", post(actions::switch_site))
         .route("/login", get(auth::login_form).post(auth::login))

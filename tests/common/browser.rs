@@ -3,12 +3,16 @@
 //! with a note, when Debian's chromium and chromium-driver are absent.
 #![allow(dead_code)]
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
 
-use fantoccini::ClientBuilder;
+use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-use super::traffic::DESKTOP_UA;
+use super::{TestApp, traffic::DESKTOP_UA};
 
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -86,4 +90,101 @@ pub async fn start_browser(extra_args: &[&str]) -> (Driver, fantoccini::Client) 
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     panic!("no chromedriver session");
+}
+
+pub const AXE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node_modules/axe-core/axe.min.js");
+/// Chromium flags: a laptop-sized window, and no network but loopback (avatars stay local).
+pub const FLAGS: [&str; 3] = [
+    "--window-size=1280,800",
+    "--force-device-scale-factor=1",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
+
+/// Runs axe-core on the current page; panics on a serious or critical violation.
+pub async fn axe(browser: &Client, page: &str) {
+    let Ok(source) = std::fs::read_to_string(AXE) else {
+        panic!("axe-core is missing at {AXE}; .ci/run installs it (npm ci in tests/clients)");
+    };
+    browser.execute(&format!("{source}\nreturn typeof axe;"), vec![]).await.unwrap();
+    let script = r#"
+        var done = arguments[arguments.length - 1];
+        axe.run(document, { resultTypes: ["violations"] }).then(function (result) {
+            done(result.violations
+                .filter(function (v) { return v.impact === "serious" || v.impact === "critical"; })
+                .map(function (v) {
+                    return v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(function (n) { return n.target.join(" "); }).join(" | ");
+                }));
+        }, function (error) { done(["axe failed: " + error]); });
+    "#;
+    let found = browser.execute_async(script, vec![]).await.unwrap();
+    assert_eq!(found, json!([]), "axe on {page}");
+}
+
+/// What no page may hold: a script that ran, a `javascript:` link, an inline handler.
+pub async fn no_script_ran(browser: &Client, page: &str) {
+    let check = r#"return {
+        pwned: typeof window.__pwned,
+        scriptLinks: document.querySelectorAll('a[href^="javascript" i], [href^=" javascript" i]').length,
+        handlers: document.querySelectorAll("[onerror], [onload], [onclick]").length,
+        inlineScripts: document.querySelectorAll("script:not([src])").length,
+        inlineStyles: document.querySelectorAll("[style]").length
+    };"#;
+    let found = browser.execute(check, vec![]).await.unwrap();
+    assert_eq!(
+        found,
+        json!({ "pwned": "undefined", "scriptLinks": 0, "handlers": 0, "inlineScripts": 0, "inlineStyles": 0 }),
+        "{page}"
+    );
+}
+
+pub async fn screenshot(browser: &Client, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
+    let dir = if std::env::var("UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"))
+    } else {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// The text of the first element matching `css`, waiting for it: a click that
+/// submits a form returns before the next page has loaded.
+pub async fn text(browser: &Client, css: &str) -> String {
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|_| panic!("{css} on the page"))
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Waits until the browser has navigated to `path` (a submitted form's answer).
+pub async fn wait_for_path(browser: &Client, path: &str) {
+    for _ in 0..100 {
+        if browser.current_url().await.unwrap().path() == path {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("expected {path}, at {}", browser.current_url().await.unwrap());
+}
+
+pub async fn fill(browser: &Client, css: &str, value: &str) {
+    browser.find(Locator::Css(css)).await.unwrap().send_keys(value).await.unwrap();
+}
+
+pub async fn wait_for_events(app: &TestApp, count: usize) {
+    for _ in 0..100 {
+        app.state.writer.flush().await;
+        if app.event_count().await >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("expected {count} events, have {}", app.event_count().await);
 }

@@ -16,6 +16,7 @@ pub mod browser;
 pub mod process;
 pub mod scenario;
 pub mod traffic;
+pub mod web;
 pub mod ws;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);

@@ -39,4 +39,36 @@ document.addEventListener("DOMContentLoaded", function () {
       );
     });
   });
+
+  // Slug fields say, while typing, whether the slug is free on the site,
+  // through the API's `checkSlug`. The edit form's own slug is free for it.
+  document.querySelectorAll("input[data-slug-check]").forEach(function (input) {
+    var status = document.getElementById(input.id.replace(/-slug$/, "-slug-status"));
+    var own = input.form && input.form.querySelector("input[name=action][value=update]") ? input.value : null;
+    var timer = null;
+    var asked = 0;
+    function say(text) { if (status) status.textContent = text; }
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      var slug = input.value.trim();
+      if (!slug) { say(""); return; }
+      if (slug === own) { say("This is the link's current slug."); return; }
+      timer = setTimeout(function () {
+        var mine = ++asked;
+        fetch("/graphql", {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            query: "query Check($slug: String!, $site: Int) { checkSlug(slug: $slug, siteId: $site) { available } }",
+            variables: { slug: slug, site: Number(input.getAttribute("data-site")) }
+          })
+        }).then(function (response) { return response.json(); }).then(function (answer) {
+          if (mine !== asked) return;
+          if (answer.errors && answer.errors.length) { say(answer.errors[0].message); return; }
+          say(answer.data.checkSlug.available ? "“" + slug + "” is free." : "“" + slug + "” is taken on this site.");
+        }).catch(function () { if (mine === asked) say(""); });
+      }, 250);
+    });
+  });
 });

@@ -3,12 +3,19 @@
 //! the query parameters it takes and the function that renders it. One
 //! generic handler (`frame`) serves every row.
 
+mod account;
+mod hooks;
 mod leads;
+mod link;
+mod link_form;
+mod links;
 mod live;
 mod overview;
 mod parts;
 mod session;
+mod settings;
 mod talk;
+mod team;
 pub mod visitor;
 mod visitor_view;
 
@@ -16,8 +23,14 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::layout::{Layout, Section};
-use crate::error::{AppError, AppResult};
+use super::{
+    forms::{Form, FormState},
+    layout::{Layout, Section},
+};
+use crate::{
+    auth::Role,
+    error::{AppError, AppResult},
+};
 
 macro_rules! document {
     ($name:literal) => {
@@ -33,6 +46,11 @@ pub enum SiteFrom {
     /// The most recently active readable site that has the page's visitor,
     /// so the links in webhook payloads work without a site.
     Visitor,
+    /// The site of the page's link.
+    Link,
+    /// The current site, and the page works without one (settings, where
+    /// the first site is made).
+    CurrentOrNone,
 }
 
 /// Where a page's object id comes from.
@@ -53,13 +71,37 @@ pub struct Param {
 
 /// What a render function knows besides the document's answer.
 pub struct PageInput {
+    /// 0 when the page works without a site and there is none.
     pub site_id: i64,
+    pub has_site: bool,
     /// `site=N` when the address chose the site, to keep it in links.
     pub site_query: Option<String>,
     pub query: HashMap<String, String>,
     pub now: i64,
     /// The result of a form the page just handled.
     pub outcome: Option<visitor::Outcome>,
+    /// What a form of the page's forms table just did.
+    pub form: FormState,
+    /// The org the page is about and the viewer's role in it, for pages
+    /// that show only the actions the role allows.
+    pub access: Option<Access>,
+    pub base_url: String,
+}
+
+/// The org of the page's site (else the viewer's primary org) and the
+/// viewer's role in it. The server checks every action anyway; this only
+/// decides which buttons are shown.
+#[derive(Clone)]
+pub struct Access {
+    pub org_id: String,
+    pub role: Role,
+}
+
+impl PageInput {
+    /// The viewer's role, viewer when unknown.
+    pub fn role(&self) -> Role {
+        self.access.as_ref().map_or(Role::Viewer, |access| access.role)
+    }
 }
 
 impl PageInput {
@@ -80,6 +122,11 @@ pub struct Page {
     pub id: Option<IdFrom>,
     pub params: &'static [Param],
     pub render: Render,
+    /// Whether the page needs the viewer's org and role (`PageInput::access`,
+    /// and the document variables `orgId`, `orgMember`, `orgAdmin`).
+    pub access: bool,
+    /// The forms posted to the page's path.
+    pub forms: &'static [Form],
 }
 
 /// `range`: passed on; the document's fields accept `24h`, `7d` or `30d`
@@ -109,6 +156,8 @@ pub const OVERVIEW: Page = Page {
     id: None,
     params: &[RANGE],
     render: overview::render,
+    access: false,
+    forms: &[],
 };
 
 pub const LIVE: Page = Page {
@@ -119,6 +168,8 @@ pub const LIVE: Page = Page {
     id: None,
     params: &[],
     render: live::render,
+    access: false,
+    forms: &[],
 };
 
 pub const LEADS: Page = Page {
@@ -129,6 +180,8 @@ pub const LEADS: Page = Page {
     id: None,
     params: &leads::PARAMS,
     render: leads::render,
+    access: false,
+    forms: &[],
 };
 
 pub const VISITOR: Page = Page {
@@ -139,6 +192,8 @@ pub const VISITOR: Page = Page {
     id: Some(IdFrom::Path),
     params: &[],
     render: visitor::render,
+    access: false,
+    forms: &[],
 };
 
 pub const SESSION: Page = Page {
@@ -149,6 +204,8 @@ pub const SESSION: Page = Page {
     id: Some(IdFrom::Path),
     params: &[],
     render: session::render,
+    access: false,
+    forms: &[],
 };
 
 pub const TALK: Page = Page {
@@ -159,9 +216,84 @@ pub const TALK: Page = Page {
     id: Some(IdFrom::Query("visitor")),
     params: &[],
     render: talk::render,
+    access: false,
+    forms: &[],
 };
 
-pub const PAGES: [&Page; 6] = [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK];
+pub const LINKS: Page = Page {
+    path: "/links",
+    document: document!("links"),
+    section: Some(Section::Links),
+    site: SiteFrom::Current,
+    id: None,
+    params: &links::PARAMS,
+    render: links::render,
+    access: true,
+    forms: &links::FORMS,
+};
+
+pub const LINK: Page = Page {
+    path: "/links/{id}",
+    document: document!("link"),
+    section: None,
+    site: SiteFrom::Link,
+    id: Some(IdFrom::Path),
+    params: &[RANGE],
+    render: link::render,
+    access: true,
+    forms: &link::FORMS,
+};
+
+pub const SETTINGS: Page = Page {
+    path: "/settings",
+    document: document!("settings"),
+    section: Some(Section::Settings),
+    site: SiteFrom::CurrentOrNone,
+    id: None,
+    params: &[],
+    render: settings::render,
+    access: true,
+    forms: &settings::FORMS,
+};
+
+pub const TEAM: Page = Page {
+    path: "/settings/team",
+    document: document!("team"),
+    section: Some(Section::Settings),
+    site: SiteFrom::CurrentOrNone,
+    id: None,
+    params: &[],
+    render: team::render,
+    access: true,
+    forms: &team::FORMS,
+};
+
+pub const HOOKS: Page = Page {
+    path: "/settings/webhooks",
+    document: document!("hooks"),
+    section: Some(Section::Settings),
+    site: SiteFrom::CurrentOrNone,
+    id: None,
+    params: &[],
+    render: hooks::render,
+    access: true,
+    forms: &hooks::FORMS,
+};
+
+pub const ACCOUNT: Page = Page {
+    path: "/settings/account",
+    document: document!("account"),
+    section: Some(Section::Settings),
+    site: SiteFrom::CurrentOrNone,
+    id: None,
+    params: &[],
+    render: account::render,
+    access: true,
+    forms: &account::FORMS,
+};
+
+pub const PAGES: [&Page; 12] =
+    [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK, &LINKS, &LINK, &SETTINGS, &TEAM, &HOOKS, &ACCOUNT];
 
 #[cfg(test)]
 mod tests {

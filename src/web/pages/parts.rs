@@ -41,6 +41,27 @@ pub struct Tab {
     pub current: bool,
 }
 
+/// The settings pages, as tabs; the chosen site is kept.
+pub fn settings_tabs(input: &super::PageInput, current: &str) -> Vec<Tab> {
+    const PAGES: [(&str, &str); 4] = [
+        ("/settings", "Sites"),
+        ("/settings/team", "Members and API keys"),
+        ("/settings/webhooks", "Webhooks"),
+        ("/settings/account", "Account"),
+    ];
+    PAGES
+        .iter()
+        .map(|(path, label)| Tab {
+            label,
+            href: match &input.site_query {
+                Some(query) => format!("{path}?{query}"),
+                None => (*path).to_owned(),
+            },
+            current: *path == current,
+        })
+        .collect()
+}
+
 /// `/visitor/<id>?site=N`.
 pub fn visitor_href(site_id: i64, tracker_vid: &str) -> String {
     format!("/visitor/{}?site={site_id}", nav::encode_segment(tracker_vid))

@@ -1,0 +1,129 @@
+//! `/settings/account`: the signed-in person's name, sign-in email and
+//! password, and deleting the account under the API's rules (the password,
+//! or a session less than a day old).
+
+use askama::Template;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{PageInput, parts};
+use crate::{
+    error::{AppError, AppResult},
+    web::{
+        bridge, format,
+        forms::{self, Done, Form, FormState},
+        layout::Layout,
+    },
+};
+
+const UPDATE_NAME: &str = include_str!("../documents/update_name.graphql");
+const CHANGE_EMAIL: &str = include_str!("../documents/change_email.graphql");
+const CHANGE_PASSWORD: &str = include_str!("../documents/change_password.graphql");
+const DELETE_USER: &str = include_str!("../documents/delete_user.graphql");
+
+const PATH: &str = "/settings/account";
+
+pub const FORMS: [Form; 4] = [
+    Form {
+        action: "name",
+        document: UPDATE_NAME,
+        variables: |input| Ok(json!({ "name": input.text("name") })),
+        fields: &[("name", "name")],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "name-saved")),
+    },
+    Form {
+        action: "email",
+        document: CHANGE_EMAIL,
+        variables: |input| Ok(json!({ "email": input.text("email") })),
+        fields: &[("EMAIL_IN_USE", "email"), ("email", "email"), ("newEmail", "email")],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "email-saved")),
+    },
+    Form {
+        action: "password",
+        document: CHANGE_PASSWORD,
+        variables: |input| {
+            // Passwords are taken exactly as typed, spaces included.
+            let raw = |name: &str| input.fields.get(name).cloned().unwrap_or_default();
+            Ok(
+                json!({ "current": raw("current_password"), "new": raw("new_password"), "others": input.flag("others")? }),
+            )
+        },
+        fields: &[
+            ("INVALID_PASSWORD", "current_password"),
+            ("PASSWORD_TOO_SHORT", "new_password"),
+            ("PASSWORD_TOO_LONG", "new_password"),
+            ("currentPassword", "current_password"),
+            ("newPassword", "new_password"),
+        ],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "password-saved")),
+    },
+    Form {
+        action: "delete",
+        document: DELETE_USER,
+        variables: |input| {
+            input.confirmed()?;
+            let password = input.fields.get("password").filter(|p| !p.is_empty()).cloned();
+            Ok(json!({ "password": password }))
+        },
+        fields: &[("INVALID_PASSWORD", "password"), ("SESSION_EXPIRED", "password"), ("confirm", "confirm")],
+        done: Done::Redirect(|_, _| "/login".to_owned()),
+    },
+];
+
+#[derive(Deserialize)]
+struct Answer {
+    profile: Profile,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Profile {
+    name: String,
+    email: String,
+    created_at: String,
+    org: Org,
+}
+
+#[derive(Deserialize)]
+struct Org {
+    name: String,
+    role: String,
+}
+
+#[derive(Template)]
+#[template(path = "settings_account.html")]
+struct AccountPage<'a> {
+    layout: Layout,
+    tabs: Vec<parts::Tab>,
+    notice: Option<&'static str>,
+    action_path: String,
+    name: String,
+    email: String,
+    since: String,
+    org: String,
+    state: &'a FormState,
+}
+
+pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
+    let answer: Answer = bridge::decode(data)?;
+    let profile = answer.profile;
+    let typed = |action: &str, name: &str, stored: &str| {
+        if input.form.sent(action) { input.form.value(action, name) } else { stored.to_owned() }
+    };
+    layout.title = "Account".to_owned();
+    let page = AccountPage {
+        layout,
+        tabs: parts::settings_tabs(input, PATH),
+        notice: forms::notice(input.param("done")),
+        action_path: match &input.site_query {
+            Some(query) => format!("{PATH}?{query}"),
+            None => PATH.to_owned(),
+        },
+        name: typed("name", "name", &profile.name),
+        email: typed("email", "email", &profile.email),
+        since: format::when(&profile.created_at),
+        org: format!("{} ({})", profile.org.name, profile.org.role),
+        state: &input.form,
+    };
+    page.render().map_err(AppError::internal)
+}
