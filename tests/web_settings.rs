@@ -86,7 +86,7 @@ async fn settings_pages_change_the_site_members_keys_secret_and_account() {
             &[],
         )
         .await;
-        assert!(expect_page(&unknown, 404).contains("Not found"));
+        assert!(expect_page(&unknown, 404).contains(r#"id="member-email-error">"#), "{}", unknown.text);
         let added = post_form(
             &client,
             "/settings/team",
@@ -307,6 +307,16 @@ async fn viewers_and_members_get_exactly_their_rights_through_the_forms() {
         assert!(
             expect_page(&viewer.get("/settings/webhooks").await, 200).contains("Members and up read the delivery log")
         );
+        // A visitor's push and identify forms are for members and up.
+        app.collect(common::traffic::pageview(site, "v1", "https://shop.example/")).await.expect(202);
+        for (client, offered) in [(&viewer, false), (&member, true)] {
+            let html = expect_page(&client.get(&format!("/visitor/v1?site={site}")).await, 200);
+            assert_eq!(html.contains(r#"value="identify""#), offered, "{html}");
+        }
+        // Anyone may leave; only the own row offers it to a viewer.
+        let team = expect_page(&viewer.get("/settings/team").await, 200);
+        assert_eq!(team.matches(r#"value="remove-member""#).count(), 1, "{team}");
+        assert!(team.contains(">Leave</button>"), "{team}");
 
         // What each form does for each role: (path, fields, the weakest role allowed).
         let toggle_path = format!("/links/{link}");

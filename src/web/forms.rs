@@ -224,9 +224,13 @@ async fn submit(
                 axum::http::StatusCode::OK
             }
         },
-        Err(err) if is_page_error(err.code) => return Err(err.into()),
         Err(err) => {
+            // A code the form maps to an input (an unknown member's email is
+            // NOT_FOUND) is shown beside it; other page-wide errors are pages.
             let by_code = form.fields.iter().find(|(name, _)| *name == err.code.as_str()).map(|(_, input)| *input);
+            if by_code.is_none() && is_page_error(err.code) {
+                return Err(err.into());
+            }
             shown.field = by_code.or_else(|| field_of(&err.message, form.fields)).unwrap_or_default().to_owned();
             shown.error = Some(err.message.clone());
             err.status()

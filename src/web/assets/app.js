@@ -44,17 +44,19 @@ document.addEventListener("DOMContentLoaded", function () {
   // through the API's `checkSlug`. The edit form's own slug is free for it.
   document.querySelectorAll("input[data-slug-check]").forEach(function (input) {
     var status = document.getElementById(input.id.replace(/-slug$/, "-slug-status"));
-    var own = input.form && input.form.querySelector("input[name=action][value=update]") ? input.value : null;
+    var own = input.getAttribute("data-current-slug");
     var timer = null;
     var asked = 0;
     function say(text) { if (status) status.textContent = text; }
     input.addEventListener("input", function () {
+      // Every keystroke makes the answers still on their way stale.
+      asked++;
       clearTimeout(timer);
       var slug = input.value.trim();
       if (!slug) { say(""); return; }
       if (slug === own) { say("This is the link's current slug."); return; }
       timer = setTimeout(function () {
-        var mine = ++asked;
+        var mine = asked;
         fetch("/graphql", {
           method: "POST",
           credentials: "same-origin",

@@ -171,6 +171,8 @@ pub struct DayRow {
 struct LinkPage<'a> {
     layout: Layout,
     site_id: i64,
+    /// The stored slug, free for this link whatever is typed.
+    current_slug: String,
     notice: Option<&'static str>,
     can_edit: bool,
     action_path: String,
@@ -318,6 +320,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let page = LinkPage {
         layout,
         site_id: input.site_id,
+        current_slug: link.slug.clone(),
         notice: forms::notice(input.param("done")),
         can_edit: input.role() >= Role::Member,
         action_path: format!("/links/{encoded}{suffix}"),

@@ -117,6 +117,8 @@ struct LinksPage<'a> {
     layout: Layout,
     site: Option<i64>,
     site_id: i64,
+    /// The create form has no stored slug.
+    current_slug: &'static str,
     notice: Option<&'static str>,
     can_edit: bool,
     cards: Vec<super::parts::Card>,
@@ -221,6 +223,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         site: input.site_query.as_ref().map(|_| input.site_id),
         site_id: input.site_id,
+        current_slug: "",
         notice: forms::notice(input.param("done")),
         can_edit: input.role() >= Role::Member,
         cards,

@@ -192,7 +192,7 @@ pub const VISITOR: Page = Page {
     id: Some(IdFrom::Path),
     params: &[],
     render: visitor::render,
-    access: false,
+    access: true,
     forms: &[],
 };
 

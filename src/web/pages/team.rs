@@ -78,10 +78,17 @@ pub const FORMS: [Form; 5] = [
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Answer {
+    /// `viewer` itself goes to the frame.
+    me: Viewer,
     orgs: Vec<Org>,
     members: Vec<Member>,
     #[serde(default)]
     api_keys: Option<Vec<ApiKey>>,
+}
+
+#[derive(Deserialize)]
+struct Viewer {
+    id: String,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +127,8 @@ pub struct MemberRow {
     /// The roles the viewer may give this member (empty: no form).
     pub roles: Vec<&'static str>,
     pub removable: bool,
+    /// The viewer's own row: anyone may leave (the API keeps the last owner).
+    pub is_self: bool,
 }
 
 pub struct KeyRow {
@@ -170,9 +179,11 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             let member_role = Role::parse(&member.role);
             // An admin cannot change or remove an owner.
             let manageable = !roles.is_empty() && (member_role < Role::Owner || role == Role::Owner);
+            let is_self = member.user_id == answer.me.id;
             MemberRow {
                 roles: if manageable { roles.clone() } else { Vec::new() },
-                removable: manageable,
+                removable: manageable || is_self,
+                is_self,
                 user_id: member.user_id,
                 name: member.name,
                 email: member.email,

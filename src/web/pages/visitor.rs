@@ -73,6 +73,8 @@ struct VisitorPage {
     outcome: Outcome,
     n: view::NoticeView,
     identify_inputs: Vec<Input>,
+    /// Pushing and identifying are for members and up.
+    can_act: bool,
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
@@ -105,6 +107,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     .collect();
     layout.title = profile.name.clone();
     let page = VisitorPage {
+        can_act: input.role() >= crate::auth::Role::Member,
         layout,
         action: parts::visitor_href(input.site_id, &profile.tracker_vid),
         talk_href: parts::talk_href(input.site_id, &profile.tracker_vid),
