@@ -16,6 +16,8 @@ pub struct Server {
     pub cookie: String,
     pub site: i64,
     pub backend: &'static str,
+    /// Started on BENCH_REUSE_DATABASE: the data is already there.
+    pub reused: bool,
     _dir: tempfile::TempDir,
     _pg: Option<FreshPostgres>,
 }
@@ -72,19 +74,28 @@ pub async fn start(configure: impl Fn(&mut Config)) -> Server {
 }
 
 /// Starts the service on a fresh database: on the PostgreSQL server
-/// `postgres` names, or on SQLite in a temporary directory.
+/// `postgres` names, or on SQLite in a temporary directory. With
+/// BENCH_REUSE_DATABASE (a database URL) it runs on that database instead,
+/// as left by an earlier run that was stopped before it dropped it, with the
+/// bench user and its first site: a 10M-event seed on PostgreSQL takes over
+/// an hour, the measurement minutes.
 pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let mut config = Config::defaults().expect("config");
-    let (pg, backend) = match postgres {
-        Some(admin_url) => {
+    let reuse = std::env::var("BENCH_REUSE_DATABASE").ok().filter(|url| !url.is_empty());
+    let (pg, backend) = match (&reuse, postgres) {
+        (Some(url), _) => {
+            config.database_url = url.clone();
+            (None, if url.starts_with("postgres") { "PostgreSQL" } else { "SQLite" })
+        }
+        (None, Some(admin_url)) => {
             let (pg, url) = FreshPostgres::create(admin_url).await;
             config.database_url = url;
             (Some(pg), "PostgreSQL")
         }
-        None => {
+        (None, None) => {
             config.database_url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display());
             (None, "SQLite")
         }
@@ -101,14 +112,28 @@ pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -
     tokio::spawn(leadtrail::serve(listener, state.clone(), std::future::pending()));
 
     let http = reqwest::Client::new();
+    let account = if reuse.is_some() { "sign-in" } else { "sign-up" };
     let signed_up = http
-        .post(format!("{base}/api/auth/sign-up/email"))
+        .post(format!("{base}/api/auth/{account}/email"))
         .json(&json!({ "name": "Bench", "email": "bench@example.com", "password": "benchmark password" }))
         .send()
         .await
         .expect("sign up");
     let body: Value = signed_up.json().await.expect("sign-up body");
     let cookie = format!("session={}", body["token"].as_str().expect("token"));
+    if reuse.is_some() {
+        let sites: Value = http
+            .get(format!("{base}/api/sites"))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .expect("list sites")
+            .json()
+            .await
+            .expect("sites body");
+        let site = sites["sites"][0]["siteId"].as_i64().expect("the reused database has the bench site");
+        return Server { base, state, cookie, site, backend, reused: true, _dir: dir, _pg: pg };
+    }
     let site: Value = http
         .post(format!("{base}/api/sites"))
         .header("cookie", &cookie)
@@ -120,7 +145,29 @@ pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -
         .await
         .expect("site body");
     let site = site["site"]["siteId"].as_i64().expect("site id");
-    Server { base, state, cookie, site, backend, _dir: dir, _pg: pg }
+    Server { base, state, cookie, site, backend, reused: false, _dir: dir, _pg: pg }
+}
+
+/// Seeds `visitors` visitors of 30 days' traffic into the bench site and
+/// reports it, unless the server runs on a kept database that has them.
+pub async fn seed_unless_reused(server: &Server, visitors: usize) {
+    if server.reused {
+        println!("reusing the seeded database (BENCH_REUSE_DATABASE)");
+        return;
+    }
+    let options = leadtrail::seed::SeedOptions { site_id: server.site, visitors, days: 30, seed: 1 };
+    let seeding = std::time::Instant::now();
+    let report = leadtrail::seed::run(&server.state.db, options, |_| {}).await.expect("seed");
+    let seeded = seeding.elapsed();
+    println!(
+        "seeded {} events ({} visitors, {} sessions, {} link clicks) in {:.1}s: {:.0} events/s",
+        report.events,
+        report.visitors,
+        report.sessions,
+        report.clicks,
+        seeded.as_secs_f64(),
+        rate(report.events as usize, seeded)
+    );
 }
 
 /// Latency percentiles of a sorted sample, in milliseconds.

@@ -8,6 +8,7 @@
 //! BENCH_VISITORS=1300000 cargo bench --bench read (about 10M events; seeding takes a while)
 //! BENCH_VISITORS=20000 cargo bench --bench read   (a quicker, smaller run)
 //! BENCH_DATABASE_URL=postgres://... cargo bench --bench read
+//! BENCH_REUSE_DATABASE=postgres://.../lt_bench_N cargo bench --bench read (measure again on a kept seed)
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -24,7 +25,6 @@ use std::{
 
 use leadtrail::{
     auth::Viewer,
-    seed::{self, SeedOptions},
     service::{
         analytics::{self, TimeRange, live, profile, stats, visitors},
         link_stats,
@@ -75,20 +75,7 @@ async fn main() {
     let db = server.state.db.clone();
     let site = server.site;
 
-    let seeding = Instant::now();
-    let report =
-        seed::run(&db, SeedOptions { site_id: site, visitors, days: 30, seed: 1 }, |_| {}).await.expect("seed");
-    let seeded = seeding.elapsed();
-    println!(
-        "seeded {} events ({} visitors, {} sessions, {} link clicks) in {:.1}s: {:.0} events/s",
-        report.events,
-        report.visitors,
-        report.sessions,
-        report.clicks,
-        seeded.as_secs_f64(),
-        common::rate(report.events as usize, seeded)
-    );
-
+    common::seed_unless_reused(&server, visitors).await;
     let site_model = entity::site::Entity::find_by_id(site).one(&db).await.expect("site").expect("site row");
     let viewer = Viewer::ApiKey { org_id: site_model.org_id, key_id: 0 };
     let top = visitors::list(

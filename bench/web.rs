@@ -17,7 +17,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::time::{Duration, Instant};
 
-use leadtrail::seed::{self, SeedOptions};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
 const WARM_UP: usize = 5;
@@ -54,16 +53,7 @@ async fn main() {
     let server = common::start(|_| {}).await;
     let db = server.state.db.clone();
     let site = server.site;
-    let seeding = Instant::now();
-    let report =
-        seed::run(&db, SeedOptions { site_id: site, visitors, days: 30, seed: 1 }, |_| {}).await.expect("seed");
-    println!(
-        "seeded {} events ({} visitors, {} sessions) in {:.1}s",
-        report.events,
-        report.visitors,
-        report.sessions,
-        seeding.elapsed().as_secs_f64()
-    );
+    common::seed_unless_reused(&server, visitors).await;
 
     // The busiest visitor and their latest session, for the pages about one visitor.
     let top = entity::visitor::Entity::find()

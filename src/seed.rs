@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 use serde_json::{Map, Value, json};
 
 use entity::{link, site};
@@ -321,6 +321,12 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
             progress(done);
             done = 0;
         }
+    }
+    // A bulk load leaves PostgreSQL without planner statistics or a
+    // visibility map until autovacuum comes round: the first reads plan
+    // blind and visit the heap for every index entry. Give it both now.
+    if db.get_database_backend() == DbBackend::Postgres {
+        db.execute_unprepared("VACUUM (ANALYZE)").await?;
     }
     Ok(report)
 }

@@ -38,67 +38,83 @@ fn human_clicks(site_id: i64) -> Select<link_click::Entity> {
         .filter(link_click::Column::IsBot.eq(false))
 }
 
+/// Human clicks per link (and the link's slug or label) from the daily
+/// rollups, where the cost follows links and days, not clicks.
+fn daily(site_id: i64) -> Select<link_click_day::Entity> {
+    link_click_day::Entity::find().filter(link_click_day::Column::SiteId.eq(site_id))
+}
+
+/// The link's latest human click, read backwards along its
+/// `(link_id, created_at)` index until the first human one.
+async fn last_click(db: &impl ConnectionTrait, link_id: i64) -> AppResult<Option<i64>> {
+    Ok(link_click::Entity::find()
+        .filter(link_click::Column::LinkId.eq(link_id))
+        .filter(link_click::Column::IsBot.eq(false))
+        .select_only()
+        .column(link_click::Column::CreatedAt)
+        .order_by_desc(link_click::Column::CreatedAt)
+        .limit(1)
+        .into_tuple()
+        .one(db)
+        .await?)
+}
+
 /// Per link of the site: all-time clicks, clicks since midnight UTC, last click.
 pub async fn per_link(db: &impl ConnectionTrait, site_id: i64, now: i64) -> AppResult<HashMap<i64, ClickCounts>> {
-    let all: Vec<(i64, i64, Option<i64>)> = human_clicks(site_id)
+    let clicks = || sum_of(Expr::col(link_click_day::Column::Clicks));
+    let all: Vec<(i64, i64)> = daily(site_id)
         .select_only()
-        .column(link_click::Column::LinkId)
-        .column_as(link_click::Column::Id.count(), "clicks")
-        .column_as(link_click::Column::CreatedAt.max(), "last")
-        .group_by(link_click::Column::LinkId)
+        .column(link_click_day::Column::LinkId)
+        .column_as(clicks(), "clicks")
+        .group_by(link_click_day::Column::LinkId)
         .into_tuple()
         .all(db)
         .await?;
-    let today: Vec<(i64, i64)> = human_clicks(site_id)
-        .filter(link_click::Column::CreatedAt.gte(start_of_day(now)))
+    let today: HashMap<i64, i64> = daily(site_id)
+        .filter(link_click_day::Column::Day.eq(start_of_day(now)))
         .select_only()
-        .column(link_click::Column::LinkId)
-        .column_as(link_click::Column::Id.count(), "clicks")
-        .group_by(link_click::Column::LinkId)
-        .into_tuple()
+        .column(link_click_day::Column::LinkId)
+        .column_as(clicks(), "clicks")
+        .group_by(link_click_day::Column::LinkId)
+        .into_tuple::<(i64, i64)>()
         .all(db)
-        .await?;
-    let today: HashMap<i64, i64> = today.into_iter().collect();
-    Ok(all
+        .await?
         .into_iter()
-        .map(|(link, total, last)| {
-            (link, ClickCounts { total, today: today.get(&link).copied().unwrap_or(0), last_clicked_at: last })
-        })
-        .collect())
+        .collect();
+    let mut counts = HashMap::with_capacity(all.len());
+    for (link, total) in all {
+        let today = today.get(&link).copied().unwrap_or(0);
+        counts.insert(link, ClickCounts { total, today, last_clicked_at: last_click(db, link).await? });
+    }
+    Ok(counts)
 }
 
 /// One link's counts, as `per_link` gives them for every link of its site.
 pub async fn of_link(db: &impl ConnectionTrait, site_id: i64, link_id: i64, now: i64) -> AppResult<ClickCounts> {
-    let one = || human_clicks(site_id).filter(link_click::Column::LinkId.eq(link_id));
-    let (total, last): (i64, Option<i64>) = one()
-        .select_only()
-        .column_as(link_click::Column::Id.count(), "clicks")
-        .column_as(link_click::Column::CreatedAt.max(), "last")
-        .into_tuple()
-        .one(db)
-        .await?
-        .unwrap_or((0, None));
-    let today: i64 = one()
-        .filter(link_click::Column::CreatedAt.gte(start_of_day(now)))
-        .select_only()
-        .column_as(link_click::Column::Id.count(), "clicks")
-        .into_tuple()
-        .one(db)
-        .await?
-        .unwrap_or(0);
-    Ok(ClickCounts { total, today, last_clicked_at: last })
+    let one = || daily(site_id).filter(link_click_day::Column::LinkId.eq(link_id));
+    let sum = |select: Select<link_click_day::Entity>| {
+        select.select_only().column_as(sum_of(Expr::col(link_click_day::Column::Clicks)), "clicks").into_tuple()
+    };
+    let total: Option<i64> = sum(one()).one(db).await?.flatten();
+    let today: Option<i64> =
+        sum(one().filter(link_click_day::Column::Day.eq(start_of_day(now)))).one(db).await?.flatten();
+    Ok(ClickCounts {
+        total: total.unwrap_or(0),
+        today: today.unwrap_or(0),
+        last_clicked_at: last_click(db, link_id).await?,
+    })
 }
 
 /// The source label with the most human clicks on the site, or "".
 pub async fn top_source(db: &impl ConnectionTrait, site_id: i64) -> AppResult<String> {
-    let top: Option<(String, i64)> = human_clicks(site_id)
-        .filter(link_click::Column::Source.ne(""))
+    let top: Option<(String, i64)> = daily(site_id)
+        .filter(link_click_day::Column::Source.ne(""))
         .select_only()
-        .column(link_click::Column::Source)
-        .column_as(link_click::Column::Id.count(), "clicks")
-        .group_by(link_click::Column::Source)
+        .column(link_click_day::Column::Source)
+        .column_as(sum_of(Expr::col(link_click_day::Column::Clicks)), "clicks")
+        .group_by(link_click_day::Column::Source)
         .order_by_desc(Expr::col("clicks"))
-        .order_by_asc(link_click::Column::Source)
+        .order_by_asc(link_click_day::Column::Source)
         .into_tuple()
         .one(db)
         .await?;
