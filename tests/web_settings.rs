@@ -284,6 +284,9 @@ async fn viewers_and_members_get_exactly_their_rights_through_the_forms() {
             location(&post_form(client, "/site", &[("site", &site.to_string()), ("next", "/")], &[]).await);
         }
         let (_, outsider_email) = app.user("Otto").await;
+        let leaver = join(&app, &owner, &org, "Zed", "viewer").await;
+        let leaver_id = member_id(&app, &owner, &org, &admin_email(&leaver).await).await;
+        let viewer_id = member_id(&app, &owner, &org, &admin_email(&viewer).await).await;
 
         // What each page offers.
         let offers = |html: &str, marker: &str| html.contains(marker);
@@ -318,6 +321,21 @@ async fn viewers_and_members_get_exactly_their_rights_through_the_forms() {
         assert_eq!(team.matches(r#"value="remove-member""#).count(), 1, "{team}");
         assert!(team.contains(">Leave</button>"), "{team}");
 
+        // Deleting a link: refused to a viewer, allowed to a member.
+        location(
+            &post_form(
+                &owner,
+                "/links",
+                &[("action", "create"), ("destination", "https://shop.example/"), ("slug", "bye"), ("active", "1")],
+                &[],
+            )
+            .await,
+        );
+        let bye = format!("/links/{}", link_id(&owner, site, "bye").await);
+        let delete = [("action", "delete"), ("confirm", "1")];
+        assert!(expect_page(&post_form(&viewer, &bye, &delete, &[]).await, 403).contains("Not allowed"));
+        assert_eq!(location(&post_form(&member, &bye, &delete, &[]).await), "/links?done=link-deleted");
+
         // What each form does for each role: (path, fields, the weakest role allowed).
         let toggle_path = format!("/links/{link}");
         let owner_key = owner
@@ -332,6 +350,16 @@ async fn viewers_and_members_get_exactly_their_rights_through_the_forms() {
         let attempts: Vec<Attempt> = vec![
             ("/links", vec![("action", "create"), ("destination", "https://shop.example/"), ("active", "1")], "member"),
             (&toggle_path, vec![("action", "toggle"), ("active", "1")], "member"),
+            (
+                &toggle_path,
+                LINK_FIELDS.iter().map(|&(k, v)| if k == "action" { (k, "update") } else { (k, v) }).collect(),
+                "member",
+            ),
+            (
+                "/settings/team",
+                vec![("action", "change-role"), ("org", &org), ("user", &viewer_id), ("role", "viewer")],
+                "admin",
+            ),
             (
                 "/settings",
                 vec![
@@ -352,6 +380,11 @@ async fn viewers_and_members_get_exactly_their_rights_through_the_forms() {
             ("/settings/team", vec![("action", "create-key"), ("org", &org), ("name", "key")], "admin"),
             ("/settings/webhooks", vec![("action", "rotate"), ("org", &org), ("confirm", "1")], "admin"),
             ("/settings/team", vec![("action", "revoke-key"), ("key", &owner_key), ("confirm", "1")], "admin"),
+            (
+                "/settings/team",
+                vec![("action", "remove-member"), ("org", &org), ("user", &leaver_id), ("confirm", "1")],
+                "admin",
+            ),
             ("/settings", vec![("action", "delete"), ("confirm", "1")], "admin"),
         ];
         for (name, client) in [("viewer", &viewer), ("member", &member), ("admin", &admin)] {
