@@ -115,10 +115,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         tabs: parts::settings_tabs(input, PATH),
         notice: forms::notice(input.param("done")),
-        action_path: match &input.site_query {
-            Some(query) => format!("{PATH}?{query}"),
-            None => PATH.to_owned(),
-        },
+        action_path: input.with_site(PATH),
         name: typed("name", "name", &profile.name),
         email: typed("email", "email", &profile.email),
         since: format::when(&profile.created_at),

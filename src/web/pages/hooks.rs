@@ -112,10 +112,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         tabs: parts::settings_tabs(input, PATH),
         notice: forms::notice(input.param("done")),
-        action_path: match &input.site_query {
-            Some(query) => format!("{PATH}?{query}"),
-            None => PATH.to_owned(),
-        },
+        action_path: input.with_site(PATH),
         org_id: input.access.as_ref().map(|access| access.org_id.clone()).unwrap_or_default(),
         secret: answer.webhook_signing_secret.filter(|_| input.role() >= Role::Admin),
         can_read_log: answer.webhook_deliveries.is_some(),

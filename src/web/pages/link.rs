@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use super::{
     PageInput,
     link_form::{self, LinkFields},
-    links::site_suffix,
     parts::{self, BarPanel, Tab},
 };
 use crate::{
@@ -228,13 +227,13 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let range = input.param("range").unwrap_or("7d");
     let range_label = RANGES.iter().find(|(value, _)| *value == range).map_or("Last 7 days", |(_, label)| label);
     let encoded = nav::encode_segment(&link.id);
-    let suffix = site_suffix(input);
-    let joiner = if suffix.is_empty() { '?' } else { '&' };
+    let page_path = input.with_site(&format!("/links/{encoded}"));
+    let joiner = if input.site_query.is_some() { '&' } else { '?' };
     let tabs = RANGES
         .iter()
         .map(|(value, label)| Tab {
             label,
-            href: format!("/links/{encoded}{suffix}{joiner}range={value}"),
+            href: format!("{page_path}{joiner}range={value}"),
             current: *value == range,
         })
         .collect();
@@ -242,8 +241,10 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let analytics = link.analytics;
     let labels: Vec<String> =
         analytics.by_day.iter().map(|day| day.date.get(5..).unwrap_or(&day.date).to_owned()).collect();
-    let chart =
-        chart::line_chart(&labels, &[("Clicks", "line-a", analytics.by_day.iter().map(|d| d.clicks).collect())]);
+    let chart = chart::line_chart(
+        &labels,
+        &[("Clicks", "line-pageviews", analytics.by_day.iter().map(|d| d.clicks).collect())],
+    );
     let panels = vec![
         BarPanel {
             title: "Countries",
@@ -323,7 +324,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         current_slug: link.slug.clone(),
         notice: forms::notice(input.param("done")),
         can_edit: input.role() >= Role::Member,
-        action_path: format!("/links/{encoded}{suffix}"),
+        action_path: page_path.clone(),
         qr_src: format!("/links/{encoded}/qr.svg"),
         slug: link.slug.clone(),
         full_url: link.full_url.clone(),

@@ -194,7 +194,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             state.push_str(&format!(", expires {}", format::when(at)));
         }
         rows.push(Row {
-            href: format!("/links/{}{}", crate::web::nav::encode_segment(&link.id), site_suffix(input)),
+            href: input.with_site(&format!("/links/{}", crate::web::nav::encode_segment(&link.id))),
             slug: link.slug.clone(),
             full_url: link.full_url.clone(),
             copy_id: format!("short-{}", link.id),
@@ -237,9 +237,4 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         state: &input.form,
     };
     page.render().map_err(AppError::internal)
-}
-
-/// `?site=N` when the address chose the site.
-pub fn site_suffix(input: &PageInput) -> String {
-    input.site_query.as_ref().map(|query| format!("?{query}")).unwrap_or_default()
 }

@@ -98,6 +98,15 @@ pub struct Access {
 }
 
 impl PageInput {
+    /// `path`, with `?site=N` when the address chose the site, for links
+    /// and forms that keep it.
+    pub fn with_site(&self, path: &str) -> String {
+        match &self.site_query {
+            Some(query) => format!("{path}?{query}"),
+            None => path.to_owned(),
+        }
+    }
+
     /// The viewer's role, viewer when unknown.
     pub fn role(&self) -> Role {
         self.access.as_ref().map_or(Role::Viewer, |access| access.role)

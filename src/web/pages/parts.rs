@@ -49,17 +49,7 @@ pub fn settings_tabs(input: &super::PageInput, current: &str) -> Vec<Tab> {
         ("/settings/webhooks", "Webhooks"),
         ("/settings/account", "Account"),
     ];
-    PAGES
-        .iter()
-        .map(|(path, label)| Tab {
-            label,
-            href: match &input.site_query {
-                Some(query) => format!("{path}?{query}"),
-                None => (*path).to_owned(),
-            },
-            current: *path == current,
-        })
-        .collect()
+    PAGES.iter().map(|(path, label)| Tab { label, href: input.with_site(path), current: *path == current }).collect()
 }
 
 /// `/visitor/<id>?site=N`.

@@ -284,10 +284,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         tabs: parts::settings_tabs(input, "/settings"),
         notice: forms::notice(input.param("done")),
-        action_path: match &input.site_query {
-            Some(query) => format!("/settings?{query}"),
-            None => "/settings".to_owned(),
-        },
+        action_path: input.with_site("/settings"),
         site: view,
         can_admin: input.role() >= Role::Admin,
         form,
