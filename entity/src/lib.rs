@@ -1,5 +1,7 @@
 //! SeaORM entities, one module per table. Timestamps are UTC epoch milliseconds.
 
+pub mod alert_delivery;
+pub mod alert_destination;
 pub mod api_key;
 pub mod auth_session;
 pub mod daily_salt;

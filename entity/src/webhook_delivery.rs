@@ -19,6 +19,14 @@ pub struct Model {
     pub duration_ms: i64,
     pub error: Option<String>,
     pub created_at: i64,
+    /// The alert delivery this attempt belongs to; none for `POST /api/webhook`.
+    pub alert_delivery_id: Option<i64>,
+    pub destination_id: Option<i64>,
+    pub trigger: Option<String>,
+    /// 1 for the first attempt of a delivery.
+    pub attempt: i32,
+    /// When the delivery is tried again; none when this attempt settled it.
+    pub next_attempt_at: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

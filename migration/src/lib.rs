@@ -16,6 +16,7 @@ mod m20261123_013000_index_sessions_by_channel;
 mod m20261123_100000_forget_session_ips;
 mod m20261123_110000_create_link_click_days;
 mod m20261123_130000_create_visitor_and_session_hours;
+mod m20261123_200000_create_alerts;
 
 pub struct Migrator;
 
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_100000_forget_session_ips::Migration),
             Box::new(m20261123_110000_create_link_click_days::Migration),
             Box::new(m20261123_130000_create_visitor_and_session_hours::Migration),
+            Box::new(m20261123_200000_create_alerts::Migration),
         ]
     }
 }
