@@ -156,6 +156,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let router = app(state.clone());
     service::privacy::retention::spawn_job(state.db.clone());
+    service::alerts::worker::spawn(state.db.clone(), state.effects.clone(), state.metrics.alerts.clone());
     let served = axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;

@@ -18,7 +18,7 @@ use prometheus_client::{
 };
 
 pub use self::exposition::Format;
-use crate::{error::AppError, state::AppState};
+use crate::{error::AppError, service::alerts::worker::AlertMetrics, state::AppState};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -84,6 +84,8 @@ pub struct Metrics {
     pub db_statements: Counter,
     /// Redirects answered without their click being stored (the writer was behind).
     pub clicks_unrecorded: Counter,
+    /// Alert deliveries by outcome, and the outbox's oldest due row.
+    pub alerts: AlertMetrics,
 }
 
 impl Default for Metrics {
@@ -103,7 +105,18 @@ impl Default for Metrics {
             "Redirects sent on without their click stored, because the click writer was behind",
             clicks_unrecorded.clone(),
         );
-        Self { registry, requests, latency, db_statements, clicks_unrecorded }
+        let alerts = AlertMetrics::default();
+        registry.register(
+            "alert_deliveries",
+            "Alert delivery attempts by outcome: delivered, retrying (failed, tried again later) or failed (given up)",
+            alerts.deliveries.clone(),
+        );
+        registry.register(
+            "alert_outbox_oldest_due_seconds",
+            "Seconds the oldest due alert delivery has waited",
+            alerts.oldest_due_seconds.clone(),
+        );
+        Self { registry, requests, latency, db_statements, clicks_unrecorded, alerts }
     }
 }
 

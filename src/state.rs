@@ -12,8 +12,9 @@ use crate::{
     enrich::GeoIp,
     ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
-    service::effects::Effects,
     service::tracking::Activity,
+    service::{alerts::worker::AlertsDue, effects::Effects},
+    time::Clock,
     webhook::WebhookClient,
 };
 
@@ -60,21 +61,24 @@ impl AppState {
             }
             None => None,
         };
-        let webhooks = WebhookClient::new(
-            std::time::Duration::from_secs(config.webhook_timeout_secs.max(1)),
-            config.webhook_unsafe_allow_any_target,
-        )?;
+        let webhook_timeout = std::time::Duration::from_secs(config.webhook_timeout_secs.max(1));
+        let webhooks = WebhookClient::new(webhook_timeout, config.webhook_unsafe_allow_any_target)?;
+        let alerts_due = AlertsDue::default();
         let (live, _) = broadcast::channel(1024);
         let sites = Arc::new(SiteCache::default());
         let links = Arc::new(LinkCache::default());
         let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
-        let writer = Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone(), cluster.clone());
+        let writer =
+            Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone(), cluster.clone(), alerts_due.clone());
         let effects = Effects {
             cluster: cluster.clone(),
             writer: writer.clone(),
             webhooks,
             base_url: config.base_url(),
             allow_any_webhook_target: config.webhook_unsafe_allow_any_target,
+            webhook_timeout,
+            clock: Clock::default(),
+            alerts_due,
         };
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),

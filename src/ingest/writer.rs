@@ -22,6 +22,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 use crate::{
     cluster::Cluster,
     error::{AppError, AppResult, is_transient},
+    service::alerts::worker::AlertsDue,
     service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp},
 };
 
@@ -105,10 +106,11 @@ impl Writer {
         capacity: usize,
         live: broadcast::Sender<Activity>,
         cluster: Arc<Cluster>,
+        alerts_due: AlertsDue,
     ) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
-        tokio::spawn(run(db, commands, healthy.clone(), live, cluster));
+        tokio::spawn(run(db, commands, healthy.clone(), live, cluster, alerts_due));
         Self {
             inner: Arc::new(Inner {
                 queue,
@@ -210,6 +212,7 @@ async fn run(
     healthy: Arc<AtomicBool>,
     live: broadcast::Sender<Activity>,
     cluster: Arc<Cluster>,
+    alerts_due: AlertsDue,
 ) {
     let mut shutdown = None;
     while shutdown.is_none() {
@@ -244,7 +247,7 @@ async fn run(
         while !rest.is_empty() {
             let tail = rest.split_off(chunk_size.min(rest.len()));
             let ops: Vec<&WriteOp> = rest.iter().map(|pending| &pending.op).collect();
-            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy).await;
+            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &alerts_due).await;
             cluster.publish(&activities);
             for activity in activities {
                 live.send(activity).ok();
@@ -276,13 +279,18 @@ async fn write_with_retries(
     db: &DatabaseConnection,
     ops: &[&WriteOp],
     healthy: &Arc<AtomicBool>,
+    alerts_due: &AlertsDue,
 ) -> (Vec<Activity>, Vec<Outcome>) {
     let started = Instant::now();
     let mut backoff = Duration::from_millis(20);
     loop {
         match tracking::apply(db, ops).await {
-            Ok(activities) => {
+            Ok(applied) => {
                 healthy.store(true, Ordering::Release);
+                if applied.alerts_queued > 0 {
+                    alerts_due.wake();
+                }
+                let activities = applied.activities;
                 tracing::debug!(
                     ops = ops.len(),
                     events = ops.iter().map(|op| op.event_count()).sum::<usize>(),
@@ -306,7 +314,8 @@ async fn write_with_retries(
                 let mut activities = Vec::new();
                 let mut outcomes = Vec::with_capacity(ops.len());
                 for op in ops {
-                    let (op_activities, op_outcomes) = Box::pin(write_with_retries(db, &[*op], healthy)).await;
+                    let (op_activities, op_outcomes) =
+                        Box::pin(write_with_retries(db, &[*op], healthy, alerts_due)).await;
                     activities.extend(op_activities);
                     outcomes.extend(op_outcomes);
                 }

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod accounts;
+pub mod alerts;
 pub mod analytics;
 pub mod api_keys;
 pub mod effects;

@@ -2,7 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::{header::CONTENT_TYPE, redirect::Policy};
+use reqwest::{
+    header::{CONTENT_TYPE, RETRY_AFTER},
+    redirect::Policy,
+};
 use url::Url;
 
 use super::{WebhookType, guard};
@@ -43,6 +46,8 @@ pub struct Outcome {
     /// Why it failed, for the log and the 502 message.
     pub error: Option<String>,
     pub duration_ms: i64,
+    /// How long the target asked us to wait (`Retry-After`), in milliseconds.
+    pub retry_after_ms: Option<i64>,
 }
 
 /// Reads at most MAX_RESPONSE_BYTES of the answer.
@@ -80,14 +85,30 @@ pub async fn send(
                 return Err(guard::refused(refusal));
             }
             let error = if err.is_timeout() { "the target did not answer in time".to_owned() } else { describe(&err) };
-            return Ok(Outcome { status: None, success: false, error: Some(error), duration_ms: elapsed(started) });
+            return Ok(Outcome {
+                status: None,
+                success: false,
+                error: Some(error),
+                duration_ms: elapsed(started),
+                retry_after_ms: None,
+            });
         }
     };
     let status = response.status();
+    let retry_after_ms = response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| super::retry::parse_retry_after(value, crate::time::now_ms()));
     let body = read_capped(response).await;
     let duration_ms = elapsed(started);
-    let outcome =
-        |success: bool, error: Option<String>| Outcome { status: Some(status.as_u16()), success, error, duration_ms };
+    let outcome = |success: bool, error: Option<String>| Outcome {
+        status: Some(status.as_u16()),
+        success,
+        error,
+        duration_ms,
+        retry_after_ms,
+    };
     Ok(match body {
         Err(err) => outcome(false, Some(format!("reading the answer failed: {}", describe(&err)))),
         Ok(_) if status.is_redirection() => {

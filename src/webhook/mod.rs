@@ -5,6 +5,7 @@
 pub mod delivery;
 pub mod guard;
 pub mod payload;
+pub mod retry;
 pub mod signing;
 
 use crate::error::{AppError, AppResult};

@@ -25,9 +25,14 @@ pub fn sign(secret: &str, id: &str, timestamp_secs: i64, body: &str) -> AppResul
     Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
-/// The three headers of a signed delivery.
+/// The three headers of a signed delivery, with a new message id.
 pub fn headers(secret: &str, body: &str, now_ms: i64) -> AppResult<Vec<(String, String)>> {
-    let id = message_id();
+    headers_for(secret, message_id(), body, now_ms)
+}
+
+/// The three headers of a signed delivery whose id is already chosen: an
+/// alert keeps its id across retries, so receivers can deduplicate.
+pub fn headers_for(secret: &str, id: String, body: &str, now_ms: i64) -> AppResult<Vec<(String, String)>> {
     let timestamp = now_ms / 1000;
     let signature = sign(secret, &id, timestamp, body)?;
     Ok(vec![

@@ -14,8 +14,9 @@ use entity::{event, identity, link, link_click, link_click_day, page_hour, track
 use super::{
     Activity, EventKind, rollup, rollup_store,
     sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
-    statement_chunks,
+    statement_chunks, triggers,
 };
+use crate::service::alerts::outbox;
 use crate::time::{DAY_MS, HOUR_MS};
 
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
@@ -121,6 +122,41 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             timestamp: pending.event.timestamp,
         })
         .collect())
+}
+
+/// Adds the alerts the batch fires to the outbox, in the batch's transaction,
+/// so a crash can neither lose an alert nor send one for a write that was
+/// rolled back. Looks up destinations only when some visitor may fire one.
+pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, now: i64) -> Result<u64, DbErr> {
+    let changes = triggers::changes(batch, now);
+    if changes.is_empty() {
+        return Ok(0);
+    }
+    let mut site_ids: Vec<i64> = changes.iter().map(|(v, _)| batch.visitors[*v].model.site_id).collect();
+    site_ids.sort_unstable();
+    site_ids.dedup();
+    let armed = outbox::armed(db, &site_ids).await?;
+    let fired: Vec<outbox::Fired<'_>> = changes
+        .iter()
+        .flat_map(|(v, change)| {
+            let visitor = &batch.visitors[*v].model;
+            armed
+                .iter()
+                .filter(move |destination| {
+                    destination.site_id == visitor.site_id
+                        && triggers::fires(destination.trigger, change, destination.hot_threshold)
+                })
+                .map(move |destination| outbox::Fired {
+                    destination,
+                    visitor_id: visitor.id,
+                    tracker_vid: visitor.tracker_vid.clone(),
+                })
+        })
+        .collect();
+    if fired.is_empty() {
+        return Ok(0);
+    }
+    outbox::enqueue(db, fired, now).await
 }
 
 /// New sessions go in with multi-row inserts. Their ids come back in insertion

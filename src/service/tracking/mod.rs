@@ -8,6 +8,9 @@ mod load;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;
 mod sessionize;
+mod triggers;
+
+pub use triggers::AlertTrigger;
 
 use std::sync::Arc;
 
@@ -152,9 +155,17 @@ pub(crate) fn statement_chunks<T>(rows: Vec<T>) -> impl Iterator<Item = Vec<T>> 
     })
 }
 
-/// Applies the operations in order, in one transaction, and answers the
-/// stored events for the live stream once it has committed.
-pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Vec<Activity>, DbErr> {
+/// What a committed batch stored.
+pub struct Applied {
+    /// The stored events, for the live stream.
+    pub activities: Vec<Activity>,
+    /// Alert deliveries the batch added to the outbox.
+    pub alerts_queued: u64,
+}
+
+/// Applies the operations in order, in one transaction with the alerts they
+/// fire, and answers what was stored once it has committed.
+pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
     let txn = db.begin().await?;
     let mut batch = load::load(&txn, ops).await?;
     for op in ops {
@@ -165,6 +176,7 @@ pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Vec<Acti
         }
     }
     let activities = flush::write(&txn, &mut batch).await?;
+    let alerts_queued = flush::queue_alerts(&txn, &batch, crate::time::now_ms()).await?;
     txn.commit().await?;
-    Ok(activities)
+    Ok(Applied { activities, alerts_queued })
 }

@@ -101,6 +101,11 @@ pub(super) struct VisitorSlot {
     /// The rollup row the stored visitor is counted in; `None` for a visitor
     /// this batch created.
     pub counted: Option<(VisitorKey, VisitorTally)>,
+    /// The stored score and last activity as loaded, which alerts compare against.
+    pub before: (i32, i64),
+    /// The batch identified the visitor, or it submitted a form.
+    pub identified: bool,
+    pub submitted_form: bool,
 }
 
 pub(super) struct SessionSlot {
@@ -170,7 +175,16 @@ impl<'a> Batch<'a> {
     pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>, created: bool) {
         let key = (model.site_id, model.tracker_vid.clone());
         let counted = (!created).then(|| rollup::visitor_entry(&model));
-        let visitor = self.visitors.push(VisitorSlot { model, dirty: false, session: None, counted });
+        let before = (model.score, model.last_seen);
+        let visitor = self.visitors.push(VisitorSlot {
+            model,
+            dirty: false,
+            session: None,
+            counted,
+            before,
+            identified: false,
+            submitted_form: false,
+        });
         self.by_key.insert(key, visitor);
         if let Some(model) = open_session {
             let counted = Some(rollup::session_entry(&model));
@@ -265,6 +279,7 @@ impl<'a> Batch<'a> {
 
         let slot = &mut self.visitors[v];
         slot.dirty = true;
+        slot.submitted_form |= event.kind == EventKind::CustomEvent && event.event_name == "form_submit";
         let visitor = &mut slot.model;
         visitor.total_time_seconds += duration_delta;
         visitor.first_seen = visitor.first_seen.min(ts);
@@ -313,6 +328,7 @@ impl<'a> Batch<'a> {
         };
         let slot = &mut self.visitors[v];
         slot.dirty = true;
+        slot.identified = true;
         let visitor = &mut slot.model;
         visitor.status = "identified".to_owned();
         visitor.identified_user_id = command.user_id.clone().or_else(|| command.email.clone());

@@ -72,6 +72,7 @@ pub async fn export(
                 success: false,
                 error: Some(refusal.message.clone()),
                 duration_ms: 0,
+                retry_after_ms: None,
             };
             (outcome, Some(refusal))
         }
@@ -87,6 +88,7 @@ pub async fn export(
         target_host: url.host_str().unwrap_or_default(),
         outcome: &outcome,
         at: now,
+        alert: None,
     };
     super::record(db, attempt).await?;
     if let Some(refusal) = refusal {

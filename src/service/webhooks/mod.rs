@@ -47,6 +47,17 @@ pub async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, request: Export
         .one(db)
         .await?
         .ok_or_else(|| AppError::not_found("visitor"))?;
+    prepare_visitor(db, site.org_id, visitor, &request).await
+}
+
+/// The payload's data for a visitor already found in one of the org's sites.
+/// Alerts call it at send time, so a payload shows the visitor as it is then.
+pub(crate) async fn prepare_visitor(
+    db: &impl ConnectionTrait,
+    org_id: i64,
+    visitor: visitor::Model,
+    request: &ExportRequest,
+) -> AppResult<Prepared> {
     let journey = if request.include_journey {
         Some(
             tracked_session::Entity::find()
@@ -72,10 +83,17 @@ pub async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, request: Export
     } else {
         None
     };
-    let org = org::Entity::find_by_id(site.org_id).one(db).await?.ok_or_else(|| AppError::not_found("site"))?;
+    let org = org::Entity::find_by_id(org_id).one(db).await?.ok_or_else(|| AppError::not_found("site"))?;
     let score = scoring::total(visitor.score, visitor.last_seen, request.now);
     Ok(Prepared {
-        export: Export { visitor, score, journey, recent_events, base_url: request.base_url, exported_at: request.now },
+        export: Export {
+            visitor,
+            score,
+            journey,
+            recent_events,
+            base_url: request.base_url.clone(),
+            exported_at: request.now,
+        },
         org,
     })
 }
@@ -90,6 +108,17 @@ pub struct Attempt<'a> {
     pub target_host: &'a str,
     pub outcome: &'a Outcome,
     pub at: i64,
+    /// For an alert's attempt: the delivery, its destination and trigger, the
+    /// attempt's number and when the next one is due.
+    pub alert: Option<AlertAttempt<'a>>,
+}
+
+pub struct AlertAttempt<'a> {
+    pub delivery_id: Option<i64>,
+    pub destination_id: i64,
+    pub trigger: &'a str,
+    pub number: i32,
+    pub next_attempt_at: Option<i64>,
 }
 
 /// Logs one attempt, whatever its outcome.
@@ -107,6 +136,11 @@ pub async fn record(db: &impl ConnectionTrait, attempt: Attempt<'_>) -> AppResul
         duration_ms: Set(attempt.outcome.duration_ms),
         error: Set(attempt.outcome.error.clone()),
         created_at: Set(attempt.at),
+        alert_delivery_id: Set(attempt.alert.as_ref().and_then(|alert| alert.delivery_id)),
+        destination_id: Set(attempt.alert.as_ref().map(|alert| alert.destination_id)),
+        trigger: Set(attempt.alert.as_ref().map(|alert| alert.trigger.to_owned())),
+        attempt: Set(attempt.alert.as_ref().map_or(1, |alert| alert.number)),
+        next_attempt_at: Set(attempt.alert.as_ref().and_then(|alert| alert.next_attempt_at)),
         ..Default::default()
     }
     .insert(db)

@@ -1,0 +1,280 @@
+//! Alerts (design §15): a site's saved destinations that fire on their own,
+//! managed by the org's admins. The outbox and its worker deliver them.
+
+pub mod outbox;
+pub mod worker;
+
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
+};
+
+use entity::{alert_delivery, alert_destination, visitor, webhook_delivery};
+
+use super::{
+    access,
+    effects::Effects,
+    tracking::AlertTrigger,
+    webhooks::{self, AlertAttempt, Attempt, ExportRequest},
+};
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult, ErrorCode},
+    webhook::{WebhookType, delivery, guard, payload, signing},
+};
+
+/// Destinations per site at most.
+pub const MAX_DESTINATIONS: u64 = 25;
+pub const MAX_NAME_CHARS: usize = 100;
+/// Deliveries a destination lists at most.
+pub const MAX_DELIVERIES: u64 = 200;
+
+pub struct DestinationInput {
+    pub name: String,
+    pub url: String,
+    pub webhook_type: String,
+    pub trigger: AlertTrigger,
+    pub include_journey: bool,
+    pub include_events: bool,
+    pub enabled: bool,
+}
+
+/// A checked input: the name trimmed, the type known, the target allowed.
+fn checked(input: &DestinationInput, effects: &Effects) -> AppResult<(String, WebhookType, String)> {
+    let name = input.name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_CHARS} characters")));
+    }
+    let kind = WebhookType::parse(Some(&input.webhook_type))?;
+    let url = guard::check_url(&input.url, kind, effects.allow_any_webhook_target)?;
+    Ok((name.to_owned(), kind, url.to_string()))
+}
+
+/// The site's destinations, oldest first. Admins only.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+) -> AppResult<Vec<alert_destination::Model>> {
+    let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
+    Ok(alert_destination::Entity::find()
+        .filter(alert_destination::Column::SiteId.eq(site.id))
+        .order_by_asc(alert_destination::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// A destination of a site the viewer administers; another org's is not found.
+pub async fn find(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppResult<alert_destination::Model> {
+    let destination =
+        alert_destination::Entity::find_by_id(id).one(db).await?.ok_or_else(|| AppError::not_found("destination"))?;
+    match access::site(db, viewer, destination.site_id, Role::Admin).await {
+        Err(err) if err.code == ErrorCode::NotFound => Err(AppError::not_found("destination")),
+        other => other.map(|_| destination),
+    }
+}
+
+pub async fn create(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    site_id: i64,
+    input: DestinationInput,
+) -> AppResult<alert_destination::Model> {
+    let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
+    let (name, kind, url) = checked(&input, effects)?;
+    let count =
+        alert_destination::Entity::find().filter(alert_destination::Column::SiteId.eq(site.id)).count(db).await?;
+    if count >= MAX_DESTINATIONS {
+        return Err(AppError::validation("site_id", format!("a site has at most {MAX_DESTINATIONS} destinations")));
+    }
+    let now = effects.clock.now();
+    Ok(alert_destination::ActiveModel {
+        org_id: Set(site.org_id),
+        site_id: Set(site.id),
+        name: Set(name),
+        url: Set(url),
+        webhook_type: Set(kind.as_str().to_owned()),
+        trigger: Set(input.trigger.as_str().to_owned()),
+        include_journey: Set(input.include_journey),
+        include_events: Set(input.include_events),
+        enabled: Set(input.enabled),
+        disabled_reason: Set(None),
+        failing_since: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?)
+}
+
+/// Replaces every field. Saving a destination the service turned off turns
+/// it back on: the admin has seen the reason.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    id: i64,
+    input: DestinationInput,
+) -> AppResult<alert_destination::Model> {
+    let destination = find(db, viewer, id).await?;
+    let (name, kind, url) = checked(&input, effects)?;
+    let mut active: alert_destination::ActiveModel = destination.into();
+    active.name = Set(name);
+    active.url = Set(url);
+    active.webhook_type = Set(kind.as_str().to_owned());
+    active.trigger = Set(input.trigger.as_str().to_owned());
+    active.include_journey = Set(input.include_journey);
+    active.include_events = Set(input.include_events);
+    active.enabled = Set(input.enabled);
+    active.disabled_reason = Set(None);
+    active.failing_since = Set(None);
+    active.updated_at = Set(effects.clock.now());
+    Ok(active.update(db).await?)
+}
+
+/// Deletes the destination with its deliveries; the log keeps its attempts.
+pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppResult<()> {
+    let destination = find(db, viewer, id).await?;
+    alert_destination::Entity::delete_by_id(destination.id).exec(db).await?;
+    Ok(())
+}
+
+/// The destination's latest deliveries, newest first.
+pub async fn deliveries(
+    db: &impl ConnectionTrait,
+    destination_id: i64,
+    limit: u64,
+) -> AppResult<Vec<alert_delivery::Model>> {
+    Ok(alert_delivery::Entity::find()
+        .filter(alert_delivery::Column::DestinationId.eq(destination_id))
+        .order_by_desc(alert_delivery::Column::Id)
+        .limit(limit.min(MAX_DELIVERIES))
+        .all(db)
+        .await?)
+}
+
+/// A delivery's attempts as the log has them, first to last.
+pub async fn attempts(db: &impl ConnectionTrait, delivery_id: i64) -> AppResult<Vec<webhook_delivery::Model>> {
+    Ok(webhook_delivery::Entity::find()
+        .filter(webhook_delivery::Column::AlertDeliveryId.eq(delivery_id))
+        .order_by_asc(webhook_delivery::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// Sends a failed delivery again now and answers it as it stands after the
+/// attempt. Admins of its site only.
+pub async fn retry(
+    db: &DatabaseConnection,
+    effects: &Effects,
+    viewer: &Viewer,
+    delivery_id: i64,
+) -> AppResult<alert_delivery::Model> {
+    let delivery = alert_delivery::Entity::find_by_id(delivery_id)
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::not_found("delivery"))?;
+    find(db, viewer, delivery.destination_id).await.map_err(|err| match err.code {
+        ErrorCode::NotFound => AppError::not_found("delivery"),
+        _ => err,
+    })?;
+    if delivery.status != outbox::FAILED {
+        return Err(AppError::validation(
+            "id",
+            format!("only a failed delivery can be retried; this one is {}", delivery.status),
+        ));
+    }
+    let now = effects.clock.now();
+    let claimed = outbox::claim_failed(db, delivery.id, now + worker::lease_ms(effects))
+        .await?
+        .ok_or_else(|| AppError::validation("id", "the delivery is being retried already"))?;
+    worker::attempt(db, effects, &claimed).await?;
+    alert_delivery::Entity::find_by_id(delivery_id).one(db).await?.ok_or_else(|| AppError::not_found("delivery"))
+}
+
+/// The visitor a test sends: made up, and named so nobody takes it for a lead.
+fn sample_visitor(site_id: i64, now: i64) -> visitor::Model {
+    visitor::Model {
+        id: 0,
+        site_id,
+        tracker_vid: "leadtrail-test-visitor".to_owned(),
+        status: "identified".to_owned(),
+        identified_user_id: Some("test@example.com".to_owned()),
+        email: Some("test@example.com".to_owned()),
+        first_seen: now,
+        last_seen: now,
+        total_sessions: 1,
+        total_pageviews: 3,
+        total_events: 4,
+        total_time_seconds: 120,
+        clicks: 0,
+        high_value_views: 1,
+        form_submits: 1,
+        score: 0,
+        is_bot: false,
+        first_referrer: None,
+        last_referrer: None,
+        last_session_id: None,
+        country: None,
+        city: None,
+        region: None,
+        lat: None,
+        lon: None,
+        device_type: Some("desktop".to_owned()),
+        browser: None,
+        os: None,
+    }
+}
+
+/// Sends a sample now, signed like a real alert, logs it, and answers the
+/// logged attempt. A refused target is INVALID_WEBHOOK_URL.
+pub async fn test(
+    db: &impl ConnectionTrait,
+    effects: &Effects,
+    viewer: &Viewer,
+    id: i64,
+) -> AppResult<webhook_delivery::Model> {
+    let destination = find(db, viewer, id).await?;
+    let kind = WebhookType::parse(Some(&destination.webhook_type))?;
+    let url = guard::check_url(&destination.url, kind, effects.allow_any_webhook_target)?;
+    let now = effects.clock.now();
+    let mut sample = sample_visitor(destination.site_id, now);
+    sample.score = crate::service::scoring::stored_points(&sample);
+    let request = ExportRequest {
+        site_id: destination.site_id,
+        tracker_vid: sample.tracker_vid.clone(),
+        include_journey: false,
+        include_events: false,
+        base_url: effects.base_url.clone(),
+        now,
+    };
+    let prepared = webhooks::prepare_visitor(db, destination.org_id, sample, &request).await?;
+    let body = payload::build(kind, &prepared.export).to_string();
+    let message_id = signing::message_id();
+    let headers = signing::headers_for(&prepared.org.signing_secret, message_id.clone(), &body, now)?;
+    let outcome = match delivery::send(&effects.webhooks, &url, kind, &headers, body).await {
+        Ok(outcome) => outcome,
+        Err(refusal) => worker::refused(refusal),
+    };
+    let log = Attempt {
+        org_id: destination.org_id,
+        site_id: destination.site_id,
+        user_id: viewer.user_id(),
+        tracker_vid: &request.tracker_vid,
+        webhook_type: kind.as_str(),
+        message_id: &message_id,
+        target_host: &worker::target_host(&destination.url),
+        outcome: &outcome,
+        at: now,
+        alert: Some(AlertAttempt {
+            delivery_id: None,
+            destination_id: destination.id,
+            trigger: "test",
+            number: 1,
+            next_attempt_at: None,
+        }),
+    };
+    webhooks::record(db, log).await
+}

@@ -1,0 +1,217 @@
+//! The alert worker: every instance runs one. It claims due deliveries from
+//! the outbox, builds each payload at send time with the same builders,
+//! signing and SSRF guard as `POST /api/webhook`, sends it, logs the attempt
+//! and schedules the next one (design §15).
+
+use std::{sync::Arc, time::Duration};
+
+use prometheus_client::metrics::{counter::Counter, family::Family, gauge::Gauge};
+use rand::Rng;
+use sea_orm::{DatabaseConnection, EntityTrait};
+use tokio::sync::Notify;
+
+use entity::{alert_delivery, alert_destination, visitor};
+
+use super::outbox::{self, DELIVERED, FAILED, PENDING, Settled};
+use crate::{
+    error::{AppError, AppResult},
+    service::{
+        effects::Effects,
+        webhooks::{self, AlertAttempt, Attempt, ExportRequest},
+    },
+    webhook::{
+        WebhookType,
+        delivery::{self, Outcome},
+        guard, payload,
+        retry::{self, Class, Next},
+        signing,
+    },
+};
+
+/// Deliveries one worker claims at a time, and sends at once.
+const CLAIM_LIMIT: u64 = 16;
+/// How often the worker looks for due deliveries when nothing wakes it.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Deliveries by outcome, and the wait of the oldest due one.
+#[derive(Clone, Default)]
+pub struct AlertMetrics {
+    pub deliveries: Family<OutcomeLabels, Counter>,
+    pub oldest_due_seconds: Gauge,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// delivered, retrying or failed.
+    pub outcome: &'static str,
+}
+
+/// Wakes the worker when the writer has added deliveries, so the first
+/// attempt does not wait for the next poll.
+#[derive(Clone, Default)]
+pub struct AlertsDue(Arc<Notify>);
+
+impl AlertsDue {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Runs the worker until the process ends. A delivery in flight when it ends
+/// is claimed again once its lease lapses: delivery is at least once.
+pub fn spawn(db: DatabaseConnection, effects: Effects, metrics: AlertMetrics) {
+    tokio::spawn(async move {
+        loop {
+            let claimed = match run_due(&db, &effects, &metrics).await {
+                Ok(claimed) => claimed,
+                Err(err) => {
+                    tracing::warn!(error = %err.message, "the alert worker could not read the outbox");
+                    0
+                }
+            };
+            if claimed < CLAIM_LIMIT as usize {
+                tokio::select! {
+                    () = effects.alerts_due.0.notified() => {}
+                    () = tokio::time::sleep(POLL) => {}
+                }
+            }
+        }
+    });
+}
+
+/// One round: claims what is due and attempts each. Answers how many it claimed.
+pub async fn run_due(db: &DatabaseConnection, effects: &Effects, metrics: &AlertMetrics) -> AppResult<usize> {
+    let now = effects.clock.now();
+    let claimed = outbox::claim(db, now, now + lease_ms(effects), CLAIM_LIMIT).await?;
+    let count = claimed.len();
+    let attempts = claimed.into_iter().map(|delivery| async move {
+        match attempt(db, effects, &delivery).await {
+            Ok(outcome) => metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc(),
+            Err(err) => {
+                tracing::warn!(error = %err.message, delivery = delivery.id, "an alert attempt could not be recorded");
+                0
+            }
+        };
+    });
+    futures_util::future::join_all(attempts).await;
+    let oldest = outbox::oldest_due(db, effects.clock.now()).await?;
+    metrics.oldest_due_seconds.set(oldest.map_or(0, |due| (effects.clock.now() - due).max(0) / 1000));
+    Ok(count)
+}
+
+/// Long enough for the slowest attempt to finish and be recorded.
+pub(super) fn lease_ms(effects: &Effects) -> i64 {
+    i64::try_from(effects.webhook_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 2 + 30_000
+}
+
+/// Sends one claimed delivery, logs the attempt and settles the delivery.
+/// Answers the outcome's metric label.
+pub(super) async fn attempt(
+    db: &DatabaseConnection,
+    effects: &Effects,
+    claimed: &alert_delivery::Model,
+) -> AppResult<&'static str> {
+    let destination = alert_destination::Entity::find_by_id(claimed.destination_id)
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::not_found("destination"))?;
+    let now = effects.clock.now();
+    let (outcome, class) = match send(db, effects, claimed, &destination, now).await? {
+        Ok(outcome) => {
+            let class = retry::classify(outcome.success, outcome.status);
+            (outcome, class)
+        }
+        Err(refusal) => (refused(refusal), Class::Refused),
+    };
+    let jitter: f64 = rand::rng().random();
+    let next = retry::next(claimed.attempts, class, outcome.retry_after_ms, jitter, now);
+    let (status, next_attempt_at, label) = match next {
+        Next::Delivered => (DELIVERED, None, "delivered"),
+        Next::RetryAt(at) => (PENDING, Some(at), "retrying"),
+        Next::GiveUp => (FAILED, None, "failed"),
+    };
+    let log = Attempt {
+        org_id: claimed.org_id,
+        site_id: claimed.site_id,
+        user_id: None,
+        tracker_vid: &claimed.tracker_vid,
+        webhook_type: &destination.webhook_type,
+        message_id: &claimed.message_id,
+        target_host: &target_host(&destination.url),
+        outcome: &outcome,
+        at: now,
+        alert: Some(AlertAttempt {
+            delivery_id: Some(claimed.id),
+            destination_id: destination.id,
+            trigger: &claimed.trigger,
+            number: claimed.attempts,
+            next_attempt_at,
+        }),
+    };
+    webhooks::record(db, log).await?;
+    let settled = Settled {
+        status,
+        next_attempt_at,
+        status_code: outcome.status.map(i32::from),
+        error: outcome.error.as_deref(),
+        delivered_at: outcome.success.then_some(now),
+    };
+    if !outbox::settle(db, claimed, settled).await? {
+        tracing::warn!(delivery = claimed.id, "an alert attempt outlived its claim; another worker took it over");
+    }
+    if class == Class::Delivered {
+        outbox::destination_succeeded(db, destination.id).await?;
+    } else {
+        let reason = format!(
+            "turned off after 24 hours of failed deliveries; the last: {}",
+            outcome.error.as_deref().unwrap_or("unknown error")
+        );
+        if outbox::destination_failed(db, destination.id, now, retry::DISABLE_AFTER_MS, &reason).await? {
+            tracing::warn!(
+                destination = destination.id,
+                "an alert destination was turned off after 24 hours of failures"
+            );
+        }
+    }
+    Ok(label)
+}
+
+pub(super) fn target_host(url: &str) -> String {
+    url::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Builds the payload as the visitor is now, signs it with the delivery's
+/// own id, and sends it. Answers the guard's refusal of the target apart,
+/// because the same target will be refused again.
+async fn send(
+    db: &DatabaseConnection,
+    effects: &Effects,
+    claimed: &alert_delivery::Model,
+    destination: &alert_destination::Model,
+    now: i64,
+) -> AppResult<Result<Outcome, AppError>> {
+    let kind = WebhookType::parse(Some(&destination.webhook_type))?;
+    let url = match guard::check_url(&destination.url, kind, effects.allow_any_webhook_target) {
+        Ok(url) => url,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let visitor =
+        visitor::Entity::find_by_id(claimed.visitor_id).one(db).await?.ok_or_else(|| AppError::not_found("visitor"))?;
+    let request = ExportRequest {
+        site_id: claimed.site_id,
+        tracker_vid: visitor.tracker_vid.clone(),
+        include_journey: destination.include_journey,
+        include_events: destination.include_events,
+        base_url: effects.base_url.clone(),
+        now,
+    };
+    let prepared = webhooks::prepare_visitor(db, claimed.org_id, visitor, &request).await?;
+    let body = payload::build(kind, &prepared.export).to_string();
+    let headers = signing::headers_for(&prepared.org.signing_secret, claimed.message_id.clone(), &body, now)?;
+    Ok(delivery::send(&effects.webhooks, &url, kind, &headers, body).await)
+}
+
+/// A target the SSRF guard refused, as an attempt's outcome.
+pub(super) fn refused(refusal: AppError) -> Outcome {
+    Outcome { status: None, success: false, error: Some(refusal.message), duration_ms: 0, retry_after_ms: None }
+}
