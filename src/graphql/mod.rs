@@ -1,6 +1,7 @@
 //! The GraphQL schema. Resolvers authorize, convert and call `service`; they hold no SQL.
 
 pub mod account;
+pub mod alerts;
 pub mod analytics;
 pub mod context;
 pub mod cost;
@@ -35,6 +36,7 @@ pub struct Query(
     links::LinkQuery,
     analytics::AnalyticsQuery,
     webhooks::WebhookQuery,
+    alerts::AlertQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -46,6 +48,7 @@ pub struct Mutation(
     links::LinkMutation,
     webhooks::WebhookMutation,
     privacy::PrivacyMutation,
+    alerts::AlertMutation,
 );
 
 pub type Subscription = live::LiveSubscription;

@@ -56,6 +56,12 @@ pub struct WebhookInfo {
 
 pub struct WebhookDelivery(webhook_delivery::Model);
 
+impl From<webhook_delivery::Model> for WebhookDelivery {
+    fn from(model: webhook_delivery::Model) -> Self {
+        WebhookDelivery(model)
+    }
+}
+
 #[Object]
 impl WebhookDelivery {
     async fn id(&self) -> ID {
@@ -92,6 +98,28 @@ impl WebhookDelivery {
     }
     async fn created_at(&self) -> Timestamp {
         Timestamp(self.0.created_at)
+    }
+    /// The alert delivery this attempt belongs to; null for `sendWebhook`,
+    /// `POST /api/webhook` and `testDestination`.
+    async fn alert_delivery_id(&self) -> Option<ID> {
+        self.0.alert_delivery_id.map(|id| ID(id.to_string()))
+    }
+    /// The alert destination; null for `sendWebhook` and `POST /api/webhook`.
+    async fn destination_id(&self) -> Option<ID> {
+        self.0.destination_id.map(|id| ID(id.to_string()))
+    }
+    /// What fired the alert (`became_hot`, `identified`, `form_submitted`,
+    /// or `test`); null for `sendWebhook` and `POST /api/webhook`.
+    async fn trigger(&self) -> Option<&str> {
+        self.0.trigger.as_deref()
+    }
+    /// The attempt's number, 1 for the first.
+    async fn attempt(&self) -> i32 {
+        self.0.attempt
+    }
+    /// When the alert is tried again; null when this attempt settled it.
+    async fn next_attempt_at(&self) -> Option<Timestamp> {
+        self.0.next_attempt_at.map(Timestamp)
     }
 }
 
