@@ -125,7 +125,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 17] = [
+const NOTICES: [(&str, &str); 22] = [
     ("link-created", "The link was created."),
     ("link-saved", "The link was saved."),
     ("link-off", "The link is turned off: its short URL answers 410 Gone."),
@@ -142,7 +142,12 @@ const NOTICES: [(&str, &str); 17] = [
     ("email-saved", "Your sign-in email was changed."),
     ("password-saved", "Your password was changed."),
     ("secret-rotated", "The signing secret was replaced."),
-    ("delivery-retried", "The delivery was queued again."),
+    ("delivery-retried", "The delivery was sent again; its outcome is below."),
+    ("alert-created", "The destination was added. It fires for what happens from now on."),
+    ("alert-saved", "The destination was saved."),
+    ("alert-deleted", "The destination and its deliveries were deleted."),
+    ("alert-tested", "A sample alert was delivered."),
+    ("alert-test-failed", "The sample alert was not delivered; the webhook delivery log says why."),
 ];
 
 /// The sentence for `done=<key>`; unknown keys show nothing.

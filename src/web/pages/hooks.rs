@@ -53,6 +53,9 @@ struct Delivery {
     duration_ms: i64,
     error: Option<String>,
     created_at: String,
+    /// Set for an alert's attempts.
+    trigger: Option<String>,
+    attempt: i64,
 }
 
 pub struct DeliveryRow {
@@ -92,7 +95,10 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             at: format::ago(&delivery.created_at, input.now),
             visitor_href: parts::visitor_href(delivery.site_id, &delivery.tracker_vid),
             visitor: parts::who(None, &delivery.tracker_vid),
-            kind: delivery.webhook_type.clone(),
+            kind: match &delivery.trigger {
+                Some(trigger) => format!("{} (alert: {trigger}, attempt {})", delivery.webhook_type, delivery.attempt),
+                None => delivery.webhook_type.clone(),
+            },
             target: delivery.target_host.clone(),
             outcome: match (delivery.success, delivery.status_code, &delivery.error) {
                 (true, Some(code), _) => format!("Delivered ({code})"),

@@ -4,6 +4,7 @@
 //! generic handler (`frame`) serves every row.
 
 mod account;
+mod alerts;
 mod hooks;
 mod leads;
 mod link;
@@ -289,6 +290,18 @@ pub const HOOKS: Page = Page {
     forms: &hooks::FORMS,
 };
 
+pub const ALERTS: Page = Page {
+    path: "/settings/alerts",
+    document: document!("alerts"),
+    section: Some(Section::Settings),
+    site: SiteFrom::Current,
+    id: None,
+    params: &[],
+    render: alerts::render,
+    access: true,
+    forms: &alerts::FORMS,
+};
+
 pub const ACCOUNT: Page = Page {
     path: "/settings/account",
     document: document!("account"),
@@ -301,8 +314,8 @@ pub const ACCOUNT: Page = Page {
     forms: &account::FORMS,
 };
 
-pub const PAGES: [&Page; 12] =
-    [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK, &LINKS, &LINK, &SETTINGS, &TEAM, &HOOKS, &ACCOUNT];
+pub const PAGES: [&Page; 13] =
+    [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK, &LINKS, &LINK, &SETTINGS, &TEAM, &HOOKS, &ALERTS, &ACCOUNT];
 
 #[cfg(test)]
 mod tests {

@@ -43,10 +43,11 @@ pub struct Tab {
 
 /// The settings pages, as tabs; the chosen site is kept.
 pub fn settings_tabs(input: &super::PageInput, current: &str) -> Vec<Tab> {
-    const PAGES: [(&str, &str); 4] = [
+    const PAGES: [(&str, &str); 5] = [
         ("/settings", "Sites"),
         ("/settings/team", "Members and API keys"),
         ("/settings/webhooks", "Webhooks"),
+        ("/settings/alerts", "Alerts"),
         ("/settings/account", "Account"),
     ];
     PAGES.iter().map(|(path, label)| Tab { label, href: input.with_site(path), current: *path == current }).collect()
