@@ -22,6 +22,8 @@ struct Victim {
     session: String,
     key: String,
     member: String,
+    destination: String,
+    delivery: String,
 }
 
 async fn victim(app: &TestApp) -> Victim {
@@ -30,6 +32,15 @@ async fn victim(app: &TestApp) -> Victim {
         .create_link(json!({ "siteId": site, "destinationUrl": "https://victim.example/", "slug": "secret" }))
         .await;
     let link = link["link"]["id"].as_str().unwrap().to_owned();
+    // An alert for the identify below: a destination that never resolves, so
+    // its delivery stays in the outbox and nothing leaves the machine.
+    let destination = client
+        .graphql(
+            "mutation($site: Int!) { createDestination(siteId: $site, input: { name: \"sales\", url: \"https://hooks.invalid/alert\", trigger: IDENTIFIED }) { id } }",
+            json!({ "site": site }),
+        )
+        .await;
+    let destination = destination["data"]["createDestination"]["id"].as_str().unwrap().to_owned();
     app.collect(pageview(site, "victim-visitor", "https://victim.example/")).await.expect(202);
     client
         .post("/api/identify", json!({ "siteId": site, "tracker_vid": "victim-visitor", "email": "v@victim.example" }))
@@ -49,7 +60,11 @@ async fn victim(app: &TestApp) -> Victim {
         )
         .await;
     let member = added["data"]["addMember"]["userId"].as_str().unwrap().to_owned();
-    Victim { client, site, org, link, session, key, member }
+    let deliveries = client
+        .graphql("query($site: Int!) { destinations(siteId: $site) { deliveries { id } } }", json!({ "site": site }))
+        .await;
+    let delivery = deliveries["data"]["destinations"][0]["deliveries"][0]["id"].as_str().unwrap().to_owned();
+    Victim { client, site, org, link, session, key, member, destination, delivery }
 }
 
 /// Everything the victim can see; it must not change.
@@ -60,6 +75,7 @@ async fn snapshot(v: &Victim) -> Value {
         "sites": v.client.get("/api/sites").await.body,
         "identity": v.client.get(&format!("/api/identify?siteId={site}&tracker_vid=victim-visitor")).await.body,
         "visitor": v.client.get(&format!("/api/visitor/victim-visitor?siteId={site}")).await.body,
+        "destinations": v.client.graphql("query($site: Int!) { destinations(siteId: $site) { id name url webhookType trigger enabled deliveries { id trackerVid } } }", json!({ "site": site })).await,
         "org": v.client.graphql("query($org: ID!) { members(orgId: $org) { userId role } apiKeys(orgId: $org) { id revokedAt } webhookSigningSecret(orgId: $org) }", json!({ "org": v.org })).await,
     })
 }
@@ -119,6 +135,8 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
 /// GraphQL fields that take an id: a document with the victim's ids.
 fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
     let (site, org, link, session, key, member) = (v.site, &v.org, &v.link, &v.session, &v.key, &v.member);
+    let (destination, delivery) = (&v.destination, &v.delivery);
+    let alert_input = "{ name: \"planted\", url: \"https://evil.example/\", trigger: IDENTIFIED }";
     vec![
         ("org", format!("{{ org(id: \"{org}\") {{ id }} }}")),
         ("members", format!("{{ members(orgId: \"{org}\") {{ userId }} }}")),
@@ -177,6 +195,18 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
             ),
         ),
         ("rotateWebhookSecret", format!("mutation {{ rotateWebhookSecret(orgId: \"{org}\") }}")),
+        ("destinations", format!("{{ destinations(siteId: {site}) {{ id url }} }}")),
+        (
+            "createDestination",
+            format!("mutation {{ createDestination(siteId: {site}, input: {alert_input}) {{ id }} }}"),
+        ),
+        (
+            "updateDestination",
+            format!("mutation {{ updateDestination(id: \"{destination}\", input: {alert_input}) {{ id }} }}"),
+        ),
+        ("deleteDestination", format!("mutation {{ deleteDestination(id: \"{destination}\") }}")),
+        ("testDestination", format!("mutation {{ testDestination(id: \"{destination}\") {{ success }} }}")),
+        ("retryDelivery", format!("mutation {{ retryDelivery(id: \"{delivery}\") {{ status }} }}")),
         ("eraseVisitor", format!("mutation {{ eraseVisitor(siteId: {site}, id: \"victim-visitor\") {{ success }} }}")),
     ]
 }

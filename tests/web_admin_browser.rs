@@ -193,6 +193,27 @@ async fn an_admin_makes_a_site_a_link_a_key_and_manages_the_team_in_the_browser(
         let after = api.graphql("{ webhookSigningSecret }", json!({})).await["data"]["webhookSigningSecret"].clone();
         assert_ne!(before, after);
 
+        // An alert destination for hot leads.
+        browser.goto(&format!("{}/settings/alerts", app.base)).await.unwrap();
+        axe(&browser, "/settings/alerts (empty)").await;
+        fill(&browser, "#new-name", "Sales channel").await;
+        fill(&browser, "#new-url", "https://hooks.example.com/leadtrail").await;
+        browser.find(Locator::Css("#new-trigger option[value=FORM_SUBMITTED]")).await.unwrap().click().await.unwrap();
+        submit(&browser, "create").await;
+        wait_for_text(&browser, ".notice", "The destination was added.").await;
+        let site = api.graphql("{ sites { id } }", json!({})).await["data"]["sites"][0]["id"].clone();
+        let stored = api
+            .graphql("query($s: Int!) { destinations(siteId: $s) { name trigger enabled } }", json!({ "s": site }))
+            .await;
+        assert_eq!(
+            stored["data"]["destinations"],
+            json!([{ "name": "Sales channel", "trigger": "FORM_SUBMITTED", "enabled": true }])
+        );
+        axe(&browser, "/settings/alerts").await;
+        if shots {
+            screenshot(&browser, "alerts").await;
+        }
+
         browser.goto(&format!("{}/settings/account", app.base)).await.unwrap();
         axe(&browser, "/settings/account").await;
         no_script_ran(&browser, "/settings/account").await;

@@ -250,6 +250,14 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
         )
         .await
         .expect(202);
+        // An alert whose delivery lists the hostile visitor.
+        let destination = client
+            .graphql(
+                "mutation($s: Int!, $i: DestinationInput!) { createDestination(siteId: $s, input: $i) { id } }",
+                json!({ "s": site, "i": { "name": script, "url": "https://ann.example/hook?x=<script>", "trigger": "IDENTIFIED" } }),
+            )
+            .await;
+        assert!(destination["data"]["createDestination"]["id"].is_string(), "{destination}");
         let identity = json!({ "siteId": site, "tracker_vid": vid, "user_id": image, "name": script, "company": image,
             "email": "pat@example.com", "phone": "javascript:window.__pwned=1", "traits": { "bio": script, image: image } });
         client.identify(identity).await.expect(200);
@@ -282,6 +290,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             "/links".to_owned(),
             format!("/links/{link}"),
             "/settings".to_owned(),
+            "/settings/alerts".to_owned(),
         ] {
             browser.goto(&format!("{}{path}", app.base)).await.unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;

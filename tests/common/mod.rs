@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 pub mod browser;
 pub mod process;
+pub mod receiver;
 pub mod scenario;
 pub mod traffic;
 pub mod web;
@@ -83,6 +84,11 @@ async fn postgres_app(admin_url: &str, configure: &impl Fn(&mut Config)) -> Test
 /// caches, serving one fresh PostgreSQL database, started at the same moment
 /// (so their migrations race). None without TEST_DATABASE_URL.
 pub async fn postgres_instances(n: usize) -> Option<Vec<TestApp>> {
+    postgres_instances_with(n, |_| {}).await
+}
+
+/// `postgres_instances` with a configuration change on each.
+pub async fn postgres_instances_with(n: usize, configure: impl Fn(&mut Config)) -> Option<Vec<TestApp>> {
     let admin_url = std::env::var("TEST_DATABASE_URL").ok().filter(|url| !url.is_empty())?;
     let name = unique("lt_test_").replace('-', "_");
     let admin = Database::connect(&admin_url).await.expect("connect to TEST_DATABASE_URL");
@@ -90,7 +96,6 @@ pub async fn postgres_instances(n: usize) -> Option<Vec<TestApp>> {
     admin.close().await.ok();
     let mut url = url::Url::parse(&admin_url).expect("TEST_DATABASE_URL is a URL");
     url.set_path(&format!("/{name}"));
-    let configure = |_: &mut Config| {};
     // The last instance drops the database, after the others have stopped.
     let starts = (0..n).map(|index| {
         let owner = (index + 1 == n).then(|| (admin_url.clone(), name.clone()));

@@ -12,6 +12,11 @@ pub fn free_port() -> u16 {
 
 /// The real binary, serving `database_url` on a free port, once it is ready.
 pub async fn launch(database_url: &str) -> (Child, String) {
+    launch_with(database_url, &[]).await
+}
+
+/// `launch` with more environment variables.
+pub async fn launch_with(database_url: &str, env: &[(&str, &str)]) -> (Child, String) {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_leadtrail"))
@@ -25,6 +30,7 @@ pub async fn launch(database_url: &str) -> (Child, String) {
         .env("RUST_LOG", "warn")
         .env_remove("TRUST_PROXY")
         .env_remove("GEOIP_DB_PATH")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .spawn()
         .expect("start the binary");

@@ -1,0 +1,410 @@
+//! Alerts (design §15) against a local receiver: each trigger fires once per
+//! visitor and destination, retries keep one `webhook-id` and a valid
+//! Standard Webhooks signature, refusals are final, a day of failures turns a
+//! destination off, tests and manual retries, input checks and roles. Time is
+//! moved with the app's alert clock, never slept through.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{
+    Client, TestApp, apps_with, gql_error_code,
+    receiver::{assert_signed, receiver},
+    traffic::pageview,
+};
+use leadtrail::time::HOUR_MS;
+use serde_json::{Value, json};
+
+fn lenient(config: &mut leadtrail::config::Config) {
+    config.webhook_unsafe_allow_any_target = true;
+    config.webhook_timeout_secs = 2;
+}
+
+async fn secret(client: &Client) -> String {
+    let reply = client.graphql("{ webhookSigningSecret }", json!({})).await;
+    reply["data"]["webhookSigningSecret"].as_str().unwrap().to_owned()
+}
+
+const CREATE: &str = "mutation($site: Int!, $input: DestinationInput!) {
+    createDestination(siteId: $site, input: $input) { id name url webhookType trigger includeJourney includeEvents enabled disabledReason } }";
+
+async fn create(client: &Client, site: i64, input: Value) -> String {
+    let reply = client.graphql(CREATE, json!({ "site": site, "input": input })).await;
+    reply["data"]["createDestination"]["id"].as_str().unwrap_or_else(|| panic!("created: {reply}")).to_owned()
+}
+
+const DELIVERIES: &str = "query($site: Int!) { destinations(siteId: $site) { id name disabledReason failingSince
+    deliveries { id trigger trackerVid messageId status attempts nextAttemptAt lastStatusCode lastError deliveredAt
+      log { attempt trigger messageId statusCode success error nextAttemptAt destinationId alertDeliveryId } } } }";
+
+async fn destinations(client: &Client, site: i64) -> Vec<Value> {
+    let reply = client.graphql(DELIVERIES, json!({ "site": site })).await;
+    reply["data"]["destinations"].as_array().unwrap_or_else(|| panic!("destinations: {reply}")).clone()
+}
+
+async fn destination(client: &Client, site: i64, name: &str) -> Value {
+    destinations(client, site).await.into_iter().find(|d| d["name"] == name).unwrap()
+}
+
+/// Waits until `check` holds, for at most ten seconds of real time.
+async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
+    for _ in 0..100 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn form_submit(site: i64, vid: &str) -> Value {
+    json!({ "site": site, "type": "custom_event", "event_name": "form_submit", "tracker_vid": vid,
+        "url": "https://shop.example/contact" })
+}
+
+async fn identify(app: &TestApp, client: &Client, site: i64, vid: &str) {
+    client
+        .identify(json!({ "siteId": site, "tracker_vid": vid, "email": format!("{vid}@example.com") }))
+        .await
+        .expect(200);
+    app.state.writer.flush().await;
+}
+
+#[tokio::test]
+async fn each_trigger_fires_once_per_visitor() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Ann", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        for (name, trigger, kind) in [
+            ("hot", "BECAME_HOT", "chat_two"),
+            ("known", "IDENTIFIED", "custom"),
+            ("forms", "FORM_SUBMITTED", "crm_one"),
+        ] {
+            let url = format!("{hook}/hook/{name}");
+            create(&client, site, json!({ "name": name, "url": url, "webhookType": kind, "trigger": trigger })).await;
+        }
+        let off =
+            json!({ "name": "off", "url": format!("{hook}/hook/off"), "trigger": "IDENTIFIED", "enabled": false });
+        create(&client, site, off).await;
+
+        // 3 pricing views: 6 + 24 stored points and 20 for recency, 50 in all.
+        let views: Vec<Value> = (0..3).map(|_| pageview(site, "v1", "https://shop.example/pricing")).collect();
+        app.collect(json!({ "events": views })).await.expect(202);
+        app.collect(pageview(site, "v2", "https://shop.example/")).await.expect(202);
+        // A form: 65, so hot (70) is not reached yet.
+        app.collect(form_submit(site, "v1")).await.expect(202);
+        eventually("the form alert", async || inbox.at("forms").len() == 1).await;
+        assert!(inbox.at("hot").is_empty(), "65 is not hot");
+        // Identified: 80, crossing 70.
+        identify(&app, &client, site, "v1").await;
+        eventually("the hot and identified alerts", async || {
+            inbox.at("hot").len() == 1 && inbox.at("known").len() == 1
+        })
+        .await;
+        // Everything again: nothing fires twice for v1.
+        app.collect(form_submit(site, "v1")).await.expect(202);
+        identify(&app, &client, site, "v1").await;
+        app.collect(pageview(site, "v1", "https://shop.example/demo")).await.expect(202);
+
+        // Another visitor identified fires `known` once more, for that visitor.
+        identify(&app, &client, site, "v2").await;
+        eventually("v2's alert", async || inbox.at("known").len() == 2).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(inbox.at("forms").len(), 1);
+        assert_eq!(inbox.at("hot").len(), 1);
+        assert_eq!(inbox.at("known").len(), 2);
+        assert!(inbox.at("off").is_empty(), "a destination turned off gets nothing");
+
+        let known = inbox.at("known");
+        assert_eq!(known[0].body()["tracker_vid"], "v1");
+        assert_eq!(known[0].body()["status"], "identified");
+        assert_eq!(known[1].body()["tracker_vid"], "v2");
+        assert_ne!(known[0].id(), known[1].id());
+        assert!(known[0].body()["journey"].is_array(), "the journey is included by default");
+        assert!(inbox.at("forms")[0].body()["properties"].is_object(), "crm_one's shape");
+        assert_eq!(inbox.at("hot")[0].body()["tracker_vid"], "v1", "became hot");
+        let secret = secret(&client).await;
+        for received in inbox.all() {
+            assert_signed(&secret, &received);
+            assert_eq!(received.headers["content-type"], "application/json");
+        }
+
+        let listed = destinations(&client, site).await;
+        let hot = listed.iter().find(|d| d["name"] == "hot").unwrap();
+        let delivery = &hot["deliveries"][0];
+        assert_eq!(delivery["trigger"], "BECAME_HOT");
+        assert_eq!(delivery["trackerVid"], "v1");
+        assert_eq!(delivery["status"], "DELIVERED");
+        assert_eq!(delivery["attempts"], 1);
+        assert!(delivery["nextAttemptAt"].is_null());
+        assert_eq!(delivery["messageId"].as_str().unwrap(), inbox.at("hot")[0].id());
+        assert_eq!(delivery["log"][0]["trigger"], "became_hot");
+        assert_eq!(delivery["log"][0]["statusCode"], 200);
+
+        let metrics = app.client().get("/metrics").await.text;
+        assert!(metrics.contains("leadtrail_alert_deliveries_total{outcome=\"delivered\"} 4"), "{metrics}");
+        assert!(metrics.contains("leadtrail_alert_outbox_oldest_due_seconds 0"), "{metrics}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_receiver_gets_retries_with_one_id_and_valid_signatures() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Ann", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        create(&client, site, json!({ "name": "crm", "url": format!("{hook}/hook/flaky"), "trigger": "IDENTIFIED" }))
+            .await;
+        app.collect(pageview(site, "v1", "https://shop.example/")).await.expect(202);
+        identify(&app, &client, site, "v1").await;
+        eventually("the first attempt", async || inbox.at("flaky").len() == 1).await;
+        let state = || async { destination(&client, site, "crm").await["deliveries"][0].clone() };
+        eventually("the first attempt settled", async || {
+            state().await["attempts"] == 1 && !state().await["nextAttemptAt"].is_null()
+        })
+        .await;
+        let first = state().await;
+        assert_eq!(first["status"], "PENDING");
+        assert_eq!(first["lastStatusCode"], 503);
+        let due = leadtrail::time::parse_iso(first["nextAttemptAt"].as_str().unwrap()).unwrap();
+        let wait = due - leadtrail::time::now_ms();
+        assert!((3_000..=6_100).contains(&wait), "the first retry comes after 5 s ± 20%: {wait}");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(inbox.at("flaky").len(), 1, "not before it is due");
+
+        app.state.effects.clock.advance(7_000);
+        eventually("the second attempt", async || inbox.at("flaky").len() == 2).await;
+        eventually("the second attempt settled", async || {
+            state().await["attempts"] == 2 && !state().await["nextAttemptAt"].is_null()
+        })
+        .await;
+        let second = state().await;
+        let due = leadtrail::time::parse_iso(second["nextAttemptAt"].as_str().unwrap()).unwrap();
+        let wait = due - app.state.effects.clock.now();
+        assert!((4 * 60_000 - 1_000..=6 * 60_000).contains(&wait), "the second retry comes after 5 min ± 20%: {wait}");
+        app.state.effects.clock.advance(6 * 60_000 + 1_000);
+        eventually("the third attempt", async || inbox.at("flaky").len() == 3).await;
+        eventually("delivered", async || state().await["status"] == "DELIVERED").await;
+
+        let received = inbox.at("flaky");
+        let secret = secret(&client).await;
+        for attempt in &received {
+            assert_eq!(attempt.id(), received[0].id(), "one webhook-id across retries");
+            assert_signed(&secret, attempt);
+        }
+        let delivery = state().await;
+        assert_eq!(delivery["attempts"], 3);
+        assert_eq!(delivery["messageId"].as_str().unwrap(), received[0].id());
+        let log = delivery["log"].as_array().unwrap();
+        let numbers: Vec<i64> = log.iter().map(|entry| entry["attempt"].as_i64().unwrap()).collect();
+        assert_eq!(numbers, [1, 2, 3]);
+        assert_eq!(log[0]["statusCode"], 503);
+        assert!(!log[0]["nextAttemptAt"].is_null() && !log[1]["nextAttemptAt"].is_null());
+        assert!(log[2]["nextAttemptAt"].is_null());
+        assert_eq!(log[2]["success"], true);
+        assert!(log.iter().all(|entry| entry["messageId"] == delivery["messageId"]));
+
+        // The deliveries log of the org shows the attempts too.
+        let org_log = client.graphql("{ webhookDeliveries { trigger attempt destinationId } }", json!({})).await;
+        assert_eq!(org_log["data"]["webhookDeliveries"].as_array().unwrap().len(), 3);
+        let metrics = app.client().get("/metrics").await.text;
+        assert!(metrics.contains("leadtrail_alert_deliveries_total{outcome=\"retrying\"} 2"), "{metrics}");
+        assert!(metrics.contains("leadtrail_alert_deliveries_total{outcome=\"delivered\"} 1"), "{metrics}");
+    }
+}
+
+#[tokio::test]
+async fn refusals_are_final_and_retry_after_is_honoured() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Ann", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        for name in ["gone", "bad", "busy"] {
+            let url = format!("{hook}/hook/{name}");
+            create(&client, site, json!({ "name": name, "url": url, "trigger": "IDENTIFIED" })).await;
+        }
+        app.collect(pageview(site, "v1", "https://shop.example/")).await.expect(202);
+        identify(&app, &client, site, "v1").await;
+        for name in ["gone", "bad", "busy"] {
+            eventually(name, async || destination(&client, site, name).await["deliveries"][0]["attempts"] == 1).await;
+        }
+        eventually("settled", async || {
+            destinations(&client, site).await.iter().all(|d| d["deliveries"][0]["lastStatusCode"].is_i64())
+        })
+        .await;
+        let busy = destination(&client, site, "busy").await["deliveries"][0].clone();
+        assert_eq!(busy["status"], "PENDING", "429 is retried");
+        let due = leadtrail::time::parse_iso(busy["nextAttemptAt"].as_str().unwrap()).unwrap();
+        assert!(due - leadtrail::time::now_ms() > 3_500_000, "Retry-After: 3600 is honoured over the 5 s backoff");
+
+        // Half a day passes: 410 and 400 are never tried again.
+        for _ in 0..4 {
+            app.state.effects.clock.advance(3 * HOUR_MS);
+            tokio::time::sleep(Duration::from_millis(800)).await;
+        }
+        assert_eq!(inbox.at("gone").len(), 1);
+        assert_eq!(inbox.at("bad").len(), 1);
+        assert!(inbox.at("busy").len() >= 2, "429 was tried again");
+        let gone = destination(&client, site, "gone").await["deliveries"][0].clone();
+        assert_eq!(gone["status"], "FAILED");
+        assert_eq!(gone["lastStatusCode"], 410);
+        assert!(gone["nextAttemptAt"].is_null());
+
+        // An admin sends a failed one again, with its id.
+        let retried = client
+            .graphql(
+                "mutation($id: ID!) { retryDelivery(id: $id) { status attempts lastStatusCode } }",
+                json!({ "id": gone["id"] }),
+            )
+            .await;
+        assert_eq!(
+            retried["data"]["retryDelivery"],
+            json!({ "status": "FAILED", "attempts": 2, "lastStatusCode": 410 })
+        );
+        let received = inbox.at("gone");
+        assert_eq!(received.len(), 2);
+        assert_eq!(received[0].id(), received[1].id());
+        // Only a failed delivery can be retried.
+        let busy_id = destination(&client, site, "busy").await["deliveries"][0]["id"].clone();
+        let refused =
+            client.graphql("mutation($id: ID!) { retryDelivery(id: $id) { status } }", json!({ "id": busy_id })).await;
+        assert_eq!(gql_error_code(&refused), "VALIDATION_ERROR", "{refused}");
+        let missing = client.graphql("mutation { retryDelivery(id: \"999999\") { status } }", json!({})).await;
+        assert_eq!(gql_error_code(&missing), "NOT_FOUND");
+        let junk = client.graphql("mutation { retryDelivery(id: \"x\") { status } }", json!({})).await;
+        assert_eq!(gql_error_code(&junk), "NOT_FOUND");
+    }
+}
+
+#[tokio::test]
+async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Ann", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        let input = json!({ "name": "down", "url": format!("{hook}/hook/broken"), "trigger": "IDENTIFIED" });
+        let id = create(&client, site, input.clone()).await;
+        app.collect(pageview(site, "v1", "https://shop.example/")).await.expect(202);
+        identify(&app, &client, site, "v1").await;
+        eventually("the first attempt", async || inbox.at("broken").len() == 1).await;
+        eventually("failing", async || !destination(&client, site, "down").await["failingSince"].is_null()).await;
+        // 23 hours of failures: still on.
+        app.state.effects.clock.advance(23 * HOUR_MS);
+        eventually("the second attempt", async || inbox.at("broken").len() == 2).await;
+        eventually("settled", async || destination(&client, site, "down").await["deliveries"][0]["attempts"] == 2)
+            .await;
+        assert!(destination(&client, site, "down").await["disabledReason"].is_null());
+        // A day and more: turned off, with the reason.
+        app.state.effects.clock.advance(2 * HOUR_MS);
+        eventually("turned off", async || !destination(&client, site, "down").await["disabledReason"].is_null()).await;
+        let down = destination(&client, site, "down").await;
+        let reason = down["disabledReason"].as_str().unwrap();
+        assert!(reason.contains("24 hours") && reason.contains("500"), "{reason}");
+        let attempts = inbox.at("broken").len();
+        // Turned off: its pending delivery waits, and new visitors fire nothing.
+        identify(&app, &client, site, "v2").await;
+        app.state.effects.clock.advance(11 * HOUR_MS);
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        assert_eq!(inbox.at("broken").len(), attempts);
+        assert_eq!(destination(&client, site, "down").await["deliveries"].as_array().unwrap().len(), 1);
+
+        // Saving it (the receiver fixed) turns it back on; the waiting delivery goes out.
+        let fixed = json!({ "name": "down", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" });
+        let saved = client
+            .graphql(
+                "mutation($id: ID!, $input: DestinationInput!) { updateDestination(id: $id, input: $input) { disabledReason url } }",
+                json!({ "id": id, "input": fixed }),
+            )
+            .await;
+        assert!(saved["data"]["updateDestination"]["disabledReason"].is_null(), "{saved}");
+        eventually("delivered after saving", async || inbox.at("ok").len() == 1).await;
+        assert_eq!(inbox.at("ok")[0].id(), inbox.at("broken")[0].id());
+    }
+}
+
+#[tokio::test]
+async fn destinations_are_checked_tested_and_managed_by_admins() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Ann", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        let good = json!({ "name": "  Sales  ", "url": format!("{hook}/hook/ok"), "trigger": "BECAME_HOT" });
+        let reply = client.graphql(CREATE, json!({ "site": site, "input": good })).await;
+        let created = &reply["data"]["createDestination"];
+        assert_eq!(created["name"], "Sales", "trimmed");
+        assert_eq!(created["webhookType"], "custom", "custom by default");
+        assert_eq!(created["trigger"], "BECAME_HOT");
+        assert_eq!(
+            (created["includeJourney"].clone(), created["includeEvents"].clone(), created["enabled"].clone()),
+            (json!(true), json!(true), json!(true))
+        );
+        let id = created["id"].as_str().unwrap().to_owned();
+
+        let bad = [
+            (json!({ "name": "", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" }), "VALIDATION_ERROR"),
+            (
+                json!({ "name": "x".repeat(101), "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" }),
+                "VALIDATION_ERROR",
+            ),
+            (
+                json!({ "name": "a", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED", "webhookType": "fax" }),
+                "VALIDATION_ERROR",
+            ),
+            (json!({ "name": "a", "url": "ftp://example.com/", "trigger": "IDENTIFIED" }), "INVALID_WEBHOOK_URL"),
+            (json!({ "name": "a", "url": "not a url", "trigger": "IDENTIFIED" }), "INVALID_WEBHOOK_URL"),
+        ];
+        for (input, code) in bad {
+            let reply = client.graphql(CREATE, json!({ "site": site, "input": input })).await;
+            assert_eq!(gql_error_code(&reply), code, "{input}: {reply}");
+        }
+        let unknown_trigger = client
+            .graphql(CREATE, json!({ "site": site, "input": { "name": "a", "url": "https://example.com/", "trigger": "SOMETIMES" } }))
+            .await;
+        assert!(unknown_trigger["errors"].is_array(), "{unknown_trigger}");
+
+        // A test sends a signed sample now and answers how it went.
+        let tested = client
+            .graphql("mutation($id: ID!) { testDestination(id: $id) { success statusCode trigger messageId destinationId } }", json!({ "id": id }))
+            .await;
+        let tested = &tested["data"]["testDestination"];
+        assert_eq!(tested["success"], true, "{tested}");
+        assert_eq!(tested["statusCode"], 200);
+        assert_eq!(tested["trigger"], "test");
+        assert_eq!(tested["destinationId"], id.as_str());
+        let sample = inbox.at("ok");
+        assert_eq!(sample.len(), 1);
+        assert_eq!(sample[0].id(), tested["messageId"].as_str().unwrap());
+        assert_signed(&secret(&client).await, &sample[0]);
+        assert_eq!(sample[0].body()["tracker_vid"], "leadtrail-test-visitor");
+
+        // Members and viewers may not manage destinations; the signed-out are refused.
+        let org = client.graphql("{ orgs { id } }", json!({})).await["data"]["orgs"][0]["id"].clone();
+        for role in ["member", "viewer"] {
+            let (other, email) = app.user(role).await;
+            let added = client
+                .graphql("mutation($org: ID!, $email: String!, $role: String!) { addMember(orgId: $org, email: $email, role: $role) { role } }",
+                    json!({ "org": org, "email": email, "role": role }))
+                .await;
+            assert_eq!(added["data"]["addMember"]["role"], role, "{added}");
+            let listed = other
+                .graphql("query($site: Int!) { destinations(siteId: $site) { id } }", json!({ "site": site }))
+                .await;
+            assert_eq!(gql_error_code(&listed), "FORBIDDEN", "{role}: {listed}");
+            let input = json!({ "name": "mine", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" });
+            let created = other.graphql(CREATE, json!({ "site": site, "input": input })).await;
+            assert_eq!(gql_error_code(&created), "FORBIDDEN", "{role}: {created}");
+            let deleted = other.graphql("mutation($id: ID!) { deleteDestination(id: $id) }", json!({ "id": id })).await;
+            assert_eq!(gql_error_code(&deleted), "FORBIDDEN", "{role}: {deleted}");
+        }
+        let anonymous = app
+            .client()
+            .graphql("query($site: Int!) { destinations(siteId: $site) { id } }", json!({ "site": site }))
+            .await;
+        assert_eq!(gql_error_code(&anonymous), "UNAUTHORIZED", "{anonymous}");
+
+        let deleted = client.graphql("mutation($id: ID!) { deleteDestination(id: $id) }", json!({ "id": id })).await;
+        assert_eq!(deleted["data"]["deleteDestination"], true);
+        assert!(destinations(&client, site).await.is_empty());
+        let again = client.graphql("mutation($id: ID!) { deleteDestination(id: $id) }", json!({ "id": id })).await;
+        assert_eq!(gql_error_code(&again), "NOT_FOUND");
+    }
+}
