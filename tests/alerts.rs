@@ -104,6 +104,9 @@ async fn each_trigger_fires_once_per_visitor() {
             inbox.at("hot").len() == 1 && inbox.at("known").len() == 1
         })
         .await;
+        // A destination added now fires on visitors who become identified, not on v1 saying so again.
+        create(&client, site, json!({ "name": "late", "url": format!("{hook}/hook/late"), "trigger": "IDENTIFIED" }))
+            .await;
         // Everything again: nothing fires twice for v1.
         app.collect(form_submit(site, "v1")).await.expect(202);
         identify(&app, &client, site, "v1").await;
@@ -111,12 +114,14 @@ async fn each_trigger_fires_once_per_visitor() {
 
         // Another visitor identified fires `known` once more, for that visitor.
         identify(&app, &client, site, "v2").await;
-        eventually("v2's alert", async || inbox.at("known").len() == 2).await;
+        eventually("v2's alerts", async || inbox.at("known").len() == 2 && inbox.at("late").len() == 1).await;
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert_eq!(inbox.at("forms").len(), 1);
         assert_eq!(inbox.at("hot").len(), 1);
         assert_eq!(inbox.at("known").len(), 2);
         assert!(inbox.at("off").is_empty(), "a destination turned off gets nothing");
+        assert_eq!(inbox.at("late")[0].body()["tracker_vid"], "v2");
+        assert_eq!(inbox.at("late").len(), 1, "v1 was identified already");
 
         let known = inbox.at("known");
         assert_eq!(known[0].body()["tracker_vid"], "v1");
@@ -145,7 +150,7 @@ async fn each_trigger_fires_once_per_visitor() {
         assert_eq!(delivery["log"][0]["statusCode"], 200);
 
         let metrics = app.client().get("/metrics").await.text;
-        assert!(metrics.contains("leadtrail_alert_deliveries_total{outcome=\"delivered\"} 4"), "{metrics}");
+        assert!(metrics.contains("leadtrail_alert_deliveries_total{outcome=\"delivered\"} 5"), "{metrics}");
         assert!(metrics.contains("leadtrail_alert_outbox_oldest_due_seconds 0"), "{metrics}");
     }
 }
@@ -288,14 +293,20 @@ async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
         identify(&app, &client, site, "v1").await;
         eventually("the first attempt", async || inbox.at("broken").len() == 1).await;
         eventually("failing", async || !destination(&client, site, "down").await["failingSince"].is_null()).await;
-        // 23 hours of failures: still on.
-        app.state.effects.clock.advance(23 * HOUR_MS);
-        eventually("the second attempt", async || inbox.at("broken").len() == 2).await;
-        eventually("settled", async || destination(&client, site, "down").await["deliveries"][0]["attempts"] == 2)
+        // Each step lets the delivery's next attempt fail: (hours to advance, attempts by then).
+        // The first gap is longer than any wait between attempts, so the run starts again at
+        // the second; 25 hours after the first failure the destination is still on.
+        for (hours, attempts) in [(14, 2), (11, 3), (12, 4)] {
+            app.state.effects.clock.advance(hours * HOUR_MS);
+            eventually("the next attempt", async || inbox.at("broken").len() == attempts).await;
+            eventually("settled", async || {
+                destination(&client, site, "down").await["deliveries"][0]["attempts"] == attempts
+            })
             .await;
-        assert!(destination(&client, site, "down").await["disabledReason"].is_null());
-        // A day and more: turned off, with the reason.
-        app.state.effects.clock.advance(2 * HOUR_MS);
+            assert!(destination(&client, site, "down").await["disabledReason"].is_null(), "after {attempts} attempts");
+        }
+        // A day and more of failures in a row: turned off, with the reason.
+        app.state.effects.clock.advance(3 * HOUR_MS);
         eventually("turned off", async || !destination(&client, site, "down").await["disabledReason"].is_null()).await;
         let down = destination(&client, site, "down").await;
         let reason = down["disabledReason"].as_str().unwrap();
@@ -306,6 +317,11 @@ async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
         app.state.effects.clock.advance(11 * HOUR_MS);
         tokio::time::sleep(Duration::from_millis(1200)).await;
         assert_eq!(inbox.at("broken").len(), attempts);
+        let metrics = app.client().get("/metrics").await.text;
+        assert!(
+            metrics.contains("leadtrail_alert_outbox_oldest_due_seconds 0"),
+            "a turned-off destination's waiting delivery is not overdue: {metrics}"
+        );
         assert_eq!(destination(&client, site, "down").await["deliveries"].as_array().unwrap().len(), 1);
 
         // Saving it (the receiver fixed) turns it back on; the waiting delivery goes out.

@@ -21,6 +21,8 @@ pub struct Model {
     pub disabled_reason: Option<String>,
     /// Start of the current run of failed attempts; none after a success.
     pub failing_since: Option<i64>,
+    /// The latest failed attempt of that run.
+    pub last_failed_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }

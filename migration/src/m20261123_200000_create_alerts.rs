@@ -30,6 +30,8 @@ impl MigrationTrait for Migration {
                     .col(text_null("disabled_reason"))
                     // Start of the current run of failed attempts; null after a success.
                     .col(big_integer_null("failing_since"))
+                    // The run's latest failed attempt: a run with a long gap starts again.
+                    .col(big_integer_null("last_failed_at"))
                     .col(big_integer("created_at"))
                     .col(big_integer("updated_at"))
                     .foreign_key(&mut cascade(("alert_destinations", "org_id"), "orgs"))
@@ -93,10 +95,7 @@ impl MigrationTrait for Migration {
         // SQLite refuses to drop a column an index still names.
         manager
             .drop_index(
-                Index::drop()
-                    .name("idx_webhook_deliveries_alert_delivery_id")
-                    .table("webhook_deliveries")
-                    .to_owned(),
+                Index::drop().name("idx_webhook_deliveries_alert_delivery_id").table("webhook_deliveries").to_owned(),
             )
             .await?;
         for column in ["alert_delivery_id", "destination_id", "trigger", "attempt", "next_attempt_at"] {

@@ -239,7 +239,7 @@ impl AlertMutation {
         Ok(Destination(alerts::update(&app.db, &app.effects, ctx.viewer()?, id, input.into()).await?))
     }
 
-    /// Deletes the destination and its pending deliveries.
+    /// Deletes the destination and all its deliveries; the delivery log keeps their attempts.
     async fn delete_destination(&self, ctx: &Context<'_>, id: ID) -> AppResult<bool> {
         alerts::delete(&ctx.app().db, ctx.viewer()?, parse_id(&id, "destination")?).await?;
         Ok(true)

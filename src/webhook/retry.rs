@@ -12,6 +12,11 @@ pub const BACKOFF_MS: [i64; 6] = [5 * SECOND_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 
 pub const MAX_RETRY_AFTER_MS: i64 = 10 * HOUR_MS;
 /// A destination whose attempts have all failed for this long is turned off.
 pub const DISABLE_AFTER_MS: i64 = 24 * HOUR_MS;
+/// Two failures further apart than this are not one run: longer than the
+/// longest wait between two attempts of one delivery (10 h and 20% jitter),
+/// so a delivery retried on schedule keeps its destination's run going, while
+/// a failure last week and one today do not make a day of failures.
+pub const FAILURE_RUN_GAP_MS: i64 = 13 * HOUR_MS;
 
 /// How one attempt went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,11 +62,6 @@ pub fn next(attempt: i32, class: Class, retry_after_ms: Option<i64>, jitter: f64
             Next::RetryAt(now + spread.max(asked))
         }
     }
-}
-
-/// Whether a destination failing since `failing_since` is turned off now.
-pub fn disables(failing_since: Option<i64>, now: i64) -> bool {
-    failing_since.is_some_and(|since| now - since >= DISABLE_AFTER_MS)
 }
 
 /// A `Retry-After` value: seconds, or an HTTP date (RFC 7231), as milliseconds from `now`.
@@ -125,19 +125,6 @@ mod tests {
         ];
         for (attempt, class, retry_after, jitter, expected) in cases {
             assert_eq!(next(attempt, class, retry_after, jitter, now), expected, "attempt {attempt} {class:?}");
-        }
-    }
-
-    #[test]
-    fn disables_after_a_day_of_failures() {
-        let cases = [
-            (None, 10 * DISABLE_AFTER_MS, false),
-            (Some(0), DISABLE_AFTER_MS - 1, false),
-            (Some(0), DISABLE_AFTER_MS, true),
-            (Some(100), 100 + 2 * DISABLE_AFTER_MS, true),
-        ];
-        for (since, now, expected) in cases {
-            assert_eq!(disables(since, now), expected, "{since:?} {now}");
         }
     }
 

@@ -86,7 +86,7 @@ pub async fn create(
     let count =
         alert_destination::Entity::find().filter(alert_destination::Column::SiteId.eq(site.id)).count(db).await?;
     if count >= MAX_DESTINATIONS {
-        return Err(AppError::validation("site_id", format!("a site has at most {MAX_DESTINATIONS} destinations")));
+        return Err(AppError::validation("siteId", format!("a site has at most {MAX_DESTINATIONS} destinations")));
     }
     let now = effects.clock.now();
     Ok(alert_destination::ActiveModel {
@@ -101,6 +101,7 @@ pub async fn create(
         enabled: Set(input.enabled),
         disabled_reason: Set(None),
         failing_since: Set(None),
+        last_failed_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -130,6 +131,7 @@ pub async fn update(
     active.enabled = Set(input.enabled);
     active.disabled_reason = Set(None);
     active.failing_since = Set(None);
+    active.last_failed_at = Set(None);
     active.updated_at = Set(effects.clock.now());
     Ok(active.update(db).await?)
 }
@@ -190,7 +192,7 @@ pub async fn retry(
     let claimed = outbox::claim_failed(db, delivery.id, now + worker::lease_ms(effects))
         .await?
         .ok_or_else(|| AppError::validation("id", "the delivery is being retried already"))?;
-    worker::attempt(db, effects, &claimed).await?;
+    worker::attempt_within_lease(db, effects, &claimed).await?;
     alert_delivery::Entity::find_by_id(delivery_id).one(db).await?.ok_or_else(|| AppError::not_found("delivery"))
 }
 

@@ -4,13 +4,16 @@
 
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    sea_query::{Expr, ExprTrait, Func, LockBehavior, LockType, Query},
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
+    sea_query::{Expr, ExprTrait, LockBehavior, LockType, Query},
 };
 
 use entity::{alert_delivery, alert_destination, site};
 
-use crate::{service::tracking::AlertTrigger, webhook::signing};
+use crate::{
+    service::tracking::AlertTrigger,
+    webhook::{retry, signing},
+};
 
 pub const PENDING: &str = "pending";
 pub const DELIVERED: &str = "delivered";
@@ -25,12 +28,16 @@ pub(crate) struct Armed {
     pub hot_threshold: i32,
 }
 
-/// The live destinations of these sites: turned on and not turned off by failures.
+/// The live destinations of these sites: turned on and not turned off by
+/// failures. Read in the batch's transaction with a share lock (PostgreSQL;
+/// SQLite's write lock covers it), so a destination deleted meanwhile waits
+/// for the batch and its outbox rows instead of failing their foreign key.
 pub(crate) async fn armed(db: &impl ConnectionTrait, site_ids: &[i64]) -> Result<Vec<Armed>, DbErr> {
     let destinations = alert_destination::Entity::find()
         .filter(alert_destination::Column::SiteId.is_in(site_ids.iter().copied()))
         .filter(alert_destination::Column::Enabled.eq(true))
         .filter(alert_destination::Column::DisabledReason.is_null())
+        .lock_shared()
         .all(db)
         .await?;
     if destinations.is_empty() {
@@ -111,19 +118,7 @@ pub(crate) async fn claim(
     limit: u64,
 ) -> Result<Vec<alert_delivery::Model>, DbErr> {
     use alert_delivery::Column as D;
-    use alert_destination::Column as T;
-    let due = Query::select()
-        .column((alert_delivery::Entity, D::Id))
-        .from(alert_delivery::Entity)
-        .inner_join(
-            alert_destination::Entity,
-            Expr::col((alert_destination::Entity, T::Id)).equals((alert_delivery::Entity, D::DestinationId)),
-        )
-        .and_where(Expr::col((alert_delivery::Entity, D::Status)).eq(PENDING))
-        .and_where(Expr::col((alert_delivery::Entity, D::NextAttemptAt)).lte(now))
-        .and_where(Expr::col((alert_destination::Entity, T::Enabled)).eq(true))
-        .and_where(Expr::col((alert_destination::Entity, T::DisabledReason)).is_null())
-        .order_by((alert_delivery::Entity, D::NextAttemptAt), sea_orm::Order::Asc)
+    let due = due_of_live_destinations(D::Id, now)
         .limit(limit)
         .lock_with_tables_behavior(LockType::Update, [alert_delivery::Entity], LockBehavior::SkipLocked)
         .to_owned();
@@ -190,26 +185,30 @@ pub(crate) async fn settle(
 pub(crate) async fn destination_succeeded(db: &impl ConnectionTrait, destination_id: i64) -> Result<(), DbErr> {
     alert_destination::Entity::update_many()
         .col_expr(alert_destination::Column::FailingSince, Expr::value(Option::<i64>::None))
+        .col_expr(alert_destination::Column::LastFailedAt, Expr::value(Option::<i64>::None))
         .filter(alert_destination::Column::Id.eq(destination_id))
         .exec(db)
         .await?;
     Ok(())
 }
 
-/// A destination's attempt failed: its run of failures starts now unless it
-/// already had; a run as long as `disable_after_ms` turns it off with `reason`.
-/// Atomic, so workers on several instances agree. Answers whether this call
-/// turned it off.
+/// A destination's attempt failed: its run of failures goes on if the run's
+/// last failure is recent (`retry::FAILURE_RUN_GAP_MS`), or starts now; a run
+/// of a day (`retry::DISABLE_AFTER_MS`) turns it off with `reason`. Each step
+/// is one statement, so workers on several instances agree. Answers whether
+/// this call turned it off.
 pub(crate) async fn destination_failed(
     db: &impl ConnectionTrait,
     destination_id: i64,
     now: i64,
-    disable_after_ms: i64,
     reason: &str,
 ) -> Result<bool, DbErr> {
     use alert_destination::Column as T;
+    let run_goes_on =
+        Expr::col(T::FailingSince).is_not_null().and(Expr::col(T::LastFailedAt).gte(now - retry::FAILURE_RUN_GAP_MS));
     alert_destination::Entity::update_many()
-        .col_expr(T::FailingSince, Func::coalesce([Expr::col(T::FailingSince), Expr::value(now)]).into())
+        .col_expr(T::FailingSince, Expr::case(run_goes_on, Expr::col(T::FailingSince)).finally(now).into())
+        .col_expr(T::LastFailedAt, Expr::value(now))
         .filter(T::Id.eq(destination_id))
         .exec(db)
         .await?;
@@ -217,22 +216,36 @@ pub(crate) async fn destination_failed(
         .col_expr(T::DisabledReason, Expr::value(reason))
         .filter(T::Id.eq(destination_id))
         .filter(T::DisabledReason.is_null())
-        .filter(T::FailingSince.lte(now - disable_after_ms))
+        .filter(T::FailingSince.lte(now - retry::DISABLE_AFTER_MS))
         .exec(db)
         .await?;
     Ok(disabled.rows_affected == 1)
 }
 
 /// When the longest-waiting due delivery of a live destination became due.
+/// A turned-off destination's deliveries wait by design and do not count.
 pub(crate) async fn oldest_due(db: &impl ConnectionTrait, now: i64) -> Result<Option<i64>, DbErr> {
-    let oldest: Option<Option<i64>> = alert_delivery::Entity::find()
-        .select_only()
-        .column(alert_delivery::Column::NextAttemptAt)
-        .filter(alert_delivery::Column::Status.eq(PENDING))
-        .filter(alert_delivery::Column::NextAttemptAt.lte(now))
-        .order_by_asc(alert_delivery::Column::NextAttemptAt)
-        .into_tuple()
-        .one(db)
-        .await?;
-    Ok(oldest.flatten())
+    let oldest = due_of_live_destinations(alert_delivery::Column::NextAttemptAt, now).limit(1).to_owned();
+    let row = db.query_one(&oldest).await?;
+    row.map(|row| row.try_get_by_index::<Option<i64>>(0)).transpose().map(Option::flatten)
+}
+
+/// `column` of the pending deliveries due by `now` whose destination is live,
+/// the longest-waiting first.
+fn due_of_live_destinations(column: alert_delivery::Column, now: i64) -> sea_orm::sea_query::SelectStatement {
+    use alert_delivery::Column as D;
+    use alert_destination::Column as T;
+    Query::select()
+        .column((alert_delivery::Entity, column))
+        .from(alert_delivery::Entity)
+        .inner_join(
+            alert_destination::Entity,
+            Expr::col((alert_destination::Entity, T::Id)).equals((alert_delivery::Entity, D::DestinationId)),
+        )
+        .and_where(Expr::col((alert_delivery::Entity, D::Status)).eq(PENDING))
+        .and_where(Expr::col((alert_delivery::Entity, D::NextAttemptAt)).lte(now))
+        .and_where(Expr::col((alert_destination::Entity, T::Enabled)).eq(true))
+        .and_where(Expr::col((alert_destination::Entity, T::DisabledReason)).is_null())
+        .order_by((alert_delivery::Entity, D::NextAttemptAt), sea_orm::Order::Asc)
+        .to_owned()
 }

@@ -85,13 +85,9 @@ pub async fn run_due(db: &DatabaseConnection, effects: &Effects, metrics: &Alert
     let claimed = outbox::claim(db, now, now + lease_ms(effects), CLAIM_LIMIT).await?;
     let count = claimed.len();
     let attempts = claimed.into_iter().map(|delivery| async move {
-        match attempt(db, effects, &delivery).await {
-            Ok(outcome) => metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc(),
-            Err(err) => {
-                tracing::warn!(error = %err.message, delivery = delivery.id, "an alert attempt could not be recorded");
-                0
-            }
-        };
+        if let Ok(outcome) = attempt_within_lease(db, effects, &delivery).await {
+            metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
+        }
     });
     futures_util::future::join_all(attempts).await;
     let oldest = outbox::oldest_due(db, effects.clock.now()).await?;
@@ -104,9 +100,42 @@ pub(super) fn lease_ms(effects: &Effects) -> i64 {
     i64::try_from(effects.webhook_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 2 + 30_000
 }
 
+/// Room left in the lease after an attempt is cut short, to reschedule it.
+const LEASE_MARGIN: Duration = Duration::from_secs(10);
+
+/// `attempt`, cut short before the claim lapses so no other worker sends the
+/// delivery while this one still may. An attempt that fails on our side (the
+/// database, a timeout) is rescheduled like a failed send, so it neither
+/// waits for its lease nor retries forever.
+pub(super) async fn attempt_within_lease(
+    db: &DatabaseConnection,
+    effects: &Effects,
+    claimed: &alert_delivery::Model,
+) -> AppResult<&'static str> {
+    let limit =
+        Duration::from_millis(u64::try_from(lease_ms(effects)).unwrap_or(u64::MAX)).saturating_sub(LEASE_MARGIN);
+    let err = match tokio::time::timeout(limit, attempt(db, effects, claimed)).await {
+        Ok(Ok(label)) => return Ok(label),
+        Ok(Err(err)) => err,
+        Err(_) => AppError::internal("the attempt ran out of time"),
+    };
+    tracing::warn!(error = %err.message, delivery = claimed.id, "an alert attempt failed on our side");
+    let now = effects.clock.now();
+    let jitter: f64 = rand::rng().random();
+    let (status, next_attempt_at) = match retry::next(claimed.attempts, Class::Failed, None, jitter, now) {
+        Next::RetryAt(at) => (PENDING, Some(at)),
+        Next::Delivered | Next::GiveUp => (FAILED, None),
+    };
+    let settled = Settled { status, next_attempt_at, status_code: None, error: Some(&err.message), delivered_at: None };
+    if let Err(settle_err) = outbox::settle(db, claimed, settled).await {
+        tracing::warn!(error = %settle_err, delivery = claimed.id, "an alert attempt could not be rescheduled");
+    }
+    Err(err)
+}
+
 /// Sends one claimed delivery, logs the attempt and settles the delivery.
 /// Answers the outcome's metric label.
-pub(super) async fn attempt(
+async fn attempt(
     db: &DatabaseConnection,
     effects: &Effects,
     claimed: &alert_delivery::Model,
@@ -166,7 +195,7 @@ pub(super) async fn attempt(
             "turned off after 24 hours of failed deliveries; the last: {}",
             outcome.error.as_deref().unwrap_or("unknown error")
         );
-        if outbox::destination_failed(db, destination.id, now, retry::DISABLE_AFTER_MS, &reason).await? {
+        if outbox::destination_failed(db, destination.id, now, &reason).await? {
             tracing::warn!(
                 destination = destination.id,
                 "an alert destination was turned off after 24 hours of failures"

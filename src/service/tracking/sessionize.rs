@@ -101,9 +101,10 @@ pub(super) struct VisitorSlot {
     /// The rollup row the stored visitor is counted in; `None` for a visitor
     /// this batch created.
     pub counted: Option<(VisitorKey, VisitorTally)>,
-    /// The stored score and last activity as loaded, which alerts compare against.
-    pub before: (i32, i64),
-    /// The batch identified the visitor, or it submitted a form.
+    /// The stored score and last activity as loaded, which alerts compare
+    /// against; `None` for a visitor this batch created, who had no score.
+    pub before: Option<(i32, i64)>,
+    /// The batch identified a visitor who was anonymous, or it submitted a form.
     pub identified: bool,
     pub submitted_form: bool,
 }
@@ -175,7 +176,7 @@ impl<'a> Batch<'a> {
     pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>, created: bool) {
         let key = (model.site_id, model.tracker_vid.clone());
         let counted = (!created).then(|| rollup::visitor_entry(&model));
-        let before = (model.score, model.last_seen);
+        let before = (!created).then_some((model.score, model.last_seen));
         let visitor = self.visitors.push(VisitorSlot {
             model,
             dirty: false,
@@ -328,7 +329,7 @@ impl<'a> Batch<'a> {
         };
         let slot = &mut self.visitors[v];
         slot.dirty = true;
-        slot.identified = true;
+        slot.identified |= slot.model.status != "identified";
         let visitor = &mut slot.model;
         visitor.status = "identified".to_owned();
         visitor.identified_user_id = command.user_id.clone().or_else(|| command.email.clone());

@@ -36,7 +36,7 @@ pub struct VisitorChange {
     /// The score (recency included) before and after the batch.
     pub score_before: i32,
     pub score_after: i32,
-    /// The batch holds an identify for the visitor.
+    /// The batch identified the visitor, who was anonymous until then.
     pub identified: bool,
     /// The batch holds a `form_submit` event of the visitor.
     pub submitted_form: bool,
@@ -70,9 +70,8 @@ pub(super) fn changes(batch: &Batch<'_>, now: i64) -> Vec<(VisitorIx, VisitorCha
         .filter(|&v| batch.visitors[v].dirty)
         .map(|v| {
             let slot = &batch.visitors[v];
-            let (stored_before, seen_before) = slot.before;
             let change = VisitorChange {
-                score_before: scoring::total(stored_before, seen_before, now),
+                score_before: slot.before.map_or(0, |(stored, seen)| scoring::total(stored, seen, now)),
                 score_after: scoring::total(slot.model.score, slot.model.last_seen, now),
                 identified: slot.identified,
                 submitted_form: slot.submitted_form,
@@ -129,6 +128,46 @@ mod tests {
             assert_eq!(may_fire(&change), expected, "{change:?}");
             let any = AlertTrigger::ALL.into_iter().any(|trigger| (0..=100).any(|t| fires(trigger, &change, t)));
             assert_eq!(any, expected, "may_fire agrees with fires for {change:?}");
+        }
+    }
+
+    /// What `changes` reads from a batch: who was identified before, and the
+    /// score a visitor had before (none for one the batch created).
+    #[test]
+    fn changes_compare_against_the_visitor_as_it_was() {
+        use crate::service::tracking::{IdentifyCommand, sessionize::new_visitor};
+        const NOW: i64 = 1_800_000_000_000;
+        let command = IdentifyCommand {
+            site_id: 1,
+            tracker_vid: "v".to_owned(),
+            user_id: Some("ada".to_owned()),
+            email: None,
+            name: None,
+            company: None,
+            phone: None,
+            traits: "{}".to_owned(),
+            source: "api".to_owned(),
+            source_detail: None,
+            identified_at: NOW,
+        };
+        let cases = [
+            // created by the batch, status and stored score before: (identified, score before), or
+            // nothing when the batch changed nothing an alert looks at
+            (true, "anonymous", 0, Some((true, 0))),
+            (false, "anonymous", 10, Some((true, 30))),
+            (false, "identified", 10, None),
+            (false, "identified", 50, None),
+        ];
+        for (created, status, score, expected) in cases {
+            let mut batch = Batch::new();
+            let mut visitor = new_visitor(1, "v", NOW);
+            visitor.status = status.to_owned();
+            visitor.score = score;
+            batch.add_visitor(visitor, None, created);
+            batch.identify(&command);
+            batch.identify(&command);
+            let found: Vec<_> = changes(&batch, NOW).into_iter().map(|(_, c)| (c.identified, c.score_before)).collect();
+            assert_eq!(found, Vec::from_iter(expected), "created {created}, {status}, score {score}");
         }
     }
 
