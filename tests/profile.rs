@@ -257,11 +257,18 @@ async fn a_profile_costs_the_same_statements_with_1_or_50_sessions() {
 
         let mut counts = Vec::new();
         for vid in ["one", "fifty"] {
-            let before = app.state.metrics.db_statements.get();
-            let profile = client.graphql(PROFILE, json!({ "site": site, "id": vid })).await;
-            counts.push(app.state.metrics.db_statements.get() - before);
-            let sessions = profile["data"]["visitor"]["sessions"].as_array().expect("sessions").len();
-            assert_eq!(sessions, if vid == "one" { 1 } else { 50 }, "{profile}");
+            // The counter also sees the background jobs' statements (the alert
+            // worker's poll, the WAL checkpoint); they only ever add, so the
+            // fewest of a few tries is the profile's own count.
+            let mut fewest = u64::MAX;
+            for _ in 0..3 {
+                let before = app.state.metrics.db_statements.get();
+                let profile = client.graphql(PROFILE, json!({ "site": site, "id": vid })).await;
+                fewest = fewest.min(app.state.metrics.db_statements.get() - before);
+                let sessions = profile["data"]["visitor"]["sessions"].as_array().expect("sessions").len();
+                assert_eq!(sessions, if vid == "one" { 1 } else { 50 }, "{profile}");
+            }
+            counts.push(fewest);
         }
         assert_eq!(counts[0], counts[1], "statements for 1 session vs 50: {counts:?}");
     }
