@@ -202,6 +202,7 @@ async fn a_failing_receiver_gets_retries_with_one_id_and_valid_signatures() {
         let delivery = state().await;
         assert_eq!(delivery["attempts"], 3);
         assert_eq!(delivery["messageId"].as_str().unwrap(), received[0].id());
+        assert_eq!(delivery["id"].as_str().unwrap(), received[0].id(), "the webhook-id is the delivery's id");
         let log = delivery["log"].as_array().unwrap();
         let numbers: Vec<i64> = log.iter().map(|entry| entry["attempt"].as_i64().unwrap()).collect();
         assert_eq!(numbers, [1, 2, 3]);
@@ -355,22 +356,38 @@ async fn destinations_are_checked_tested_and_managed_by_admins() {
         );
         let id = created["id"].as_str().unwrap().to_owned();
 
+        // (input, code, the input field the message names)
         let bad = [
-            (json!({ "name": "", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" }), "VALIDATION_ERROR"),
+            (
+                json!({ "name": "", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" }),
+                "VALIDATION_ERROR",
+                "name",
+            ),
             (
                 json!({ "name": "x".repeat(101), "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED" }),
                 "VALIDATION_ERROR",
+                "name",
             ),
             (
                 json!({ "name": "a", "url": format!("{hook}/hook/ok"), "trigger": "IDENTIFIED", "webhookType": "fax" }),
                 "VALIDATION_ERROR",
+                "webhookType",
             ),
-            (json!({ "name": "a", "url": "ftp://example.com/", "trigger": "IDENTIFIED" }), "INVALID_WEBHOOK_URL"),
-            (json!({ "name": "a", "url": "not a url", "trigger": "IDENTIFIED" }), "INVALID_WEBHOOK_URL"),
+            (
+                json!({ "name": "a", "url": "ftp://example.com/", "trigger": "IDENTIFIED" }),
+                "INVALID_WEBHOOK_URL",
+                "url",
+            ),
+            (json!({ "name": "a", "url": "not a url", "trigger": "IDENTIFIED" }), "INVALID_WEBHOOK_URL", "url"),
         ];
-        for (input, code) in bad {
+        for (input, code, field) in bad {
             let reply = client.graphql(CREATE, json!({ "site": site, "input": input })).await;
             assert_eq!(gql_error_code(&reply), code, "{input}: {reply}");
+            let message = reply["errors"][0]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("{field} ")) || message.starts_with(&format!("{field}:")),
+                "{message}"
+            );
         }
         let unknown_trigger = client
             .graphql(CREATE, json!({ "site": site, "input": { "name": "a", "url": "https://example.com/", "trigger": "SOMETIMES" } }))

@@ -14,7 +14,6 @@ pub struct Model {
     pub tracker_vid: String,
     pub trigger: String,
     /// The `webhook-id` of every attempt.
-    pub message_id: String,
     /// pending, delivered or failed.
     pub status: String,
     pub attempts: i32,

@@ -51,7 +51,6 @@ impl MigrationTrait for Migration {
                     .col(text("tracker_vid"))
                     .col(text("trigger"))
                     // The `webhook-id` of every attempt.
-                    .col(text("message_id"))
                     // pending, delivered or failed.
                     .col(text("status"))
                     .col(integer("attempts").default(0))

@@ -166,9 +166,9 @@ impl AlertDelivery {
     async fn tracker_vid(&self) -> &str {
         &self.0.tracker_vid
     }
-    /// The `webhook-id` of every attempt.
-    async fn message_id(&self) -> &str {
-        &self.0.message_id
+    /// The `webhook-id` of every attempt: the delivery's `id`.
+    async fn message_id(&self) -> String {
+        alerts::worker::webhook_id(&self.0)
     }
     async fn status(&self) -> DeliveryStatus {
         match self.0.status.as_str() {

@@ -64,13 +64,15 @@ pub fn next(attempt: i32, class: Class, retry_after_ms: Option<i64>, jitter: f64
     }
 }
 
-/// A `Retry-After` value: seconds, or an HTTP date (RFC 7231), as milliseconds from `now`.
+/// A `Retry-After` value: seconds, or an HTTP date in any of the three forms
+/// RFC 9110 makes receivers accept, as milliseconds from `now`.
 pub fn parse_retry_after(value: &str, now: i64) -> Option<i64> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<i64>() {
         return (seconds >= 0).then(|| seconds.saturating_mul(SECOND_MS));
     }
-    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?.timestamp_millis();
+    let at = httpdate::parse_http_date(value).ok()?;
+    let at = chrono::DateTime::<chrono::Utc>::from(at).timestamp_millis();
     Some((at - now).max(0))
 }
 
@@ -139,6 +141,9 @@ mod tests {
             ("", None),
             ("Mon, 23 Nov 2026 10:01:30 GMT", Some(90_000)),
             ("Mon, 23 Nov 2026 09:00:00 GMT", Some(0)),
+            // RFC 850 and asctime, the obsolete forms a receiver must still accept.
+            ("Monday, 23-Nov-26 10:02:00 GMT", Some(120_000)),
+            ("Mon Nov 23 10:00:05 2026", Some(5_000)),
         ];
         for (value, expected) in cases {
             assert_eq!(parse_retry_after(value, now), expected, "{value:?}");

@@ -45,9 +45,19 @@ fn checked(input: &DestinationInput, effects: &Effects) -> AppResult<(String, We
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
         return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_CHARS} characters")));
     }
-    let kind = WebhookType::parse(Some(&input.webhook_type))?;
-    let url = guard::check_url(&input.url, kind, effects.allow_any_webhook_target)?;
+    // The rules are `POST /api/webhook`'s; the messages name this input's fields.
+    let kind =
+        WebhookType::parse(Some(&input.webhook_type)).map_err(|err| renamed(err, "webhook_type", "webhookType"))?;
+    let url = guard::check_url(&input.url, kind, effects.allow_any_webhook_target)
+        .map_err(|err| renamed(err, "webhook_url", "url"))?;
     Ok((name.to_owned(), kind, url.to_string()))
+}
+
+fn renamed(mut err: AppError, field: &str, as_named: &str) -> AppError {
+    if let Some(rest) = err.message.strip_prefix(field) {
+        err.message = format!("{as_named}{rest}");
+    }
+    err
 }
 
 /// The site's destinations, oldest first. Admins only.
@@ -121,6 +131,9 @@ pub async fn update(
 ) -> AppResult<alert_destination::Model> {
     let destination = find(db, viewer, id).await?;
     let (name, kind, url) = checked(&input, effects)?;
+    // A new target, or a destination the service turned off, starts a fresh
+    // run; renaming a failing one does not postpone its turning off.
+    let fresh_run = url != destination.url || destination.disabled_reason.is_some();
     let mut active: alert_destination::ActiveModel = destination.into();
     active.name = Set(name);
     active.url = Set(url);
@@ -130,10 +143,16 @@ pub async fn update(
     active.include_events = Set(input.include_events);
     active.enabled = Set(input.enabled);
     active.disabled_reason = Set(None);
-    active.failing_since = Set(None);
-    active.last_failed_at = Set(None);
+    if fresh_run {
+        active.failing_since = Set(None);
+        active.last_failed_at = Set(None);
+    }
     active.updated_at = Set(effects.clock.now());
-    Ok(active.update(db).await?)
+    active.update(db).await.map_err(|err| match err {
+        // Deleted between the read and the write.
+        sea_orm::DbErr::RecordNotUpdated => AppError::not_found("destination"),
+        other => other.into(),
+    })
 }
 
 /// Deletes the destination with its deliveries; the log keeps its attempts.
@@ -188,11 +207,13 @@ pub async fn retry(
             format!("only a failed delivery can be retried; this one is {}", delivery.status),
         ));
     }
+    let claimed_at = std::time::Instant::now();
     let now = effects.clock.now();
     let claimed = outbox::claim_failed(db, delivery.id, now + worker::lease_ms(effects))
         .await?
-        .ok_or_else(|| AppError::validation("id", "the delivery is being retried already"))?;
-    worker::attempt_within_lease(db, effects, &claimed).await?;
+        .ok_or_else(|| AppError::new(ErrorCode::Conflict, "the delivery is being retried already"))?;
+    // The outcome, whatever it was, is in the delivery answered below.
+    worker::attempt_within_lease(db, effects, &claimed, claimed_at).await;
     alert_delivery::Entity::find_by_id(delivery_id).one(db).await?.ok_or_else(|| AppError::not_found("delivery"))
 }
 
@@ -256,9 +277,9 @@ pub async fn test(
     let body = payload::build(kind, &prepared.export).to_string();
     let message_id = signing::message_id();
     let headers = signing::headers_for(&prepared.org.signing_secret, message_id.clone(), &body, now)?;
-    let outcome = match delivery::send(&effects.webhooks, &url, kind, &headers, body).await {
-        Ok(outcome) => outcome,
-        Err(refusal) => worker::refused(refusal),
+    let (outcome, refusal) = match delivery::send(&effects.webhooks, &url, kind, &headers, body).await {
+        Ok(outcome) => (outcome, None),
+        Err(refusal) => (worker::refused(refusal.clone()), Some(refusal)),
     };
     let log = Attempt {
         org_id: destination.org_id,
@@ -278,5 +299,11 @@ pub async fn test(
             next_attempt_at: None,
         }),
     };
-    webhooks::record(db, log).await
+    let logged = webhooks::record(db, log).await?;
+    // Refused at send time (the name now resolves to a private address): the
+    // attempt is logged, and the answer is the refusal, as `POST /api/webhook` gives.
+    match refusal {
+        Some(refusal) => Err(refusal),
+        None => Ok(logged),
+    }
 }

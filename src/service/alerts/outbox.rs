@@ -10,10 +10,7 @@ use sea_orm::{
 
 use entity::{alert_delivery, alert_destination, site};
 
-use crate::{
-    service::tracking::AlertTrigger,
-    webhook::{retry, signing},
-};
+use crate::{service::tracking::AlertTrigger, webhook::retry};
 
 pub const PENDING: &str = "pending";
 pub const DELIVERED: &str = "delivered";
@@ -29,15 +26,16 @@ pub(crate) struct Armed {
 }
 
 /// The live destinations of these sites: turned on and not turned off by
-/// failures. Read in the batch's transaction with a share lock (PostgreSQL;
-/// SQLite's write lock covers it), so a destination deleted meanwhile waits
-/// for the batch and its outbox rows instead of failing their foreign key.
+/// failures. Read in the batch's transaction with a key-share lock
+/// (PostgreSQL; SQLite's write lock covers it), so a destination deleted
+/// meanwhile waits for the batch and its outbox rows instead of failing their
+/// foreign key, while a worker recording an attempt on it does not wait.
 pub(crate) async fn armed(db: &impl ConnectionTrait, site_ids: &[i64]) -> Result<Vec<Armed>, DbErr> {
     let destinations = alert_destination::Entity::find()
         .filter(alert_destination::Column::SiteId.is_in(site_ids.iter().copied()))
         .filter(alert_destination::Column::Enabled.eq(true))
         .filter(alert_destination::Column::DisabledReason.is_null())
-        .lock_shared()
+        .lock(LockType::KeyShare)
         .all(db)
         .await?;
     if destinations.is_empty() {
@@ -86,7 +84,6 @@ pub(crate) async fn enqueue(db: &impl ConnectionTrait, fired: Vec<Fired<'_>>, no
             visitor_id: Set(fired.visitor_id),
             tracker_vid: Set(fired.tracker_vid),
             trigger: Set(fired.destination.trigger.as_str().to_owned()),
-            message_id: Set(signing::message_id()),
             status: Set(PENDING.to_owned()),
             attempts: Set(0),
             next_attempt_at: Set(Some(now)),
@@ -187,6 +184,7 @@ pub(crate) async fn destination_succeeded(db: &impl ConnectionTrait, destination
         .col_expr(alert_destination::Column::FailingSince, Expr::value(Option::<i64>::None))
         .col_expr(alert_destination::Column::LastFailedAt, Expr::value(Option::<i64>::None))
         .filter(alert_destination::Column::Id.eq(destination_id))
+        .filter(alert_destination::Column::FailingSince.is_not_null())
         .exec(db)
         .await?;
     Ok(())

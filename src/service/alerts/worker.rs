@@ -3,7 +3,10 @@
 //! signing and SSRF guard as `POST /api/webhook`, sends it, logs the attempt
 //! and schedules the next one (design §15).
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use prometheus_client::metrics::{counter::Counter, family::Family, gauge::Gauge};
 use rand::Rng;
@@ -81,17 +84,19 @@ pub fn spawn(db: DatabaseConnection, effects: Effects, metrics: AlertMetrics) {
 
 /// One round: claims what is due and attempts each. Answers how many it claimed.
 pub async fn run_due(db: &DatabaseConnection, effects: &Effects, metrics: &AlertMetrics) -> AppResult<usize> {
+    let oldest = outbox::oldest_due(db, effects.clock.now()).await?;
+    metrics.oldest_due_seconds.set(oldest.map_or(0, |due| (effects.clock.now() - due).max(0) / 1000));
+    // Taken before the claim, so the time the claim itself takes counts
+    // against the lease too.
+    let claimed_at = Instant::now();
     let now = effects.clock.now();
     let claimed = outbox::claim(db, now, now + lease_ms(effects), CLAIM_LIMIT).await?;
     let count = claimed.len();
     let attempts = claimed.into_iter().map(|delivery| async move {
-        if let Ok(outcome) = attempt_within_lease(db, effects, &delivery).await {
-            metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
-        }
+        let outcome = attempt_within_lease(db, effects, &delivery, claimed_at).await;
+        metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
     });
     futures_util::future::join_all(attempts).await;
-    let oldest = outbox::oldest_due(db, effects.clock.now()).await?;
-    metrics.oldest_due_seconds.set(oldest.map_or(0, |due| (effects.clock.now() - due).max(0) / 1000));
     Ok(count)
 }
 
@@ -103,34 +108,42 @@ pub(super) fn lease_ms(effects: &Effects) -> i64 {
 /// Room left in the lease after an attempt is cut short, to reschedule it.
 const LEASE_MARGIN: Duration = Duration::from_secs(10);
 
-/// `attempt`, cut short before the claim lapses so no other worker sends the
-/// delivery while this one still may. An attempt that fails on our side (the
-/// database, a timeout) is rescheduled like a failed send, so it neither
-/// waits for its lease nor retries forever.
+/// `attempt`, cut short before the claim made at `claimed_at` lapses, so no
+/// other worker sends the delivery while this one still may. An attempt that
+/// fails on our side (the database, a timeout) is rescheduled like a failed
+/// send, so it neither waits for its lease nor retries forever. Answers the
+/// outcome's metric label.
 pub(super) async fn attempt_within_lease(
     db: &DatabaseConnection,
     effects: &Effects,
     claimed: &alert_delivery::Model,
-) -> AppResult<&'static str> {
-    let limit =
-        Duration::from_millis(u64::try_from(lease_ms(effects)).unwrap_or(u64::MAX)).saturating_sub(LEASE_MARGIN);
-    let err = match tokio::time::timeout(limit, attempt(db, effects, claimed)).await {
-        Ok(Ok(label)) => return Ok(label),
+    claimed_at: Instant,
+) -> &'static str {
+    let lease = Duration::from_millis(u64::try_from(lease_ms(effects)).unwrap_or(u64::MAX));
+    let deadline = claimed_at + lease.saturating_sub(LEASE_MARGIN);
+    let err = match tokio::time::timeout_at(deadline.into(), attempt(db, effects, claimed)).await {
+        Ok(Ok(label)) => return label,
         Ok(Err(err)) => err,
         Err(_) => AppError::internal("the attempt ran out of time"),
     };
     tracing::warn!(error = %err.message, delivery = claimed.id, "an alert attempt failed on our side");
     let now = effects.clock.now();
     let jitter: f64 = rand::rng().random();
-    let (status, next_attempt_at) = match retry::next(claimed.attempts, Class::Failed, None, jitter, now) {
-        Next::RetryAt(at) => (PENDING, Some(at)),
-        Next::Delivered | Next::GiveUp => (FAILED, None),
+    let (status, next_attempt_at, label) = match retry::next(claimed.attempts, Class::Failed, None, jitter, now) {
+        Next::RetryAt(at) => (PENDING, Some(at), "retrying"),
+        Next::Delivered | Next::GiveUp => (FAILED, None, "failed"),
     };
     let settled = Settled { status, next_attempt_at, status_code: None, error: Some(&err.message), delivered_at: None };
     if let Err(settle_err) = outbox::settle(db, claimed, settled).await {
         tracing::warn!(error = %settle_err, delivery = claimed.id, "an alert attempt could not be rescheduled");
     }
-    Err(err)
+    label
+}
+
+/// The `webhook-id` of every attempt of a delivery: the delivery's own id, so
+/// a receiver can deduplicate retries and match them to the delivery log.
+pub fn webhook_id(delivery: &alert_delivery::Model) -> String {
+    delivery.id.to_string()
 }
 
 /// Sends one claimed delivery, logs the attempt and settles the delivery.
@@ -165,7 +178,7 @@ async fn attempt(
         user_id: None,
         tracker_vid: &claimed.tracker_vid,
         webhook_type: &destination.webhook_type,
-        message_id: &claimed.message_id,
+        message_id: &webhook_id(claimed),
         target_host: &target_host(&destination.url),
         outcome: &outcome,
         at: now,
@@ -236,7 +249,7 @@ async fn send(
     };
     let prepared = webhooks::prepare_visitor(db, claimed.org_id, visitor, &request).await?;
     let body = payload::build(kind, &prepared.export).to_string();
-    let headers = signing::headers_for(&prepared.org.signing_secret, claimed.message_id.clone(), &body, now)?;
+    let headers = signing::headers_for(&prepared.org.signing_secret, webhook_id(claimed), &body, now)?;
     Ok(delivery::send(&effects.webhooks, &url, kind, &headers, body).await)
 }
 

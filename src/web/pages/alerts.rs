@@ -30,7 +30,7 @@ const FIELDS: [(&str, &str); 5] = [
     ("name", "name"),
     ("url", "url"),
     ("INVALID_WEBHOOK_URL", "url"),
-    ("webhook_type", "webhook_type"),
+    ("webhookType", "webhook_type"),
     ("trigger", "trigger"),
 ];
 
