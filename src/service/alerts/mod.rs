@@ -220,34 +220,17 @@ pub async fn retry(
 /// The visitor a test sends: made up, and named so nobody takes it for a lead.
 fn sample_visitor(site_id: i64, now: i64) -> visitor::Model {
     visitor::Model {
-        id: 0,
-        site_id,
-        tracker_vid: "leadtrail-test-visitor".to_owned(),
         status: "identified".to_owned(),
         identified_user_id: Some("test@example.com".to_owned()),
         email: Some("test@example.com".to_owned()),
-        first_seen: now,
-        last_seen: now,
         total_sessions: 1,
         total_pageviews: 3,
         total_events: 4,
         total_time_seconds: 120,
-        clicks: 0,
         high_value_views: 1,
         form_submits: 1,
-        score: 0,
-        is_bot: false,
-        first_referrer: None,
-        last_referrer: None,
-        last_session_id: None,
-        country: None,
-        city: None,
-        region: None,
-        lat: None,
-        lon: None,
         device_type: Some("desktop".to_owned()),
-        browser: None,
-        os: None,
+        ..crate::service::tracking::new_visitor(site_id, "leadtrail-test-visitor", now)
     }
 }
 

@@ -10,6 +10,7 @@ pub(crate) mod rollup_store;
 mod sessionize;
 mod triggers;
 
+pub(crate) use sessionize::new_visitor;
 pub use triggers::AlertTrigger;
 
 use std::sync::Arc;

@@ -415,7 +415,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
 }
 
 /// The row a visitor starts with; `load` inserts it before the batch is applied.
-pub(super) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor::Model {
+pub(crate) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor::Model {
     visitor::Model {
         id: 0,
         site_id,
