@@ -13,7 +13,6 @@ pub struct Model {
     pub visitor_id: i64,
     pub tracker_vid: String,
     pub trigger: String,
-    /// The `webhook-id` of every attempt.
     /// pending, delivered or failed.
     pub status: String,
     pub attempts: i32,

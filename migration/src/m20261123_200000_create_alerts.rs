@@ -50,7 +50,6 @@ impl MigrationTrait for Migration {
                     .col(big_integer("visitor_id"))
                     .col(text("tracker_vid"))
                     .col(text("trigger"))
-                    // The `webhook-id` of every attempt.
                     // pending, delivered or failed.
                     .col(text("status"))
                     .col(integer("attempts").default(0))
