@@ -30,6 +30,10 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
             SqliteSync::Normal => SqliteSynchronous::Normal,
             SqliteSync::Full => SqliteSynchronous::Full,
         };
+        // A connection to a local file cannot go stale, and the check before
+        // each use is a round trip to the connection's thread on the batch
+        // writer's path.
+        opts.test_before_acquire(false);
         opts.map_sqlx_sqlite_opts(move |sqlite| {
             sqlite
                 .journal_mode(SqliteJournalMode::Wal)

@@ -9,6 +9,8 @@ use common::{
     traffic::{BOT_UA, DESKTOP_UA, pageview},
 };
 use leadtrail::config::TrustProxy;
+use leadtrail::enrich::user_agent::ClientInfo;
+use leadtrail::service::tracking::{self, ClickCommand, Client as TrackedClient, WriteOp};
 use reqwest::Method;
 use serde_json::json;
 
@@ -226,5 +228,47 @@ async fn links_stop_when_their_account_is_deleted() {
         app.collect_with(pageview(site, "v", "https://gus.example/"), DESKTOP_UA, &[])
             .await
             .expect_error(404, "NOT_FOUND");
+    }
+}
+
+fn click_on(link: &std::sync::Arc<entity::link::Model>, key: &str) -> WriteOp {
+    let info = ClientInfo { browser: None, os: None, device_type: "desktop".to_owned(), is_bot: false };
+    WriteOp::Click(Box::new(ClickCommand {
+        link: link.clone(),
+        click_key: key.to_owned(),
+        referrer: None,
+        is_bot: false,
+        counted: false,
+        client: std::sync::Arc::new(TrackedClient { info: std::sync::Arc::new(info), geo: Default::default() }),
+        created_at: chrono::Utc::now().timestamp_millis(),
+    }))
+}
+
+/// A click batch goes to SQLite as one call that opens and commits its own
+/// transaction. One that fails part way must leave nothing behind: neither
+/// its earlier rows nor a transaction still open on a pooled connection,
+/// which would refuse or block every batch after it.
+#[tokio::test]
+async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
+    use sea_orm::EntityTrait;
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Wes", "wes.example").await;
+        client.create_link(json!({ "siteId": site, "slug": "w", "destinationUrl": "https://wes.example/" })).await;
+        let link = entity::link::Entity::find().one(&app.state.db).await.unwrap().unwrap();
+        let link = std::sync::Arc::new(link);
+
+        let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));
+        let failed = tracking::apply(&app.state.db, &[&first, &duplicate]).await;
+        assert!(failed.is_err(), "{}: a repeated click key breaks the batch", app.backend);
+
+        for round in 0..3 {
+            let next = click_on(&link, &format!("next-{round}"));
+            tracking::apply(&app.state.db, &[&next]).await.unwrap();
+        }
+        let mut keys: Vec<String> = app.clicks().await.into_iter().map(|click| click.click_key).collect();
+        keys.sort();
+        assert_eq!(keys, ["next-0", "next-1", "next-2"], "{}", app.backend);
+        let list = client.get(&format!("/api/links?siteId={site}")).await;
+        assert_eq!(list.body["links"][0]["total_clicks"], 3, "{}: the failed batch added no clicks", app.backend);
     }
 }

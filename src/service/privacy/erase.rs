@@ -18,7 +18,7 @@ use crate::{
     error::{AppError, AppResult},
     service::{
         access,
-        tracking::{rollup, rollup_store},
+        tracking::{rollup, rollup_store, writes::Writes},
     },
     time::HOUR_MS,
 };
@@ -98,8 +98,10 @@ async fn subtract_from_visitor_and_session_hours(
     found: &visitor::Model,
     sessions: &[tracked_session::Model],
 ) -> AppResult<()> {
-    rollup_store::add_visitor_moves(db, rollup::Deltas::removed([rollup::visitor_entry(found)])).await?;
-    rollup_store::add_session_moves(db, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry))).await?;
+    let mut writes = Writes::new(db.get_database_backend());
+    rollup_store::add_visitor_moves(&mut writes, rollup::Deltas::removed([rollup::visitor_entry(found)]));
+    rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
+    writes.send(db).await?;
     Ok(())
 }
 

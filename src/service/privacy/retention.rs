@@ -22,6 +22,7 @@ use crate::{
     service::tracking::{
         rollup::{self, Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
         rollup_store,
+        writes::Writes,
     },
     time::DAY_MS,
 };
@@ -123,10 +124,12 @@ enum Uncount {
 
 impl Uncount {
     async fn write(self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
+        let mut writes = Writes::new(db.get_database_backend());
         match self {
-            Uncount::Visitors(entries) => rollup_store::add_visitor_moves(db, Deltas::removed(entries)).await,
-            Uncount::Sessions(entries) => rollup_store::add_session_moves(db, Deltas::removed(entries)).await,
+            Uncount::Visitors(entries) => rollup_store::add_visitor_moves(&mut writes, Deltas::removed(entries)),
+            Uncount::Sessions(entries) => rollup_store::add_session_moves(&mut writes, Deltas::removed(entries)),
         }
+        writes.send(db).await
     }
 }
 

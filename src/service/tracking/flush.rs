@@ -15,6 +15,7 @@ use super::{
     Activity, EventKind, rollup, rollup_store,
     sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
     statement_chunks, triggers,
+    writes::Writes,
 };
 use crate::service::alerts::outbox;
 use crate::time::{DAY_MS, HOUR_MS};
@@ -33,22 +34,22 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             }
         }
     }
+    // Everything from here on only writes, so it goes in one call.
+    let mut writes = Writes::new(db.get_database_backend());
     let visitors: Vec<visitor::Model> =
         batch.visitors.iter().filter(|slot| slot.dirty).map(|slot| slot.model.clone()).collect();
     update_rows::<visitor::Entity>(
-        db,
+        &mut writes,
         visitors,
         &[visitor::Column::Id, visitor::Column::SiteId, visitor::Column::TrackerVid],
-    )
-    .await?;
+    );
     let sessions: Vec<tracked_session::Model> =
         batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new).map(|slot| slot.model.clone()).collect();
     update_rows::<tracked_session::Entity>(
-        db,
+        &mut writes,
         sessions,
         &[tracked_session::Column::Id, tracked_session::Column::SiteId],
-    )
-    .await?;
+    );
 
     // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch
@@ -75,13 +76,13 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         })
         .collect();
     for chunk in statement_chunks(rows) {
-        event::Entity::insert_many(chunk).exec_without_returning(db).await?;
+        writes.add(&event::Entity::insert_many(chunk));
     }
-    add_to_page_hours(db, batch).await?;
-    rollup_store::add_visitor_moves(db, rollup::visitor_moves(batch)).await?;
-    rollup_store::add_session_moves(db, rollup::session_moves(batch)).await?;
+    add_to_page_hours(&mut writes, batch);
+    rollup_store::add_visitor_moves(&mut writes, rollup::visitor_moves(batch));
+    rollup_store::add_session_moves(&mut writes, rollup::session_moves(batch));
 
-    write_clicks(db, batch).await?;
+    write_clicks(&mut writes, batch);
 
     let identities: Vec<identity::ActiveModel> = batch
         .identities
@@ -106,8 +107,9 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         })
         .collect();
     for chunk in statement_chunks(identities) {
-        identity::Entity::insert_many(chunk).exec_without_returning(db).await?;
+        writes.add(&identity::Entity::insert_many(chunk));
     }
+    writes.send(db).await?;
 
     Ok(batch
         .events
@@ -191,7 +193,7 @@ async fn insert_sessions(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Re
 }
 
 /// Adds the batch's human events to the hourly per-page rollups.
-async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+fn add_to_page_hours(writes: &mut Writes, batch: &Batch<'_>) {
     // Key order, so concurrent writers take row locks in the same order.
     let mut counts: BTreeMap<(i64, i64, &str), (i64, i64)> = BTreeMap::new();
     for pending in &batch.events {
@@ -217,30 +219,29 @@ async fn add_to_page_hours(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Resu
         .collect();
     use page_hour::Column as C;
     rollup_store::upsert_adding::<page_hour::Entity>(
-        db,
+        writes,
         rows,
         &[C::SiteId, C::Hour, C::Page],
         &[C::Pageviews, C::Events],
-    )
-    .await
+    );
 }
 
 /// Stores the batch's clicks, ties clicks reported by `lt_click` to their
 /// visitors, and counts human clicks on their links. Clicks of capped links
 /// were counted when they were let through (`ClickCommand::counted`).
-async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
     let mut visitor_of_pending: HashMap<ClickIx, VisitorIx> = HashMap::new();
     for known in batch.known_clicks.values() {
         let Some(v) = known.attributed_to else { continue };
         let visitor = &batch.visitors[v].model;
         match (known.stored, known.pending) {
             (Some(stored), _) => {
-                link_click::Entity::update_many()
-                    .col_expr(link_click::Column::VisitorId, Expr::value(visitor.id))
-                    .col_expr(link_click::Column::TrackerVid, Expr::value(visitor.tracker_vid.clone()))
-                    .filter(link_click::Column::Id.eq(stored.id))
-                    .exec(db)
-                    .await?;
+                writes.add(
+                    &link_click::Entity::update_many()
+                        .col_expr(link_click::Column::VisitorId, Expr::value(visitor.id))
+                        .col_expr(link_click::Column::TrackerVid, Expr::value(visitor.tracker_vid.clone()))
+                        .filter(link_click::Column::Id.eq(stored.id)),
+                );
             }
             (None, Some(pending)) => {
                 visitor_of_pending.insert(pending, v);
@@ -283,27 +284,26 @@ async fn write_clicks(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<()
         })
         .collect();
     for chunk in statement_chunks(rows) {
-        link_click::Entity::insert_many(chunk).exec_without_returning(db).await?;
+        writes.add(&link_click::Entity::insert_many(chunk));
     }
-    add_to_link_click_days(db, batch).await?;
+    add_to_link_click_days(writes, batch);
     // Link order, so concurrent writers take the link rows' locks in the same order.
     let mut human: BTreeMap<i64, i64> = BTreeMap::new();
     for click in batch.clicks.iter().filter(|click| !click.is_bot && !click.counted) {
         *human.entry(click.link.id).or_default() += 1;
     }
     for (link_id, count) in human {
-        link::Entity::update_many()
-            .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).add(count))
-            .filter(link::Column::Id.eq(link_id))
-            .exec(db)
-            .await?;
+        writes.add(
+            &link::Entity::update_many()
+                .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).add(count))
+                .filter(link::Column::Id.eq(link_id)),
+        );
     }
-    Ok(())
 }
 
 /// Adds the batch's human clicks to the daily per-link rollups that link
 /// analytics reads, in the same transaction as the clicks.
-async fn add_to_link_click_days(db: &impl ConnectionTrait, batch: &Batch<'_>) -> Result<(), DbErr> {
+fn add_to_link_click_days(writes: &mut Writes, batch: &Batch<'_>) {
     type Key<'a> = (i64, i64, &'a str, &'a str, &'a str, &'a str, &'a str);
     // Key order, so concurrent writers take row locks in the same order.
     let mut counts: BTreeMap<Key<'_>, (i64, i64, Option<f64>, Option<f64>)> = BTreeMap::new();
@@ -353,8 +353,8 @@ async fn add_to_link_click_days(db: &impl ConnectionTrait, batch: &Batch<'_>) ->
     };
     use link_click_day::Column as C;
     for chunk in statement_chunks(rows) {
-        link_click_day::Entity::insert_many(chunk)
-            .on_conflict(
+        writes.add(
+            &link_click_day::Entity::insert_many(chunk).on_conflict(
                 OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
                     .value(
                         C::Clicks,
@@ -364,11 +364,9 @@ async fn add_to_link_click_days(db: &impl ConnectionTrait, batch: &Batch<'_>) ->
                     .value(C::Lat, larger_sql("lat"))
                     .value(C::Lon, larger_sql("lon"))
                     .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
+            ),
+        );
     }
-    Ok(())
 }
 
 fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -381,7 +379,7 @@ fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Rewrites existing rows many at a time: a multi-row INSERT whose every row
 /// conflicts on the primary key, so each becomes an UPDATE. One statement per
 /// chunk of rows instead of one per row; SQLite and PostgreSQL both support it.
-async fn update_rows<E>(db: &impl ConnectionTrait, rows: Vec<E::Model>, keep: &[E::Column]) -> Result<(), DbErr>
+fn update_rows<E>(writes: &mut Writes, rows: Vec<E::Model>, keep: &[E::Column])
 where
     E: EntityTrait,
     E::Model: IntoActiveModel<E::ActiveModel>,
@@ -391,10 +389,8 @@ where
         E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
     for chunk in statement_chunks(rows) {
         let models = chunk.into_iter().map(|model| model.into_active_model().reset_all());
-        E::insert_many(models)
-            .on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned())
-            .exec_without_returning(db)
-            .await?;
+        writes.add(
+            &E::insert_many(models).on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned()),
+        );
     }
-    Ok(())
 }

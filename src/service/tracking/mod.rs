@@ -9,6 +9,7 @@ pub(crate) mod rollup;
 pub(crate) mod rollup_store;
 mod sessionize;
 mod triggers;
+pub(crate) mod writes;
 
 pub(crate) use sessionize::new_visitor;
 pub use triggers::AlertTrigger;
@@ -167,6 +168,9 @@ pub struct Applied {
 /// Applies the operations in order, in one transaction with the alerts they
 /// fire, and answers what was stored once it has committed.
 pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
+    if ops.iter().all(|op| matches!(op, WriteOp::Click(_))) {
+        return apply_clicks(db, ops).await;
+    }
     let txn = db.begin().await?;
     let mut batch = load::load(&txn, ops).await?;
     for op in ops {
@@ -180,4 +184,20 @@ pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied,
     let alerts_queued = flush::queue_alerts(&txn, &batch, crate::time::now_ms()).await?;
     txn.commit().await?;
     Ok(Applied { activities, alerts_queued })
+}
+
+/// A batch of redirects only: a click reads nothing and fires no alert, so
+/// the batch is its writes alone, which on SQLite go in one call with their
+/// `BEGIN` and `COMMIT`. This is the redirect's hot path.
+async fn apply_clicks(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
+    let mut batch = sessionize::Batch::new();
+    for op in ops {
+        if let WriteOp::Click(click) = op {
+            batch.click(click);
+        }
+    }
+    let mut writes = writes::Writes::new(db.get_database_backend());
+    flush::write_clicks(&mut writes, &batch);
+    writes.commit(db).await?;
+    Ok(Applied { activities: Vec::new(), alerts_queued: 0 })
 }

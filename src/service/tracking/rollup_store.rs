@@ -4,7 +4,7 @@
 
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    ConnectionTrait, DbErr, EntityTrait,
+    EntityTrait,
     sea_query::{Alias, Expr, ExprTrait, OnConflict},
 };
 
@@ -13,12 +13,10 @@ use entity::{session_hour, visitor_hour};
 use super::{
     rollup::{Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
     statement_chunks,
+    writes::Writes,
 };
 
-pub(crate) async fn add_visitor_moves(
-    db: &impl ConnectionTrait,
-    deltas: Deltas<VisitorKey, VisitorTally>,
-) -> Result<(), DbErr> {
+pub(crate) fn add_visitor_moves(writes: &mut Writes, deltas: Deltas<VisitorKey, VisitorTally>) {
     let rows: Vec<visitor_hour::ActiveModel> = deltas
         .into_rows()
         .map(|(key, tally)| visitor_hour::ActiveModel {
@@ -33,18 +31,14 @@ pub(crate) async fn add_visitor_moves(
         .collect();
     use visitor_hour::Column as C;
     upsert_adding::<visitor_hour::Entity>(
-        db,
+        writes,
         rows,
         &[C::SiteId, C::IsBot, C::Hour, C::Country],
         &[C::Visitors, C::Identified],
-    )
-    .await
+    );
 }
 
-pub(crate) async fn add_session_moves(
-    db: &impl ConnectionTrait,
-    deltas: Deltas<SessionKey, SessionTally>,
-) -> Result<(), DbErr> {
+pub(crate) fn add_session_moves(writes: &mut Writes, deltas: Deltas<SessionKey, SessionTally>) {
     let rows: Vec<session_hour::ActiveModel> = deltas
         .into_rows()
         .map(|(key, tally)| session_hour::ActiveModel {
@@ -59,28 +53,26 @@ pub(crate) async fn add_session_moves(
         .collect();
     use session_hour::Column as C;
     upsert_adding::<session_hour::Entity>(
-        db,
+        writes,
         rows,
         &[C::SiteId, C::IsBot, C::Hour, C::Channel],
         &[C::Sessions, C::Seconds],
-    )
-    .await
+    );
 }
 
 /// Inserts rollup rows, or where a row with the same `key` exists, adds the
 /// new row's `sums` to it.
-pub(crate) async fn upsert_adding<E: EntityTrait>(
-    db: &impl ConnectionTrait,
+pub(crate) fn upsert_adding<E: EntityTrait>(
+    writes: &mut Writes,
     rows: Vec<E::ActiveModel>,
     key: &[E::Column],
     sums: &[E::Column],
-) -> Result<(), DbErr> {
+) {
     let mut conflict = OnConflict::columns(key.iter().copied());
     for &column in sums {
         conflict.value(column, Expr::col((E::default(), column)).add(Expr::col((Alias::new("excluded"), column))));
     }
     for chunk in statement_chunks(rows) {
-        E::insert_many(chunk).on_conflict(conflict.clone()).exec_without_returning(db).await?;
+        writes.add(&E::insert_many(chunk).on_conflict(conflict.clone()));
     }
-    Ok(())
 }
