@@ -75,9 +75,7 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             }
         })
         .collect();
-    for chunk in statement_chunks(rows) {
-        writes.add(&event::Entity::insert_many(chunk));
-    }
+    writes.add_rows::<event::Entity, _>(rows, event::Entity::insert_many);
     add_to_page_hours(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, rollup::visitor_moves(batch));
     rollup_store::add_session_moves(&mut writes, rollup::session_moves(batch));
@@ -106,9 +104,7 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             }
         })
         .collect();
-    for chunk in statement_chunks(identities) {
-        writes.add(&identity::Entity::insert_many(chunk));
-    }
+    writes.add_rows::<identity::Entity, _>(identities, identity::Entity::insert_many);
     writes.send(db).await?;
 
     Ok(batch
@@ -283,9 +279,7 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
             }
         })
         .collect();
-    for chunk in statement_chunks(rows) {
-        writes.add(&link_click::Entity::insert_many(chunk));
-    }
+    writes.add_rows::<link_click::Entity, _>(rows, link_click::Entity::insert_many);
     add_to_link_click_days(writes, batch);
     // Link order, so concurrent writers take the link rows' locks in the same order.
     let mut human: BTreeMap<i64, i64> = BTreeMap::new();
@@ -352,21 +346,17 @@ fn add_to_link_click_days(writes: &mut Writes, batch: &Batch<'_>) {
         ))
     };
     use link_click_day::Column as C;
-    for chunk in statement_chunks(rows) {
-        writes.add(
-            &link_click_day::Entity::insert_many(chunk).on_conflict(
-                OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
-                    .value(
-                        C::Clicks,
-                        Expr::col((link_click_day::Entity, C::Clicks))
-                            .add(Expr::col((Alias::new("excluded"), C::Clicks))),
-                    )
-                    .value(C::Lat, larger_sql("lat"))
-                    .value(C::Lon, larger_sql("lon"))
-                    .to_owned(),
-            ),
-        );
-    }
+    let conflict = OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
+        .value(
+            C::Clicks,
+            Expr::col((link_click_day::Entity, C::Clicks)).add(Expr::col((Alias::new("excluded"), C::Clicks))),
+        )
+        .value(C::Lat, larger_sql("lat"))
+        .value(C::Lon, larger_sql("lon"))
+        .to_owned();
+    writes.add_rows::<link_click_day::Entity, _>(rows, |chunk| {
+        link_click_day::Entity::insert_many(chunk).on_conflict(conflict.clone())
+    });
 }
 
 fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -387,10 +377,7 @@ where
 {
     let columns: Vec<E::Column> =
         E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
-    for chunk in statement_chunks(rows) {
-        let models = chunk.into_iter().map(|model| model.into_active_model().reset_all());
-        writes.add(
-            &E::insert_many(models).on_conflict(OnConflict::column(keep[0]).update_columns(columns.clone()).to_owned()),
-        );
-    }
+    let conflict = OnConflict::column(keep[0]).update_columns(columns).to_owned();
+    let models = rows.into_iter().map(|model| model.into_active_model().reset_all()).collect();
+    writes.add_rows::<E, _>(models, |chunk| E::insert_many(chunk).on_conflict(conflict.clone()));
 }

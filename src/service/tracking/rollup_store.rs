@@ -12,7 +12,6 @@ use entity::{session_hour, visitor_hour};
 
 use super::{
     rollup::{Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
-    statement_chunks,
     writes::Writes,
 };
 
@@ -72,7 +71,5 @@ pub(crate) fn upsert_adding<E: EntityTrait>(
     for &column in sums {
         conflict.value(column, Expr::col((E::default(), column)).add(Expr::col((Alias::new("excluded"), column))));
     }
-    for chunk in statement_chunks(rows) {
-        writes.add(&E::insert_many(chunk).on_conflict(conflict.clone()));
-    }
+    writes.add_rows::<E, _>(rows, |chunk| E::insert_many(chunk).on_conflict(conflict.clone()));
 }

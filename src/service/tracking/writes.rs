@@ -5,10 +5,16 @@
 //! extended protocol takes one statement per call, so there they run in turn.
 
 use sea_orm::{
-    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, QueryTrait, RuntimeErr, Statement,
-    TransactionTrait, Value, Values, sqlx,
+    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, Iterable, QueryTrait,
+    RuntimeErr, Statement, TransactionTrait, Value, Values, sqlx,
 };
 use sea_query_sqlx::SqlxValues;
+
+use super::statement_chunks;
+
+/// SQLite's default limit on a statement's parameters (`SQLITE_MAX_VARIABLE_NUMBER`
+/// since 3.32; the bundled library is newer).
+const SQLITE_MAX_PARAMETERS: usize = 32_766;
 
 pub(crate) struct Writes {
     backend: DbBackend,
@@ -22,6 +28,30 @@ impl Writes {
 
     pub(crate) fn add(&mut self, query: &impl QueryTrait) {
         self.statements.push(query.build(self.backend));
+    }
+
+    /// Adds multi-row statements for `rows`, each built by `statement` from a
+    /// chunk of them. On SQLite every statement in the call sends its result
+    /// back from the connection's thread, and those messages, not the rows,
+    /// are what a batch waits on, so the rows go in as few statements as the
+    /// parameter limit allows. On PostgreSQL each statement is prepared on its
+    /// own, so chunks keep the power-of-two sizes that stay prepared.
+    pub(crate) fn add_rows<E: EntityTrait, Q: QueryTrait>(
+        &mut self,
+        rows: Vec<E::ActiveModel>,
+        statement: impl Fn(Vec<E::ActiveModel>) -> Q,
+    ) {
+        if self.backend != DbBackend::Sqlite {
+            for chunk in statement_chunks(rows) {
+                self.add(&statement(chunk));
+            }
+            return;
+        }
+        let per_statement = (SQLITE_MAX_PARAMETERS / E::Column::iter().count().max(1)).max(1);
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            self.add(&statement(rows.by_ref().take(per_statement).collect()));
+        }
     }
 
     /// Runs the statements in the order they were added, in the caller's
