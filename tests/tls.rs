@@ -1,6 +1,8 @@
 //! TLS to PostgreSQL: `sslmode=require` encrypts the connection (the local
 //! server has Debian's self-signed certificate), and `verify-full` refuses a
-//! certificate no trusted root signed. Runs when TEST_DATABASE_URL is set.
+//! certificate no trusted root signed; every connection has `TCP_NODELAY`,
+//! without which a multi-row insert over TLS waits some 40 ms on Nagle's
+//! algorithm. Runs when TEST_DATABASE_URL is set.
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -15,7 +17,7 @@ fn with_sslmode(mode: &str) -> Option<String> {
 }
 
 #[tokio::test]
-async fn sslmode_require_encrypts_and_verify_full_checks_the_certificate() {
+async fn sslmode_require_encrypts_without_nagle_and_verify_full_checks_the_certificate() {
     let Some(required) = with_sslmode("require") else {
         eprintln!("SKIPPED: the TLS test needs TEST_DATABASE_URL (PostgreSQL)");
         return;
@@ -37,6 +39,13 @@ async fn sslmode_require_encrypts_and_verify_full_checks_the_certificate() {
         .expect("query")
         .expect("a row");
     assert!(row.try_get::<bool>("", "ssl").expect("ssl column"), "the connection is encrypted");
+    // The only test in this process, so these are its connections alone.
+    let port = url::Url::parse(&required).unwrap().port().unwrap_or(5432);
+    let sockets = db::nodelay::tcp_sockets_to(port);
+    assert!(!sockets.is_empty(), "the pool's connection is a TCP socket to port {port}");
+    for socket in &sockets {
+        assert!(rustix::net::sockopt::tcp_nodelay(socket).unwrap(), "TCP_NODELAY is set on every connection");
+    }
     conn.close().await.ok();
 
     let verified = with_sslmode("verify-full").expect("url");

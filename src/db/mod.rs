@@ -9,6 +9,9 @@ use sea_orm::{
 
 use crate::config::{Config, SqliteSync};
 
+#[cfg(target_os = "linux")]
+pub mod nodelay;
+
 /// Any fixed number: every instance asks for the same advisory lock.
 const MIGRATION_LOCK: i64 = 0x006c_6561_6474_726c;
 
@@ -44,6 +47,19 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
                 // pages in memory and map the file instead of copying pages.
                 .pragma("cache_size", "-32768")
                 .pragma("mmap_size", "268435456")
+        });
+    }
+    // sqlx 0.9.0 leaves Nagle's algorithm on; see `nodelay`.
+    #[cfg(target_os = "linux")]
+    if url.starts_with("postgres") {
+        let port = url::Url::parse(url).ok().and_then(|url| url.port()).unwrap_or(5432);
+        opts.map_sqlx_postgres_pool_opts(move |pool| {
+            pool.after_connect(move |_, _| {
+                Box::pin(async move {
+                    nodelay::set_on_sockets_to(port);
+                    Ok(())
+                })
+            })
         });
     }
     Database::connect(opts).await

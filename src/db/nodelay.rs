@@ -1,0 +1,52 @@
+//! `TCP_NODELAY` on the connections to PostgreSQL.
+//!
+//! sqlx 0.9.0 stopped setting it (transact-rs/sqlx#4335; the fix, #4336, is
+//! merged but not yet released). Without it, a message that leaves in more than
+//! one write waits for the server's delayed ACK under Nagle's algorithm, about
+//! 40 ms: over TLS that is any message longer than rustls takes at once, and
+//! in plain text the tail of any message longer than a segment. The batch
+//! writer's multi-row inserts are such messages, so with `sslmode=prefer` (the
+//! default) against a server with TLS on, the collect benchmark wrote ten times
+//! fewer events. sqlx gives no access to its socket, so after each new
+//! connection this sets the option on every TCP socket of the process whose
+//! peer is the server's port. Remove it once sqlx sets the option again.
+
+use std::os::fd::OwnedFd;
+
+use rustix::net::{getpeername, sockopt};
+use rustix::process::{PidfdFlags, PidfdGetfdFlags, getpid, pidfd_getfd, pidfd_open};
+
+/// Sets `TCP_NODELAY` on this process's TCP sockets to `port` that lack it;
+/// returns how many it changed.
+pub(super) fn set_on_sockets_to(port: u16) -> usize {
+    tcp_sockets_to(port)
+        .iter()
+        .filter(|socket| {
+            sockopt::tcp_nodelay(socket).is_ok_and(|on| !on) && sockopt::set_tcp_nodelay(socket, true).is_ok()
+        })
+        .count()
+}
+
+/// This process's TCP sockets whose peer is `port`, each as a descriptor of
+/// its own that refers to the same socket.
+pub fn tcp_sockets_to(port: u16) -> Vec<OwnedFd> {
+    let (Ok(entries), Ok(this_process)) =
+        (std::fs::read_dir("/proc/self/fd"), pidfd_open(getpid(), PidfdFlags::empty()))
+    else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            std::fs::read_link(entry.path()).is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+        })
+        .filter_map(|entry| entry.file_name().to_str().and_then(|name| name.parse().ok()))
+        // If the number was closed or reused since it was listed, the copy is
+        // of whatever it is now, and the peer check below still applies.
+        .filter_map(|fd| pidfd_getfd(&this_process, fd, PidfdGetfdFlags::empty()).ok())
+        .filter(|socket| match getpeername(socket) {
+            Ok(Some(peer)) => std::net::SocketAddr::try_from(peer).is_ok_and(|addr| addr.port() == port),
+            _ => false,
+        })
+        .collect()
+}
