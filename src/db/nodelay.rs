@@ -13,6 +13,7 @@
 
 use std::os::fd::OwnedFd;
 
+use rustix::io::Errno;
 use rustix::net::{getpeername, sockopt};
 use rustix::process::{PidfdFlags, PidfdGetfdFlags, getpid, pidfd_getfd, pidfd_open};
 
@@ -30,23 +31,50 @@ pub(super) fn set_on_sockets_to(port: u16) -> usize {
 /// This process's TCP sockets whose peer is `port`, each as a descriptor of
 /// its own that refers to the same socket.
 pub fn tcp_sockets_to(port: u16) -> Vec<OwnedFd> {
-    let (Ok(entries), Ok(this_process)) =
-        (std::fs::read_dir("/proc/self/fd"), pidfd_open(getpid(), PidfdFlags::empty()))
-    else {
+    let this_process = match pidfd_open(getpid(), PidfdFlags::empty()) {
+        Ok(this_process) => this_process,
+        Err(err) => {
+            warn_cannot(err);
+            return Vec::new();
+        }
+    };
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
         return Vec::new();
     };
-    entries
+    let mut refused = None;
+    let sockets = entries
         .flatten()
         .filter(|entry| {
             std::fs::read_link(entry.path()).is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
         })
         .filter_map(|entry| entry.file_name().to_str().and_then(|name| name.parse().ok()))
-        // If the number was closed or reused since it was listed, the copy is
-        // of whatever it is now, and the peer check below still applies.
-        .filter_map(|fd| pidfd_getfd(&this_process, fd, PidfdGetfdFlags::empty()).ok())
+        // If the number was closed (EBADF) or reused since it was listed, the
+        // copy is of whatever it is now, and the peer check below still applies.
+        .filter_map(|fd| match pidfd_getfd(&this_process, fd, PidfdGetfdFlags::empty()) {
+            Ok(socket) => Some(socket),
+            Err(err) => {
+                if err != Errno::BADF {
+                    refused = Some(err);
+                }
+                None
+            }
+        })
         .filter(|socket| match getpeername(socket) {
             Ok(Some(peer)) => std::net::SocketAddr::try_from(peer).is_ok_and(|addr| addr.port() == port),
             _ => false,
         })
-        .collect()
+        .collect();
+    if let Some(err) = refused {
+        warn_cannot(err);
+    }
+    sockets
+}
+
+/// A kernel before 5.6 or a seccomp profile may refuse the pidfd calls. The
+/// service still works, only slower over TLS, and the operator should know.
+fn warn_cannot(err: Errno) {
+    tracing::warn!(
+        error = %err,
+        "cannot set TCP_NODELAY on PostgreSQL connections; large writes over TLS may wait 40 ms each"
+    );
 }
