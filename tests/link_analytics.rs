@@ -8,14 +8,12 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use common::{
     apps_with,
-    traffic::{BOT_UA, DESKTOP_UA},
+    traffic::{BOT_UA, click_command},
 };
 use entity::{link, link_click};
 use leadtrail::{
     config::TrustProxy,
-    enrich::{geo::Geo, user_agent::classify_cached},
     seed::{self, SeedOptions},
-    service::tracking::{ClickCommand, Client as TrackedClient},
     time::{DAY_MS, date, now_ms},
 };
 use reqwest::Method;
@@ -131,15 +129,7 @@ async fn ranges_count_calendar_days() {
             link::Entity::find().filter(link::Column::SiteId.eq(site)).one(&app.state.db).await.unwrap().unwrap(),
         );
         for days in [10, 40, 100] {
-            let click = ClickCommand {
-                link: link.clone(),
-                click_key: common::unique("aged"),
-                referrer: None,
-                is_bot: false,
-                counted: false,
-                client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default() }),
-                created_at: now_ms() - days * DAY_MS,
-            };
+            let click = click_command(&link, common::unique("aged"), now_ms() - days * DAY_MS);
             assert!(app.state.writer.record_click(click, Duration::from_secs(10)).await, "stored");
         }
         app.state.writer.flush().await;

@@ -6,11 +6,10 @@ mod common;
 
 use common::{
     apps, apps_with,
-    traffic::{BOT_UA, DESKTOP_UA, pageview},
+    traffic::{BOT_UA, DESKTOP_UA, click_command, pageview},
 };
 use leadtrail::config::TrustProxy;
-use leadtrail::enrich::user_agent::ClientInfo;
-use leadtrail::service::tracking::{self, ClickCommand, Client as TrackedClient, WriteOp};
+use leadtrail::service::tracking::{self, WriteOp};
 use reqwest::Method;
 use serde_json::json;
 
@@ -232,16 +231,7 @@ async fn links_stop_when_their_account_is_deleted() {
 }
 
 fn click_on(link: &std::sync::Arc<entity::link::Model>, key: &str) -> WriteOp {
-    let info = ClientInfo { browser: None, os: None, device_type: "desktop".to_owned(), is_bot: false };
-    WriteOp::Click(Box::new(ClickCommand {
-        link: link.clone(),
-        click_key: key.to_owned(),
-        referrer: None,
-        is_bot: false,
-        counted: false,
-        client: std::sync::Arc::new(TrackedClient { info: std::sync::Arc::new(info), geo: Default::default() }),
-        created_at: chrono::Utc::now().timestamp_millis(),
-    }))
+    WriteOp::Click(Box::new(click_command(link, key.to_owned(), chrono::Utc::now().timestamp_millis())))
 }
 
 /// A click batch goes to SQLite as one call that opens and commits its own

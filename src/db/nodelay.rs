@@ -17,15 +17,12 @@ use rustix::io::Errno;
 use rustix::net::{getpeername, sockopt};
 use rustix::process::{PidfdFlags, PidfdGetfdFlags, getpid, pidfd_getfd, pidfd_open};
 
-/// Sets `TCP_NODELAY` on this process's TCP sockets to `port` that lack it;
-/// returns how many it changed.
-pub(super) fn set_on_sockets_to(port: u16) -> usize {
-    tcp_sockets_to(port)
-        .iter()
-        .filter(|socket| {
-            sockopt::tcp_nodelay(socket).is_ok_and(|on| !on) && sockopt::set_tcp_nodelay(socket, true).is_ok()
-        })
-        .count()
+/// Sets `TCP_NODELAY` on this process's TCP sockets to `port`. A socket
+/// whose option cannot be set keeps Nagle's algorithm, which is only slower.
+pub(super) fn set_on_sockets_to(port: u16) {
+    for socket in tcp_sockets_to(port) {
+        sockopt::set_tcp_nodelay(&socket, true).ok();
+    }
 }
 
 /// This process's TCP sockets whose peer is `port`, each as a descriptor of

@@ -1,7 +1,13 @@
 //! Feeding traffic through the public endpoints, and reading back what was stored.
 #![allow(dead_code)]
 
-use entity::{event, tracked_session, visitor};
+use std::sync::Arc;
+
+use entity::{event, link, tracked_session, visitor};
+use leadtrail::{
+    enrich::{geo::Geo, user_agent::classify_cached},
+    service::tracking::{ClickCommand, Client as TrackedClient},
+};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 
@@ -16,6 +22,20 @@ pub const BOT_UA: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.go
 /// A pageview for `site` by `vid` at `url`.
 pub fn pageview(site: i64, vid: &str, url: &str) -> Value {
     json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": url })
+}
+
+/// A desktop browser's human click on `link`, as the redirect hands it to the
+/// writer, for tests that drive the writer directly.
+pub fn click_command(link: &Arc<link::Model>, click_key: String, created_at: i64) -> ClickCommand {
+    ClickCommand {
+        link: link.clone(),
+        click_key,
+        referrer: None,
+        is_bot: false,
+        counted: false,
+        client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default() }),
+        created_at,
+    }
 }
 
 /// `event` with its `ts` set to `ms`.
