@@ -140,6 +140,58 @@ async fn sessions_split_after_30_idle_minutes_24_hours_or_a_new_campaign() {
 }
 
 #[tokio::test]
+async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
+    for app in apps().await {
+        let (_, site) = app.user_with_site("Gus", "gus.example").await;
+        let t0 = now_ms() - 2 * HOUR_MS;
+        let landing = "https://gus.example/?utm_source=news&utm_medium=email&utm_campaign=fall";
+        let first = vec![
+            at(pageview(site, "grow", landing), t0 + 10 * MINUTE_MS),
+            at(pageview(site, "grow", "https://gus.example/b"), t0 + 20 * MINUTE_MS),
+        ];
+        app.collect(json!({ "events": first })).await.expect(202);
+        let visitor = app.visitor(site, "grow").await;
+        let stored = app.sessions_of(visitor.id).await.remove(0);
+
+        // Another request moves the stored session's start (an import out of
+        // order) and its end.
+        let mut signup = at(pageview(site, "grow", "https://gus.example/c"), t0 + 25 * MINUTE_MS);
+        signup["type"] = json!("custom_event");
+        signup["event_name"] = json!("signup");
+        let second = vec![at(pageview(site, "grow", "https://gus.example/a"), t0), signup];
+        app.collect(json!({ "events": second })).await.expect(202);
+        let sessions = app.sessions_of(visitor.id).await;
+        assert_eq!(sessions.len(), 1, "both events continue the stored session");
+        let expected = entity::tracked_session::Model {
+            started_at: t0,
+            ended_at: t0 + 25 * MINUTE_MS,
+            duration_seconds: 25 * 60,
+            pageview_count: 3,
+            event_count: 4,
+            entry_page: Some("/a".to_owned()),
+            ..stored.clone()
+        };
+        assert_eq!(sessions[0], expected, "only what the events change, and nothing else");
+
+        // Then only its end moves.
+        app.collect(at(pageview(site, "grow", "https://gus.example/d"), t0 + 26 * MINUTE_MS)).await.expect(202);
+        let sessions = app.sessions_of(visitor.id).await;
+        let expected = entity::tracked_session::Model {
+            ended_at: t0 + 26 * MINUTE_MS,
+            duration_seconds: 26 * 60,
+            pageview_count: 4,
+            event_count: 5,
+            exit_page: Some("/d".to_owned()),
+            ..expected
+        };
+        assert_eq!(sessions, vec![expected]);
+        let visitor = app.visitor(site, "grow").await;
+        assert_eq!((visitor.total_sessions, visitor.total_time_seconds), (1, 26 * 60));
+        assert_eq!((visitor.first_seen, visitor.last_seen), (t0, t0 + 26 * MINUTE_MS));
+    }
+}
+
+#[tokio::test]
 async fn user_agents_are_classified() {
     for app in apps().await {
         let (_, site) = app.user_with_site("Di", "di.example").await;

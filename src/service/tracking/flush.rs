@@ -1,28 +1,45 @@
 //! The SQL half of a write batch: insert what is new, update what changed.
+//! Every statement here only writes, except the new sessions' inserts, which
+//! read back their ids.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, Iterable, QueryFilter,
-    sea_query::{Alias, Expr, ExprTrait, OnConflict},
+    ConnectionTrait, DbBackend, DbErr, EntityTrait, IntoActiveModel, Iterable,
+    sea_query::OnConflict,
 };
 
-use entity::{event, identity, link, link_click, link_click_day, page_hour, tracked_session, visitor};
+use entity::{event, identity, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, rollup, rollup_store,
-    sessionize::{Batch, ClickIx, SessionIx, SlotIndex, VisitorIx},
+    Activity, EventKind, clicks, rollup, rollup_store,
+    sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
     statement_chunks, triggers,
-    writes::Writes,
+    writes::{self, Writes},
 };
 use crate::service::alerts::outbox;
-use crate::time::{DAY_MS, HOUR_MS};
+use crate::time::HOUR_MS;
 
+/// Writes what the batch changed. Statements go in groups, and the writer
+/// builds each group while the database runs the one before, so on two cores
+/// they work at the same time instead of taking turns.
 pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
-    insert_sessions(db, batch).await?;
+    let backend = db.get_database_backend();
+    let (slots, rows) = new_sessions(batch);
+    let (inserted, sessions) = writes::overlap(insert_sessions(db, rows), || session_updates(backend, batch)).await?;
+    assign_session_ids(batch, slots, inserted)?;
+    link_last_sessions(batch);
+    let batch = &*batch;
+    let visitors = sessions.send_while(db, || visitor_updates(backend, batch)).await?;
+    let activity = visitors.send_while(db, || activity_rows(backend, batch)).await?;
+    activity.send_while(db, || activities(batch)).await
+}
+
+/// Each visitor's latest session becomes their last one.
+fn link_last_sessions(batch: &mut Batch<'_>) {
     for index in 0..batch.visitors.len() {
         let v = VisitorIx::new(index);
         if let Some(session) = batch.visitors[v].session {
@@ -34,23 +51,89 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             }
         }
     }
-    // Everything from here on only writes, so it goes in one call.
-    let mut writes = Writes::new(db.get_database_backend());
-    let visitors: Vec<visitor::Model> =
-        batch.visitors.iter().filter(|slot| slot.dirty).map(|slot| slot.model.clone()).collect();
-    update_rows::<visitor::Entity>(
-        &mut writes,
-        visitors,
-        &[visitor::Column::Id, visitor::Column::SiteId, visitor::Column::TrackerVid],
-    );
-    let sessions: Vec<tracked_session::Model> =
-        batch.sessions.iter().filter(|slot| slot.dirty && !slot.is_new).map(|slot| slot.model.clone()).collect();
-    update_rows::<tracked_session::Entity>(
-        &mut writes,
-        sessions,
-        &[tracked_session::Column::Id, tracked_session::Column::SiteId],
-    );
+}
 
+/// The changed visitors, rewritten whole: an event can change most of a
+/// visitor's columns, and every index on them but the key's.
+fn visitor_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
+    let mut writes = Writes::new(backend);
+    use visitor::Column as C;
+    let changed: Vec<C> = C::iter().filter(|column| !matches!(column, C::Id | C::SiteId | C::TrackerVid)).collect();
+    let conflict = OnConflict::column(C::Id).update_columns(changed).to_owned();
+    let rows = batch
+        .visitors
+        .iter()
+        .filter(|slot| slot.dirty)
+        .map(|slot| slot.model.clone().into_active_model().reset_all())
+        .collect();
+    writes.add_rows::<visitor::Entity, _>(rows, |chunk| {
+        visitor::Entity::insert_many(chunk).on_conflict(conflict.clone())
+    });
+    writes
+}
+
+/// The columns an event changes on a stored session. Its start moves only for
+/// an event older than the session, as imports out of order can send.
+const SESSION_GROWTH: [tracked_session::Column; 6] = {
+    use tracked_session::Column as C;
+    [C::EndedAt, C::DurationSeconds, C::PageviewCount, C::EventCount, C::EntryPage, C::ExitPage]
+};
+
+/// The stored sessions the batch changed, writing only what an event changes:
+/// SQLite rewrites an index for every column an update sets, and a session's
+/// two start-ordered indexes keep their keys unless its start moved.
+fn session_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
+    let mut writes = Writes::new(backend);
+    let (moved, grown): (Vec<&SessionSlot>, Vec<&SessionSlot>) = batch
+        .sessions
+        .iter()
+        .filter(|slot| slot.dirty && !slot.is_new)
+        .partition(|slot| slot.stored_start != Some(slot.model.started_at));
+    add_session_updates(&mut writes, grown, &SESSION_GROWTH);
+    let with_start: Vec<tracked_session::Column> =
+        SESSION_GROWTH.into_iter().chain([tracked_session::Column::StartedAt]).collect();
+    add_session_updates(&mut writes, moved, &with_start);
+    writes
+}
+
+fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &[tracked_session::Column]) {
+    if slots.is_empty() {
+        return;
+    }
+    // Every row conflicts, so only `changed` is written; the insert half
+    // still needs the columns that cannot be NULL.
+    let rows = slots
+        .into_iter()
+        .map(|slot| {
+            let model = &slot.model;
+            tracked_session::ActiveModel {
+                id: Set(model.id),
+                site_id: Set(model.site_id),
+                visitor_id: Set(model.visitor_id),
+                tracker_vid: Set(model.tracker_vid.clone()),
+                started_at: Set(model.started_at),
+                ended_at: Set(model.ended_at),
+                duration_seconds: Set(model.duration_seconds),
+                pageview_count: Set(model.pageview_count),
+                event_count: Set(model.event_count),
+                entry_page: Set(model.entry_page.clone()),
+                exit_page: Set(model.exit_page.clone()),
+                channel: Set(model.channel.clone()),
+                is_bot: Set(model.is_bot),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let conflict = OnConflict::column(tracked_session::Column::Id).update_columns(changed.iter().copied()).to_owned();
+    writes.add_rows::<tracked_session::Entity, _>(rows, |chunk| {
+        tracked_session::Entity::insert_many(chunk).on_conflict(conflict.clone())
+    });
+}
+
+/// What the batch adds: its events, the rollups they move, its clicks and
+/// its identities.
+fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
+    let mut writes = Writes::new(backend);
     // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch
         .events
@@ -79,9 +162,7 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     add_to_page_hours(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, rollup::visitor_moves(batch));
     rollup_store::add_session_moves(&mut writes, rollup::session_moves(batch));
-
-    write_clicks(&mut writes, batch);
-
+    clicks::write_clicks(&mut writes, batch);
     let identities: Vec<identity::ActiveModel> = batch
         .identities
         .iter()
@@ -105,9 +186,12 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
         })
         .collect();
     writes.add_rows::<identity::Entity, _>(identities, identity::Entity::insert_many);
-    writes.send(db).await?;
+    writes
+}
 
-    Ok(batch
+/// The stored events, for the live stream.
+fn activities(batch: &Batch<'_>) -> Vec<Activity> {
+    batch
         .events
         .iter()
         .filter(|pending| pending.event.kind != EventKind::Ping)
@@ -119,7 +203,7 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
             page: pending.event.page.clone(),
             timestamp: pending.event.timestamp,
         })
-        .collect())
+        .collect()
 }
 
 /// Adds the alerts the batch fires to the outbox, in the batch's transaction,
@@ -157,24 +241,51 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
     outbox::enqueue(db, fired, now).await
 }
 
-/// New sessions go in with multi-row inserts. Their ids come back in insertion
-/// order on both databases, which matches them to their slots even when one
-/// visitor opens two sessions starting at the same moment.
-async fn insert_sessions(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<(), DbErr> {
+/// The new sessions, with their visitors' ids, in chunks for multi-row
+/// inserts: each chunk's slots and rows.
+fn new_sessions(batch: &Batch<'_>) -> (Vec<Vec<SessionIx>>, Vec<Vec<tracked_session::ActiveModel>>) {
     let new: Vec<SessionIx> =
         (0..batch.sessions.len()).map(SessionIx::new).filter(|&s| batch.sessions[s].is_new).collect();
-    for chunk in statement_chunks(new) {
-        let rows = chunk.iter().map(|&s| {
-            let slot = &batch.sessions[s];
-            let mut active = slot.model.clone().into_active_model().reset_all();
-            active.id = NotSet;
-            active.visitor_id = Set(batch.visitors[slot.visitor].model.id);
-            active
-        });
-        let mut inserted = tracked_session::Entity::insert_many(rows).exec_with_returning(db).await?;
-        inserted.sort_by_key(|model| model.id);
-        let mut ids: HashMap<(i64, i64), std::collections::VecDeque<i64>> = HashMap::new();
-        for model in inserted {
+    statement_chunks(new)
+        .map(|chunk| {
+            let rows = chunk
+                .iter()
+                .map(|&s| {
+                    let slot = &batch.sessions[s];
+                    let mut active = slot.model.clone().into_active_model().reset_all();
+                    active.id = NotSet;
+                    active.visitor_id = Set(batch.visitors[slot.visitor].model.id);
+                    active
+                })
+                .collect();
+            (chunk, rows)
+        })
+        .unzip()
+}
+
+async fn insert_sessions(
+    db: &impl ConnectionTrait,
+    chunks: Vec<Vec<tracked_session::ActiveModel>>,
+) -> Result<Vec<Vec<tracked_session::Model>>, DbErr> {
+    let mut inserted = Vec::with_capacity(chunks.len());
+    for rows in chunks {
+        inserted.push(tracked_session::Entity::insert_many(rows).exec_with_returning(db).await?);
+    }
+    Ok(inserted)
+}
+
+/// Gives each new session its id. The ids come back in insertion order on
+/// both databases, which matches them to their slots even when one visitor
+/// opens two sessions starting at the same moment.
+fn assign_session_ids(
+    batch: &mut Batch<'_>,
+    slots: Vec<Vec<SessionIx>>,
+    inserted: Vec<Vec<tracked_session::Model>>,
+) -> Result<(), DbErr> {
+    for (chunk, mut models) in slots.into_iter().zip(inserted) {
+        models.sort_by_key(|model| model.id);
+        let mut ids: HashMap<(i64, i64), VecDeque<i64>> = HashMap::new();
+        for model in models {
             ids.entry((model.visitor_id, model.started_at)).or_default().push_back(model.id);
         }
         for s in chunk {
@@ -220,164 +331,4 @@ fn add_to_page_hours(writes: &mut Writes, batch: &Batch<'_>) {
         &[C::SiteId, C::Hour, C::Page],
         &[C::Pageviews, C::Events],
     );
-}
-
-/// Stores the batch's clicks, ties clicks reported by `lt_click` to their
-/// visitors, and counts human clicks on their links. Clicks of capped links
-/// were counted when they were let through (`ClickCommand::counted`).
-pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
-    let mut visitor_of_pending: HashMap<ClickIx, VisitorIx> = HashMap::new();
-    for known in batch.known_clicks.values() {
-        let Some(v) = known.attributed_to else { continue };
-        let visitor = &batch.visitors[v].model;
-        match (known.stored, known.pending) {
-            (Some(stored), _) => {
-                writes.add(
-                    &link_click::Entity::update_many()
-                        .col_expr(link_click::Column::VisitorId, Expr::value(visitor.id))
-                        .col_expr(link_click::Column::TrackerVid, Expr::value(visitor.tracker_vid.clone()))
-                        .filter(link_click::Column::Id.eq(stored.id)),
-                );
-            }
-            (None, Some(pending)) => {
-                visitor_of_pending.insert(pending, v);
-            }
-            (None, None) => {}
-        }
-    }
-    let rows: Vec<link_click::ActiveModel> = (0..batch.clicks.len())
-        .map(ClickIx::new)
-        .map(|c| {
-            let click = batch.clicks[c];
-            let visitor = visitor_of_pending.get(&c).map(|&v| &batch.visitors[v].model);
-            let geo = &click.client.geo;
-            let link = &click.link;
-            link_click::ActiveModel {
-                id: NotSet,
-                site_id: Set(link.site_id),
-                link_id: Set(link.id),
-                click_key: Set(click.click_key.clone()),
-                visitor_id: Set(visitor.map(|v| v.id)),
-                tracker_vid: Set(visitor.map(|v| v.tracker_vid.clone())),
-                slug: Set(link.slug.clone()),
-                campaign: Set(link.campaign.clone()),
-                source: Set(link.source.clone()),
-                medium: Set(link.medium.clone()),
-                destination_url: Set(link.destination_url.clone()),
-                link_type: Set(link.link_type.clone()),
-                country: Set(geo.country.clone()),
-                city: Set(geo.city.clone()),
-                region: Set(geo.region.clone()),
-                lat: Set(geo.lat),
-                lon: Set(geo.lon),
-                device_type: Set(Some(click.client.info.device_type.clone())),
-                browser: Set(click.client.info.browser.clone()),
-                os: Set(click.client.info.os.clone()),
-                referrer: Set(click.referrer.clone()),
-                is_bot: Set(click.is_bot),
-                created_at: Set(click.created_at),
-            }
-        })
-        .collect();
-    writes.add_rows::<link_click::Entity, _>(rows, link_click::Entity::insert_many);
-    add_to_link_click_days(writes, batch);
-    // Link order, so concurrent writers take the link rows' locks in the same order.
-    let mut human: BTreeMap<i64, i64> = BTreeMap::new();
-    for click in batch.clicks.iter().filter(|click| !click.is_bot && !click.counted) {
-        *human.entry(click.link.id).or_default() += 1;
-    }
-    for (link_id, count) in human {
-        writes.add(
-            &link::Entity::update_many()
-                .col_expr(link::Column::HumanClicks, Expr::col(link::Column::HumanClicks).add(count))
-                .filter(link::Column::Id.eq(link_id)),
-        );
-    }
-}
-
-/// Adds the batch's human clicks to the daily per-link rollups that link
-/// analytics reads, in the same transaction as the clicks.
-fn add_to_link_click_days(writes: &mut Writes, batch: &Batch<'_>) {
-    type Key<'a> = (i64, i64, &'a str, &'a str, &'a str, &'a str, &'a str);
-    // Key order, so concurrent writers take row locks in the same order.
-    let mut counts: BTreeMap<Key<'_>, (i64, i64, Option<f64>, Option<f64>)> = BTreeMap::new();
-    for click in batch.clicks.iter().filter(|click| !click.is_bot) {
-        let (link, geo) = (&click.link, &click.client.geo);
-        let key = (
-            link.id,
-            click.created_at.div_euclid(DAY_MS) * DAY_MS,
-            link.slug.as_str(),
-            link.campaign.as_str(),
-            link.source.as_str(),
-            geo.country.as_deref().unwrap_or_default(),
-            geo.city.as_deref().unwrap_or_default(),
-        );
-        let entry = counts.entry(key).or_insert((link.site_id, 0, None, None));
-        entry.1 += 1;
-        entry.2 = larger(entry.2, geo.lat);
-        entry.3 = larger(entry.3, geo.lon);
-    }
-    let rows: Vec<link_click_day::ActiveModel> = counts
-        .into_iter()
-        .map(|((link_id, day, slug, campaign, source, country, city), (site_id, clicks, lat, lon))| {
-            link_click_day::ActiveModel {
-                id: NotSet,
-                site_id: Set(site_id),
-                link_id: Set(link_id),
-                day: Set(day),
-                slug: Set(slug.to_owned()),
-                campaign: Set(campaign.to_owned()),
-                source: Set(source.to_owned()),
-                country: Set(country.to_owned()),
-                city: Set(city.to_owned()),
-                clicks: Set(clicks),
-                lat: Set(lat),
-                lon: Set(lon),
-            }
-        })
-        .collect();
-    // The larger of the stored and the new coordinate, either possibly NULL
-    // (SQLite's two-argument max() would answer NULL).
-    let larger_sql = |column: &str| {
-        Expr::cust(format!(
-            "CASE WHEN excluded.{column} IS NULL THEN link_click_days.{column} \
-             WHEN link_click_days.{column} IS NULL OR excluded.{column} > link_click_days.{column} \
-             THEN excluded.{column} ELSE link_click_days.{column} END"
-        ))
-    };
-    use link_click_day::Column as C;
-    let conflict = OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
-        .value(
-            C::Clicks,
-            Expr::col((link_click_day::Entity, C::Clicks)).add(Expr::col((Alias::new("excluded"), C::Clicks))),
-        )
-        .value(C::Lat, larger_sql("lat"))
-        .value(C::Lon, larger_sql("lon"))
-        .to_owned();
-    writes.add_rows::<link_click_day::Entity, _>(rows, |chunk| {
-        link_click_day::Entity::insert_many(chunk).on_conflict(conflict.clone())
-    });
-}
-
-fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// Rewrites existing rows many at a time: a multi-row INSERT whose every row
-/// conflicts on the primary key, so each becomes an UPDATE. One statement per
-/// chunk of rows instead of one per row; SQLite and PostgreSQL both support it.
-fn update_rows<E>(writes: &mut Writes, rows: Vec<E::Model>, keep: &[E::Column])
-where
-    E: EntityTrait,
-    E::Model: IntoActiveModel<E::ActiveModel>,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
-{
-    let columns: Vec<E::Column> =
-        E::Column::iter().filter(|column| keep.iter().all(|kept| kept.as_str() != column.as_str())).collect();
-    let conflict = OnConflict::column(keep[0]).update_columns(columns).to_owned();
-    let models = rows.into_iter().map(|model| model.into_active_model().reset_all()).collect();
-    writes.add_rows::<E, _>(models, |chunk| E::insert_many(chunk).on_conflict(conflict.clone()));
 }

@@ -3,11 +3,13 @@
 //! it loads and locks what they touch (`load`), works out what changes
 //! (`sessionize`, pure), and writes the result (`flush`).
 
+mod clicks;
 mod flush;
 mod load;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;
 mod sessionize;
+mod slots;
 mod triggers;
 pub(crate) mod writes;
 
@@ -197,7 +199,7 @@ async fn apply_clicks(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Appli
         }
     }
     let mut writes = writes::Writes::new(db.get_database_backend());
-    flush::write_clicks(&mut writes, &batch);
+    clicks::write_clicks(&mut writes, &batch);
     writes.commit(db).await?;
     Ok(Applied { activities: Vec::new(), alerts_queued: 0 })
 }

@@ -3,17 +3,15 @@
 //! totals become, which clicks a landing ties to its visitor, and the stored
 //! score. `load` fills a `Batch` with the rows it locked; `flush` writes the result.
 
-use std::{
-    collections::HashMap,
-    marker::PhantomData,
-    ops::{Index, IndexMut},
-};
+use std::collections::HashMap;
 
 use entity::{tracked_session, visitor};
 
+pub(super) use super::slots::{ClickIx, SessionIx, SlotIndex, VisitorIx};
 use super::{
     ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
     rollup::{self, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    slots::Slots,
 };
 use crate::{
     enrich::source::{self, LinkKind},
@@ -25,73 +23,6 @@ use crate::{
 pub const SESSION_TIMEOUT_MS: i64 = 30 * MINUTE_MS;
 /// No session lasts longer than this.
 pub const SESSION_MAX_MS: i64 = DAY_MS;
-
-/// A position in one of the batch's lists; the type says which list.
-pub(super) trait SlotIndex: Copy {
-    fn new(index: usize) -> Self;
-    fn get(self) -> usize;
-}
-
-macro_rules! slot_index {
-    ($($name:ident),*) => {$(
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub(super) struct $name(usize);
-
-        impl SlotIndex for $name {
-            fn new(index: usize) -> Self {
-                Self(index)
-            }
-            fn get(self) -> usize {
-                self.0
-            }
-        }
-    )*};
-}
-
-slot_index!(VisitorIx, SessionIx, ClickIx);
-
-/// A list addressed only by its own index type, so a session index can never
-/// read a visitor.
-pub(super) struct Slots<I, T> {
-    items: Vec<T>,
-    index: PhantomData<I>,
-}
-
-impl<I: SlotIndex, T> Slots<I, T> {
-    fn new() -> Self {
-        Self { items: Vec::new(), index: PhantomData }
-    }
-
-    fn push(&mut self, item: T) -> I {
-        self.items.push(item);
-        I::new(self.items.len() - 1)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.items.iter()
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.items.iter_mut()
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-}
-
-impl<I: SlotIndex, T> Index<I> for Slots<I, T> {
-    type Output = T;
-    fn index(&self, index: I) -> &T {
-        &self.items[index.get()]
-    }
-}
-
-impl<I: SlotIndex, T> IndexMut<I> for Slots<I, T> {
-    fn index_mut(&mut self, index: I) -> &mut T {
-        &mut self.items[index.get()]
-    }
-}
 
 pub(super) struct VisitorSlot {
     pub model: visitor::Model,
@@ -114,6 +45,8 @@ pub(super) struct SessionSlot {
     pub visitor: VisitorIx,
     pub is_new: bool,
     pub dirty: bool,
+    /// The start as stored; `None` when new.
+    pub stored_start: Option<i64>,
     /// The rollup row the stored session is counted in; `None` when new.
     pub counted: Option<(SessionKey, SessionTally)>,
 }
@@ -189,7 +122,9 @@ impl<'a> Batch<'a> {
         self.by_key.insert(key, visitor);
         if let Some(model) = open_session {
             let counted = Some(rollup::session_entry(&model));
-            let session = self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false, counted });
+            let stored_start = Some(model.started_at);
+            let session =
+                self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false, stored_start, counted });
             self.visitors[visitor].session = Some(session);
         }
     }
@@ -317,7 +252,14 @@ impl<'a> Batch<'a> {
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
         let model = new_session(visitor.model.id, event, link);
-        let session = self.sessions.push(SessionSlot { model, visitor: v, is_new: true, dirty: true, counted: None });
+        let session = self.sessions.push(SessionSlot {
+            model,
+            visitor: v,
+            is_new: true,
+            dirty: true,
+            stored_start: None,
+            counted: None,
+        });
         self.visitors[v].session = Some(session);
         session
     }

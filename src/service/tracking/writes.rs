@@ -4,9 +4,11 @@
 //! to be scheduled, not the SQL, is most of a batch's time. PostgreSQL's
 //! extended protocol takes one statement per call, so there they run in turn.
 
+use std::{future::poll_fn, pin::pin, task::Poll};
+
 use sea_orm::{
-    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, Iterable, QueryTrait,
-    RuntimeErr, Statement, TransactionTrait, Value, Values, sqlx,
+    ActiveModelTrait, ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, Iterable,
+    QueryTrait, RuntimeErr, Statement, TransactionTrait, Value, Values, sqlx,
 };
 use sea_query_sqlx::SqlxValues;
 
@@ -47,7 +49,8 @@ impl Writes {
             }
             return;
         }
-        let per_statement = (SQLITE_MAX_PARAMETERS / E::Column::iter().count().max(1)).max(1);
+        let columns = rows.first().map_or(1, |row| E::Column::iter().filter(|&c| !row.get(c).is_not_set()).count());
+        let per_statement = (SQLITE_MAX_PARAMETERS / columns.max(1)).max(1);
         let mut rows = rows.into_iter().peekable();
         while rows.peek().is_some() {
             self.add(&statement(rows.by_ref().take(per_statement).collect()));
@@ -66,6 +69,12 @@ impl Writes {
         let (sql, values) = self.joined("", "");
         db.execute_raw(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values)).await?;
         Ok(())
+    }
+
+    /// Runs the statements in the caller's transaction and, while the database
+    /// runs them, builds what comes next with `next`.
+    pub(crate) async fn send_while<T>(self, db: &impl ConnectionTrait, next: impl FnOnce() -> T) -> Result<T, DbErr> {
+        overlap(self.send(db), next).await.map(|((), built)| built)
     }
 
     /// Runs the statements as a transaction of their own. On SQLite, `BEGIN`,
@@ -113,4 +122,22 @@ impl Writes {
         sql.push_str(tail);
         (sql, values)
     }
+}
+
+/// Runs `build` while `work` waits on the database. The first poll of a query
+/// hands it to the connection (SQLite's thread, or PostgreSQL's socket), so
+/// polling `work` once before building lets the database and the writer work
+/// at the same time; on two cores that is most of the gain.
+pub(crate) async fn overlap<T, U>(
+    work: impl Future<Output = Result<T, DbErr>>,
+    build: impl FnOnce() -> U,
+) -> Result<(T, U), DbErr> {
+    let mut work = pin!(work);
+    let started = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+    let built = build();
+    let done = match started {
+        Poll::Ready(done) => done,
+        Poll::Pending => work.await,
+    };
+    done.map(|done| (done, built))
 }
