@@ -84,6 +84,8 @@ pub struct Metrics {
     pub db_statements: Counter,
     /// Redirects answered without their click being stored (the writer was behind).
     pub clicks_unrecorded: Counter,
+    /// SQLite WAL checkpoints run beside the batch writer (`db::checkpoint`).
+    pub sqlite_checkpoints: Counter,
     /// Alert deliveries by outcome, and the outbox's oldest due row.
     pub alerts: AlertMetrics,
 }
@@ -105,6 +107,12 @@ impl Default for Metrics {
             "Redirects sent on without their click stored, because the click writer was behind",
             clicks_unrecorded.clone(),
         );
+        let sqlite_checkpoints = Counter::default();
+        registry.register(
+            "sqlite_checkpoints",
+            "SQLite WAL checkpoints run beside the batch writer (0 on PostgreSQL)",
+            sqlite_checkpoints.clone(),
+        );
         let alerts = AlertMetrics::default();
         registry.register(
             "alert_deliveries",
@@ -116,7 +124,7 @@ impl Default for Metrics {
             "Seconds the oldest due alert delivery has waited",
             alerts.oldest_due_seconds.clone(),
         );
-        Self { registry, requests, latency, db_statements, clicks_unrecorded, alerts }
+        Self { registry, requests, latency, db_statements, clicks_unrecorded, sqlite_checkpoints, alerts }
     }
 }
 

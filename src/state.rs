@@ -9,6 +9,7 @@ use crate::{
     auth::rate_limit::{CredentialLimiter, KeyedLimiter},
     cluster::Cluster,
     config::Config,
+    db::checkpoint::Checkpoints,
     enrich::GeoIp,
     ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
@@ -68,8 +69,15 @@ impl AppState {
         let sites = Arc::new(SiteCache::default());
         let links = Arc::new(LinkCache::default());
         let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
-        let writer =
-            Writer::spawn(db.clone(), config.collect_queue_capacity, live.clone(), cluster.clone(), alerts_due.clone());
+        let checkpoints = Checkpoints::start(&db, metrics.sqlite_checkpoints.clone());
+        let writer = Writer::spawn(
+            db.clone(),
+            config.collect_queue_capacity,
+            live.clone(),
+            cluster.clone(),
+            alerts_due.clone(),
+            checkpoints,
+        );
         let effects = Effects {
             cluster: cluster.clone(),
             writer: writer.clone(),

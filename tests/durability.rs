@@ -133,3 +133,33 @@ async fn a_full_queue_answers_503_and_nothing_accepted_is_lost() {
         assert_eq!(app.event_count().await, accepted + 1, "the service recovers by itself");
     }
 }
+
+#[tokio::test]
+async fn sqlite_checkpoints_run_beside_the_writer_and_keep_the_log_bounded() {
+    for app in apps().await {
+        let (_, site) = app.user_with_site("Cal", "cal.example").await;
+        for request in 0..40 {
+            let events: Vec<_> =
+                (0..100).map(|i| pageview(site, &format!("c{request}-{i}"), "https://cal.example/")).collect();
+            app.collect(json!({ "events": events })).await.expect(202);
+        }
+        let checkpoints = &app.state.metrics.sqlite_checkpoints;
+        if app.backend != "sqlite" {
+            assert_eq!(checkpoints.get(), 0, "PostgreSQL has no WAL file to copy back");
+            continue;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while checkpoints.get() == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(checkpoints.get() > 0, "the checkpoint task ran after the batches committed");
+        let database = app.state.config.database_url.trim_start_matches("sqlite://");
+        let database = database.split('?').next().unwrap();
+        let log = std::fs::metadata(format!("{database}-wal")).unwrap().len();
+        let page_size = 4_096;
+        assert!(
+            log <= u64::from(leadtrail::db::checkpoint::BACKSTOP_PAGES) * page_size * 2,
+            "the log stays bounded: {log} bytes"
+        );
+    }
+}

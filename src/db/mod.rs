@@ -9,6 +9,7 @@ use sea_orm::{
 
 use crate::config::{Config, SqliteSync};
 
+pub mod checkpoint;
 #[cfg(target_os = "linux")]
 pub mod nodelay;
 
@@ -47,6 +48,8 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
                 // pages in memory and map the file instead of copying pages.
                 .pragma("cache_size", "-32768")
                 .pragma("mmap_size", "268435456")
+                // A task checkpoints instead of the committing writer; see `checkpoint`.
+                .pragma("wal_autocheckpoint", checkpoint::BACKSTOP_PAGES.to_string())
         });
     }
     // sqlx 0.9.0 leaves Nagle's algorithm on; see `nodelay`.

@@ -21,6 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::{
     cluster::Cluster,
+    db::checkpoint::Checkpoints,
     error::{AppError, AppResult, is_transient},
     service::alerts::worker::AlertsDue,
     service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp},
@@ -107,10 +108,12 @@ impl Writer {
         live: broadcast::Sender<Activity>,
         cluster: Arc<Cluster>,
         alerts_due: AlertsDue,
+        checkpoints: Checkpoints,
     ) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
-        tokio::spawn(run(db, commands, healthy.clone(), live, cluster, alerts_due));
+        let after_commit = AfterCommit { live, cluster, alerts_due, checkpoints };
+        tokio::spawn(run(db, commands, healthy.clone(), after_commit));
         Self {
             inner: Arc::new(Inner {
                 queue,
@@ -206,13 +209,36 @@ impl Writer {
     }
 }
 
+/// Who hears about a committed batch.
+struct AfterCommit {
+    live: broadcast::Sender<Activity>,
+    cluster: Arc<Cluster>,
+    alerts_due: AlertsDue,
+    checkpoints: Checkpoints,
+}
+
+impl AfterCommit {
+    fn committed(&self, alerts_queued: u64) {
+        if alerts_queued > 0 {
+            self.alerts_due.wake();
+        }
+        self.checkpoints.committed();
+    }
+
+    /// Tells live subscribers here and on every other instance.
+    fn publish(&self, activities: Vec<Activity>) {
+        self.cluster.publish(&activities);
+        for activity in activities {
+            self.live.send(activity).ok();
+        }
+    }
+}
+
 async fn run(
     db: DatabaseConnection,
     mut commands: mpsc::UnboundedReceiver<Command>,
     healthy: Arc<AtomicBool>,
-    live: broadcast::Sender<Activity>,
-    cluster: Arc<Cluster>,
-    alerts_due: AlertsDue,
+    after_commit: AfterCommit,
 ) {
     let mut shutdown = None;
     while shutdown.is_none() {
@@ -247,11 +273,8 @@ async fn run(
         while !rest.is_empty() {
             let tail = rest.split_off(chunk_size.min(rest.len()));
             let ops: Vec<&WriteOp> = rest.iter().map(|pending| &pending.op).collect();
-            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &alerts_due).await;
-            cluster.publish(&activities);
-            for activity in activities {
-                live.send(activity).ok();
-            }
+            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &after_commit).await;
+            after_commit.publish(activities);
             for (pending, outcome) in rest.into_iter().zip(outcomes) {
                 pending.done.send(outcome).ok();
             }
@@ -279,7 +302,7 @@ async fn write_with_retries(
     db: &DatabaseConnection,
     ops: &[&WriteOp],
     healthy: &Arc<AtomicBool>,
-    alerts_due: &AlertsDue,
+    after_commit: &AfterCommit,
 ) -> (Vec<Activity>, Vec<Outcome>) {
     let started = Instant::now();
     let mut backoff = Duration::from_millis(20);
@@ -287,9 +310,7 @@ async fn write_with_retries(
         match tracking::apply(db, ops).await {
             Ok(applied) => {
                 healthy.store(true, Ordering::Release);
-                if applied.alerts_queued > 0 {
-                    alerts_due.wake();
-                }
+                after_commit.committed(applied.alerts_queued);
                 let activities = applied.activities;
                 tracing::debug!(
                     ops = ops.len(),
@@ -315,7 +336,7 @@ async fn write_with_retries(
                 let mut outcomes = Vec::with_capacity(ops.len());
                 for op in ops {
                     let (op_activities, op_outcomes) =
-                        Box::pin(write_with_retries(db, &[*op], healthy, alerts_due)).await;
+                        Box::pin(write_with_retries(db, &[*op], healthy, after_commit)).await;
                     activities.extend(op_activities);
                     outcomes.extend(op_outcomes);
                 }
