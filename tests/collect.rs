@@ -9,7 +9,8 @@ use common::{
     traffic::{BOT_UA, DESKTOP_UA, PHONE_UA, TABLET_UA, at, pageview},
 };
 use leadtrail::time::{HOUR_MS, MINUTE_MS, now_ms};
-use serde_json::json;
+use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait};
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn a_pageview_is_stored_with_everything_derived() {
@@ -188,6 +189,83 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
         let visitor = app.visitor(site, "grow").await;
         assert_eq!((visitor.total_sessions, visitor.total_time_seconds), (1, 26 * 60));
         assert_eq!((visitor.first_seen, visitor.last_seen), (t0, t0 + 26 * MINUTE_MS));
+    }
+}
+
+/// Requests that queue up while the writer is busy go in one batch: past a
+/// few hundred events its statements are built and sent in overlapping groups.
+#[tokio::test]
+async fn a_batch_gathered_from_many_requests_is_exact() {
+    for app in apps().await {
+        let (_, site) = app.user_with_site("Bo", "bo.example").await;
+        let t0 = now_ms() - 2 * HOUR_MS;
+        let view = |vid: String, minute: i64| {
+            at(pageview(site, &vid, &format!("https://bo.example/{minute}")), t0 + minute * MINUTE_MS)
+        };
+        let known: Vec<_> = (0..50).flat_map(|k| [view(format!("k{k}"), 0), view(format!("k{k}"), 1)]).collect();
+        app.collect(json!({ "events": known })).await.expect(202);
+
+        // Hold the database, so what arrives meanwhile queues up.
+        let lock = app.state.db.begin().await.unwrap();
+        match lock.get_database_backend() {
+            DbBackend::Postgres => {
+                lock.execute_unprepared("LOCK TABLE visitors IN ACCESS EXCLUSIVE MODE").await.unwrap()
+            }
+            _ => lock.execute_unprepared("UPDATE sites SET name = name").await.unwrap(),
+        };
+        let mut bodies: Vec<Value> = (0..4)
+            .map(|r| {
+                let events: Vec<_> = (0..50)
+                    .flat_map(|k| [view(format!("k{k}"), 2 + 2 * r), view(format!("k{k}"), 3 + 2 * r)])
+                    .collect();
+                json!({ "events": events })
+            })
+            .collect();
+        let new: Vec<_> = (0..50).flat_map(|n| [view(format!("n{n}"), 0), view(format!("n{n}"), 1)]).collect();
+        bodies.push(json!({ "events": new }));
+        let sends: Vec<_> = bodies
+            .into_iter()
+            .map(|body| {
+                let base = app.base.clone();
+                tokio::spawn(async move {
+                    reqwest::Client::new()
+                        .post(format!("{base}/api/collect"))
+                        .header("user-agent", DESKTOP_UA)
+                        .body(body.to_string())
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                        .as_u16()
+                })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        lock.rollback().await.unwrap();
+        for send in sends {
+            assert_eq!(send.await.unwrap(), 202);
+        }
+
+        for k in 0..50 {
+            let visitor = app.visitor(site, &format!("k{k}")).await;
+            assert_eq!((visitor.total_pageviews, visitor.total_sessions, visitor.total_time_seconds), (10, 1, 9 * 60));
+            let sessions = app.sessions_of(visitor.id).await;
+            assert_eq!(sessions.len(), 1, "every event continues the stored session");
+            let session = &sessions[0];
+            assert_eq!((session.started_at, session.ended_at), (t0, t0 + 9 * MINUTE_MS));
+            assert_eq!((session.pageview_count, session.duration_seconds), (10, 9 * 60));
+            assert_eq!((session.entry_page.as_deref(), session.exit_page.as_deref()), (Some("/0"), Some("/9")));
+            assert_eq!(visitor.last_session_id, Some(session.id));
+        }
+        for n in 0..50 {
+            let visitor = app.visitor(site, &format!("n{n}")).await;
+            assert_eq!((visitor.total_pageviews, visitor.total_sessions, visitor.total_time_seconds), (2, 1, 60));
+            let sessions = app.sessions_of(visitor.id).await;
+            assert_eq!(sessions.len(), 1);
+            assert_eq!(visitor.last_session_id, Some(sessions[0].id));
+            assert_eq!(sessions[0].pageview_count, 2);
+        }
+        assert_eq!(app.event_count().await, 100 + 400 + 100);
     }
 }
 

@@ -33,10 +33,20 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     assign_session_ids(batch, slots, inserted)?;
     link_last_sessions(batch);
     let batch = &*batch;
+    if batch.events.len() < OVERLAP_FROM_EVENTS {
+        let mut writes = sessions;
+        writes.append(visitor_updates(backend, batch));
+        writes.append(activity_rows(backend, batch));
+        return writes.send_while(db, || activities(batch)).await;
+    }
     let visitors = sessions.send_while(db, || visitor_updates(backend, batch)).await?;
     let activity = visitors.send_while(db, || activity_rows(backend, batch)).await?;
     activity.send_while(db, || activities(batch)).await
 }
+
+/// Below this many events a batch's statements build in less time than a
+/// round trip to the database takes, so they go in one group.
+const OVERLAP_FROM_EVENTS: usize = 200;
 
 /// Each visitor's latest session becomes their last one.
 fn link_last_sessions(batch: &mut Batch<'_>) {

@@ -28,6 +28,11 @@ impl Writes {
         Self { backend, statements: Vec::new() }
     }
 
+    /// Adds `other`'s statements after these.
+    pub(crate) fn append(&mut self, mut other: Writes) {
+        self.statements.append(&mut other.statements);
+    }
+
     pub(crate) fn add(&mut self, query: &impl QueryTrait) {
         self.statements.push(query.build(self.backend));
     }
