@@ -97,7 +97,7 @@ fn session_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     let (moved, grown): (Vec<&SessionSlot>, Vec<&SessionSlot>) = batch
         .sessions
         .iter()
-        .filter(|slot| slot.dirty && !slot.is_new)
+        .filter(|slot| slot.dirty && !slot.is_new())
         .partition(|slot| slot.stored_start != Some(slot.model.started_at));
     add_session_updates(&mut writes, grown, &SESSION_GROWTH);
     let with_start: Vec<tracked_session::Column> =
@@ -255,7 +255,7 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
 /// inserts: each chunk's slots and rows.
 fn new_sessions(batch: &Batch<'_>) -> (Vec<Vec<SessionIx>>, Vec<Vec<tracked_session::ActiveModel>>) {
     let new: Vec<SessionIx> =
-        (0..batch.sessions.len()).map(SessionIx::new).filter(|&s| batch.sessions[s].is_new).collect();
+        (0..batch.sessions.len()).map(SessionIx::new).filter(|&s| batch.sessions[s].is_new()).collect();
     statement_chunks(new)
         .map(|chunk| {
             let rows = chunk

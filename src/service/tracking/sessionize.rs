@@ -43,12 +43,18 @@ pub(super) struct VisitorSlot {
 pub(super) struct SessionSlot {
     pub model: tracked_session::Model,
     pub visitor: VisitorIx,
-    pub is_new: bool,
     pub dirty: bool,
-    /// The start as stored; `None` when new.
+    /// The start as stored; `None` for a session this batch opened.
     pub stored_start: Option<i64>,
     /// The rollup row the stored session is counted in; `None` when new.
     pub counted: Option<(SessionKey, SessionTally)>,
+}
+
+impl SessionSlot {
+    /// Opened by this batch, so not stored yet.
+    pub fn is_new(&self) -> bool {
+        self.stored_start.is_none()
+    }
 }
 
 pub(super) struct PendingEvent<'a> {
@@ -123,8 +129,7 @@ impl<'a> Batch<'a> {
         if let Some(model) = open_session {
             let counted = Some(rollup::session_entry(&model));
             let stored_start = Some(model.started_at);
-            let session =
-                self.sessions.push(SessionSlot { model, visitor, is_new: false, dirty: false, stored_start, counted });
+            let session = self.sessions.push(SessionSlot { model, visitor, dirty: false, stored_start, counted });
             self.visitors[visitor].session = Some(session);
         }
     }
@@ -252,14 +257,8 @@ impl<'a> Batch<'a> {
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
         let model = new_session(visitor.model.id, event, link);
-        let session = self.sessions.push(SessionSlot {
-            model,
-            visitor: v,
-            is_new: true,
-            dirty: true,
-            stored_start: None,
-            counted: None,
-        });
+        let session =
+            self.sessions.push(SessionSlot { model, visitor: v, dirty: true, stored_start: None, counted: None });
         self.visitors[v].session = Some(session);
         session
     }

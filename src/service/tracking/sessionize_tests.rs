@@ -138,7 +138,7 @@ fn an_open_stored_session_is_continued_not_reopened() {
     batch.record(next);
     batch.rescore();
     let session = &batch.sessions[SessionIx::new(0)];
-    assert!(!session.is_new);
+    assert!(!session.is_new());
     assert_eq!((session.model.id, session.model.pageview_count, session.model.duration_seconds), (70, 2, 600));
     let visitor = &batch.visitors[VisitorIx::new(0)];
     assert_eq!((visitor.model.total_sessions, visitor.model.total_time_seconds), (1, 600));
