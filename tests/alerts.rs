@@ -441,3 +441,25 @@ async fn destinations_are_checked_tested_and_managed_by_admins() {
         assert_eq!(gql_error_code(&again), "NOT_FOUND");
     }
 }
+
+#[tokio::test]
+async fn a_site_has_at_most_25_destinations_even_when_created_at_once() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Lim", "limit.example").await;
+        let input = |n: usize| json!({ "name": format!("d{n}"), "url": format!("http://127.0.0.1:9/hook/{n}"), "trigger": "IDENTIFIED" });
+        // Forty at once: each request counts the site's destinations before it
+        // adds one, so without a lock several would count 24 and all add.
+        let replies = futures_util::future::join_all(
+            (0..40).map(|n| client.graphql(CREATE, json!({ "site": site, "input": input(n) }))),
+        )
+        .await;
+        let created = replies.iter().filter(|reply| reply["data"]["createDestination"]["id"].is_string()).count();
+        assert_eq!(created, 25, "destinations created by forty requests at once");
+        for reply in replies.iter().filter(|reply| reply["data"]["createDestination"].is_null()) {
+            assert_eq!(gql_error_code(reply), "VALIDATION_ERROR", "{reply}");
+        }
+        assert_eq!(destinations(&client, site).await.len(), 25);
+        let refused = client.graphql(CREATE, json!({ "site": site, "input": input(99) })).await;
+        assert_eq!(gql_error_code(&refused), "VALIDATION_ERROR", "{refused}");
+    }
+}

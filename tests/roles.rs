@@ -246,3 +246,35 @@ async fn an_org_always_keeps_an_owner() {
         assert_eq!(gql_error_code(&again), "CONFLICT");
     }
 }
+
+#[tokio::test]
+async fn owners_leaving_at_once_leave_one_owner() {
+    for app in apps().await {
+        let (owner, _) = app.user_with_site("Olga", "olga.example").await;
+        let org = org_of(&owner).await;
+        let team = Team { owner, org, site: 0 };
+        let viewer = team.owner.graphql("{ viewer { email } }", json!({})).await;
+        let first = user_id_of(&team, viewer["data"]["viewer"]["email"].as_str().unwrap()).await;
+        let mut others = Vec::new();
+        for name in ["Ona", "Oren", "Osk", "Ove"] {
+            let (client, email) = join(&app, &team, name, Role::Owner).await;
+            others.push((client, user_id_of(&team, &email).await));
+        }
+        // All five leave at once. Each checks that another owner remains
+        // before it goes, so without a lock several could count the others
+        // and all go.
+        let leave = "mutation($org: ID!, $user: ID!) { removeMember(orgId: $org, userId: $user) }";
+        let leaving = std::iter::once((&team.owner, &first)).chain(others.iter().map(|(client, id)| (client, id)));
+        let replies = futures_util::future::join_all(
+            leaving.map(|(client, id)| client.graphql(leave, json!({ "org": team.org, "user": id }))),
+        )
+        .await;
+        let left = replies.iter().filter(|reply| reply["data"]["removeMember"] == true).count();
+        assert_eq!(left, 4, "{replies:?}");
+        let stayed = replies.iter().position(|reply| gql_error_code(reply) == "CONFLICT").expect("one owner stays");
+        let remaining = if stayed == 0 { &team.owner } else { &others[stayed - 1].0 };
+        let members =
+            remaining.graphql("query($org: ID!) { members(orgId: $org) { role } }", json!({ "org": team.org })).await;
+        assert_eq!(members["data"]["members"], json!([{ "role": "owner" }]), "{members}");
+    }
+}

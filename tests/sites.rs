@@ -228,3 +228,21 @@ async fn deleting_a_site_removes_all_of_its_data() {
         .expect_error(404, "NOT_FOUND");
     }
 }
+
+#[tokio::test]
+async fn the_site_limit_holds_for_requests_made_at_once() {
+    for app in apps_with(|config| config.max_sites_per_account = 3).await {
+        let (client, _) = app.user("Ida").await;
+        let replies = futures_util::future::join_all(
+            (0..12).map(|n| client.post("/api/sites", json!({ "domain": format!("at-once-{n}.example") }))),
+        )
+        .await;
+        let statuses: Vec<u16> = replies.iter().map(|reply| reply.status.as_u16()).collect();
+        assert_eq!(statuses.iter().filter(|&&s| s == 200).count(), 3, "{statuses:?}");
+        for reply in replies.iter().filter(|reply| reply.status.as_u16() != 200) {
+            reply.expect_error(403, "SITE_LIMIT_REACHED");
+        }
+        let sites = client.get("/api/sites").await.expect(200)["sites"].as_array().map(Vec::len);
+        assert_eq!(sites, Some(3));
+    }
+}

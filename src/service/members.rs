@@ -3,13 +3,13 @@
 //! always keeps at least one owner.
 
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder,
 };
 
-use entity::{member, user};
+use entity::{member, org, user};
 
-use super::access;
+use super::{access, parent_lock};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -109,37 +109,43 @@ pub async fn add(
 }
 
 pub async fn change_role(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     viewer: &Viewer,
     org_id: i64,
     user_id: i64,
     role: Role,
 ) -> AppResult<(member::Model, user::Model)> {
     access::find_org(db, viewer, org_id, Role::Admin).await?;
-    let current = membership(db, org_id, user_id).await?;
+    // Under the org's lock, so two owners stepping down at once cannot both
+    // count the other and leave the org without one.
+    let txn = parent_lock::begin::<org::Entity>(db, org_id).await?;
+    let current = membership(&txn, org_id, user_id).await?;
     let was_owner = Role::parse(&current.role) == Role::Owner;
-    manager_role(db, viewer, org_id, was_owner || role == Role::Owner).await?;
-    if was_owner && role != Role::Owner && owner_count(db, org_id).await? <= 1 {
+    manager_role(&txn, viewer, org_id, was_owner || role == Role::Owner).await?;
+    if was_owner && role != Role::Owner && owner_count(&txn, org_id).await? <= 1 {
         return Err(last_owner());
     }
     let mut active: member::ActiveModel = current.into();
     active.role = Set(role.as_str().to_owned());
-    let member = active.update(db).await?;
-    let user = user::Entity::find_by_id(user_id).one(db).await?.ok_or_else(|| AppError::not_found("member"))?;
+    let member = active.update(&txn).await?;
+    let user = user::Entity::find_by_id(user_id).one(&txn).await?.ok_or_else(|| AppError::not_found("member"))?;
+    txn.commit().await?;
     Ok((member, user))
 }
 
 /// Removes a member. Anyone may leave an org; removing others takes an admin.
-pub async fn remove(db: &impl ConnectionTrait, viewer: &Viewer, org_id: i64, user_id: i64) -> AppResult<()> {
+pub async fn remove(db: &DatabaseConnection, viewer: &Viewer, org_id: i64, user_id: i64) -> AppResult<()> {
     access::find_org(db, viewer, org_id, Role::Viewer).await?;
-    let current = membership(db, org_id, user_id).await?;
+    let txn = parent_lock::begin::<org::Entity>(db, org_id).await?;
+    let current = membership(&txn, org_id, user_id).await?;
     let is_owner = Role::parse(&current.role) == Role::Owner;
     if viewer.user_id() != Some(user_id) {
-        manager_role(db, viewer, org_id, is_owner).await?;
+        manager_role(&txn, viewer, org_id, is_owner).await?;
     }
-    if is_owner && owner_count(db, org_id).await? <= 1 {
+    if is_owner && owner_count(&txn, org_id).await? <= 1 {
         return Err(last_owner());
     }
-    member::Entity::delete_by_id(current.id).exec(db).await?;
+    member::Entity::delete_by_id(current.id).exec(&txn).await?;
+    txn.commit().await?;
     Ok(())
 }

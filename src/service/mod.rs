@@ -12,6 +12,7 @@ pub mod link_stats;
 pub mod links;
 pub mod members;
 pub mod orgs;
+mod parent_lock;
 pub mod privacy;
 pub mod profile;
 pub mod salts;

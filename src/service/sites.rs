@@ -1,12 +1,13 @@
 //! Tracked sites.
 
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
+    QueryFilter, TransactionTrait,
 };
 
-use entity::site;
+use entity::{org, site};
 
-use super::{access, effects::Effects, is_unique_violation, orgs};
+use super::{access, effects::Effects, is_unique_violation, orgs, parent_lock};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -117,12 +118,7 @@ async fn unique_slug(db: &impl ConnectionTrait, domain: &str) -> AppResult<Strin
     Ok(format!("{base}-{}", orgs::random_suffix()))
 }
 
-pub async fn create(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    max_sites: u32,
-    new: NewSite,
-) -> AppResult<site::Model> {
+pub async fn create(db: &DatabaseConnection, viewer: &Viewer, max_sites: u32, new: NewSite) -> AppResult<site::Model> {
     let org_id = match (new.org_id, viewer) {
         (Some(org_id), _) => org_id,
         (None, Viewer::ApiKey { org_id, .. }) => *org_id,
@@ -134,15 +130,19 @@ pub async fn create(
         Some(name) if !name.is_empty() => validate_name(name)?,
         _ => domain.clone(),
     };
-    let count = site::Entity::find().filter(site::Column::OrgId.eq(org_id)).count(db).await?;
+    let txn = parent_lock::begin::<org::Entity>(db, org_id).await?;
+    let count = site::Entity::find().filter(site::Column::OrgId.eq(org_id)).count(&txn).await?;
     if count >= u64::from(max_sites) {
         return Err(AppError::new(
             ErrorCode::SiteLimitReached,
             format!("this account can have at most {max_sites} sites"),
         ));
     }
-    let mut slug = unique_slug(db, &domain).await?;
+    let mut slug = unique_slug(&txn, &domain).await?;
     loop {
+        // A savepoint: on PostgreSQL a failed insert ends the transaction
+        // unless it is rolled back to one.
+        let attempt = txn.begin().await?;
         let inserted = site::ActiveModel {
             org_id: Set(org_id),
             name: Set(name.clone()),
@@ -155,12 +155,19 @@ pub async fn create(
             created_at: Set(now_ms()),
             ..Default::default()
         }
-        .insert(db)
+        .insert(&attempt)
         .await;
         match inserted {
-            Ok(site) => return Ok(site),
-            // Another request took the slug between our check and insert.
-            Err(err) if is_unique_violation(&err) => slug = format!("{slug}-{}", orgs::random_suffix()),
+            Ok(site) => {
+                attempt.commit().await?;
+                txn.commit().await?;
+                return Ok(site);
+            }
+            // Another organization took the slug between our check and insert.
+            Err(err) if is_unique_violation(&err) => {
+                attempt.rollback().await?;
+                slug = format!("{slug}-{}", orgs::random_suffix());
+            }
             Err(err) => return Err(err.into()),
         }
     }

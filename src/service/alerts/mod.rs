@@ -9,11 +9,12 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 
-use entity::{alert_delivery, alert_destination, visitor, webhook_delivery};
+use entity::{alert_delivery, alert_destination, site, visitor, webhook_delivery};
 
 use super::{
     access,
     effects::Effects,
+    parent_lock,
     tracking::AlertTrigger,
     webhooks::{self, AlertAttempt, Attempt, ExportRequest},
 };
@@ -85,7 +86,7 @@ pub async fn find(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppRes
 }
 
 pub async fn create(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     effects: &Effects,
     viewer: &Viewer,
     site_id: i64,
@@ -93,13 +94,14 @@ pub async fn create(
 ) -> AppResult<alert_destination::Model> {
     let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
     let (name, kind, url) = checked(&input, effects)?;
+    let txn = parent_lock::begin::<site::Entity>(db, site.id).await?;
     let count =
-        alert_destination::Entity::find().filter(alert_destination::Column::SiteId.eq(site.id)).count(db).await?;
+        alert_destination::Entity::find().filter(alert_destination::Column::SiteId.eq(site.id)).count(&txn).await?;
     if count >= MAX_DESTINATIONS {
         return Err(AppError::validation("siteId", format!("a site has at most {MAX_DESTINATIONS} destinations")));
     }
     let now = effects.clock.now();
-    Ok(alert_destination::ActiveModel {
+    let created = alert_destination::ActiveModel {
         org_id: Set(site.org_id),
         site_id: Set(site.id),
         name: Set(name),
@@ -116,8 +118,10 @@ pub async fn create(
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(db)
-    .await?)
+    .insert(&txn)
+    .await?;
+    txn.commit().await?;
+    Ok(created)
 }
 
 /// Replaces every field. Saving a destination the service turned off turns
