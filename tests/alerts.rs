@@ -49,6 +49,13 @@ async fn destination(client: &Client, site: i64, name: &str) -> Value {
     destinations(client, site).await.into_iter().find(|d| d["name"] == name).unwrap()
 }
 
+/// `leadtrail_alert_deliveries_total` for one outcome, 0 before the first.
+async fn deliveries_counted(app: &TestApp, outcome: &str) -> u64 {
+    let metrics = app.client().get("/metrics").await.text;
+    let series = format!("leadtrail_alert_deliveries_total{{outcome=\"{outcome}\"}} ");
+    metrics.lines().find_map(|line| line.strip_prefix(series.as_str())).map_or(0, |value| value.parse().unwrap())
+}
+
 /// Waits until `check` holds, for at most ten seconds of real time.
 async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
     for _ in 0..100 {
@@ -257,7 +264,9 @@ async fn refusals_are_final_and_retry_after_is_honoured() {
         assert_eq!(gone["lastStatusCode"], 410);
         assert!(gone["nextAttemptAt"].is_null());
 
-        // An admin sends a failed one again, with its id.
+        // An admin sends a failed one again, with its id, and the attempt is
+        // counted like the worker's.
+        let failed_before = deliveries_counted(&app, "failed").await;
         let retried = client
             .graphql(
                 "mutation($id: ID!) { retryDelivery(id: $id) { status attempts lastStatusCode } }",
@@ -268,6 +277,7 @@ async fn refusals_are_final_and_retry_after_is_honoured() {
             retried["data"]["retryDelivery"],
             json!({ "status": "FAILED", "attempts": 2, "lastStatusCode": 410 })
         );
+        assert_eq!(deliveries_counted(&app, "failed").await, failed_before + 1);
         let received = inbox.at("gone");
         assert_eq!(received.len(), 2);
         assert_eq!(received[0].id(), received[1].id());

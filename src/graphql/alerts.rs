@@ -256,6 +256,6 @@ impl AlertMutation {
     async fn retry_delivery(&self, ctx: &Context<'_>, id: ID) -> AppResult<AlertDelivery> {
         let app = ctx.app();
         let id = parse_id(&id, "delivery")?;
-        Ok(AlertDelivery(alerts::retry(&app.db, &app.effects, ctx.viewer()?, id).await?))
+        Ok(AlertDelivery(alerts::retry(&app.db, &app.effects, &app.metrics.alerts, ctx.viewer()?, id).await?))
     }
 }

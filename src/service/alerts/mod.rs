@@ -194,6 +194,7 @@ pub async fn attempts(db: &impl ConnectionTrait, delivery_id: i64) -> AppResult<
 pub async fn retry(
     db: &DatabaseConnection,
     effects: &Effects,
+    metrics: &worker::AlertMetrics,
     viewer: &Viewer,
     delivery_id: i64,
 ) -> AppResult<alert_delivery::Model> {
@@ -217,7 +218,7 @@ pub async fn retry(
         .await?
         .ok_or_else(|| AppError::new(ErrorCode::Conflict, "the delivery is being retried already"))?;
     // The outcome, whatever it was, is in the delivery answered below.
-    worker::attempt_within_lease(db, effects, &claimed, claimed_at).await;
+    worker::attempt_within_lease(db, effects, metrics, &claimed, claimed_at).await;
     alert_delivery::Entity::find_by_id(delivery_id).one(db).await?.ok_or_else(|| AppError::not_found("delivery"))
 }
 

@@ -92,10 +92,9 @@ pub async fn run_due(db: &DatabaseConnection, effects: &Effects, metrics: &Alert
     let now = effects.clock.now();
     let claimed = outbox::claim(db, now, now + lease_ms(effects), CLAIM_LIMIT).await?;
     let count = claimed.len();
-    let attempts = claimed.into_iter().map(|delivery| async move {
-        let outcome = attempt_within_lease(db, effects, &delivery, claimed_at).await;
-        metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
-    });
+    let attempts = claimed
+        .into_iter()
+        .map(|delivery| async move { attempt_within_lease(db, effects, metrics, &delivery, claimed_at).await });
     futures_util::future::join_all(attempts).await;
     Ok(count)
 }
@@ -111,9 +110,22 @@ const LEASE_MARGIN: Duration = Duration::from_secs(10);
 /// `attempt`, cut short before the claim made at `claimed_at` lapses, so no
 /// other worker sends the delivery while this one still may. An attempt that
 /// fails on our side (the database, a timeout) is rescheduled like a failed
-/// send, so it neither waits for its lease nor retries forever. Answers the
-/// outcome's metric label.
+/// send, so it neither waits for its lease nor retries forever. Counts the
+/// outcome in the deliveries metric, whichever way the attempt was started.
 pub(super) async fn attempt_within_lease(
+    db: &DatabaseConnection,
+    effects: &Effects,
+    metrics: &AlertMetrics,
+    claimed: &alert_delivery::Model,
+    claimed_at: Instant,
+) {
+    let outcome = attempt_or_reschedule(db, effects, claimed, claimed_at).await;
+    metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
+}
+
+/// The attempt, or its rescheduling when it fails on our side; answers the
+/// outcome's metric label.
+async fn attempt_or_reschedule(
     db: &DatabaseConnection,
     effects: &Effects,
     claimed: &alert_delivery::Model,
