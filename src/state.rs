@@ -52,13 +52,10 @@ impl AppState {
     /// writer; call it inside the Tokio runtime.
     pub fn new(mut db: DatabaseConnection, config: Config) -> Result<Self, String> {
         let metrics = Metrics::default();
-        let mut writer_db = crate::db::writer_connection(&db);
-        for connection in [&mut db, &mut writer_db] {
-            let statements = metrics.db_statements.clone();
-            connection.set_metric_callback(move |_| {
-                statements.inc();
-            });
-        }
+        let statements = metrics.db_statements.clone();
+        db.set_metric_callback(move |_| {
+            statements.inc();
+        });
         let geoip = match &config.geoip_db_path {
             Some(path) => {
                 Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
@@ -74,7 +71,7 @@ impl AppState {
         let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
         let checkpoints = Checkpoints::start(&db, metrics.sqlite_checkpoints.clone());
         let writer = Writer::spawn(
-            writer_db,
+            db.clone(),
             config.collect_queue_capacity,
             live.clone(),
             cluster.clone(),

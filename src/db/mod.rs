@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use migration::{Migrator, MigratorTrait};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection, DbErr, SqlxSqliteConnector,
-    Statement, TransactionTrait, sqlx::sqlite::SqlitePoolOptions,
+    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection, DbErr, Statement, TransactionTrait,
 };
 
 use crate::config::{Config, SqliteSync};
@@ -67,29 +66,6 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
         });
     }
     Database::connect(opts).await
-}
-
-/// The batch writer's connection. On SQLite it is a connection of its own,
-/// held for good: from the shared pool each batch took the connection idle
-/// longest, which woke another connection's thread and began with an empty
-/// page cache (SQLite empties a connection's cache when another connection
-/// has written since its last transaction). On PostgreSQL the writer shares
-/// the pool.
-pub fn writer_connection(db: &DatabaseConnection) -> DatabaseConnection {
-    if db.get_database_backend() != DatabaseBackend::Sqlite {
-        return db.clone();
-    }
-    // The same file and settings; an in-memory database is opened with a
-    // shared cache, so this connection sees the same one.
-    let options = db.get_sqlite_connection_pool().connect_options();
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .test_before_acquire(false)
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .acquire_timeout(Duration::from_secs(5))
-        .connect_lazy_with((*options).clone());
-    SqlxSqliteConnector::from_sqlx_sqlite_pool(pool)
 }
 
 /// Runs the migrations that have not run. On PostgreSQL the first instance to
