@@ -3,8 +3,10 @@
 //! In WAL mode, a commit that leaves the log longer than `wal_autocheckpoint`
 //! pages copies the log back into the database file, and syncs both, before
 //! the commit returns. On the batch writer that was about a fifth of a busy
-//! batch's time. A task does it instead, soon after each batch, on a pool
-//! connection of its own: SQLite runs a checkpoint beside a writer. Reads stay
+//! batch's time. A task does it instead, soon after each batch, as a call of
+//! its own on the pool's one connection (sea-orm gives a SQLite pool one), so
+//! no batch's requests wait for a checkpoint inside their commit; a batch that
+//! arrives during one waits for it. Reads stay
 //! fast because readers only search the part of the log not yet copied back,
 //! and the log starts over at a transaction that finds all of it copied back.
 //! The threshold stays as a backstop (`BACKSTOP_PAGES`), so the log stays
