@@ -278,3 +278,39 @@ async fn owners_leaving_at_once_leave_one_owner() {
         assert_eq!(members["data"]["members"], json!([{ "role": "owner" }]), "{members}");
     }
 }
+
+#[tokio::test]
+async fn an_owner_leaving_while_the_other_deletes_their_account_leaves_no_org_ownerless() {
+    use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+    for app in apps().await {
+        for round in 0..30 {
+            let (first, _) = app.user_with_site(&format!("Dee{round}"), &format!("dee{round}.example")).await;
+            let org = org_of(&first).await;
+            let team = Team { owner: first, org, site: 0 };
+            let (second, email) = join(&app, &team, &format!("Lee{round}"), Role::Owner).await;
+            let second_id = user_id_of(&team, &email).await;
+            // Each sees the other as an owner unless they take turns: then
+            // the org would be left with no owner at all.
+            let leave = "mutation($org: ID!, $user: ID!) { removeMember(orgId: $org, userId: $user) }";
+            let (deleted, left) = tokio::join!(
+                team.owner.post("/api/auth/delete-user", json!({})),
+                second.graphql(leave, json!({ "org": team.org, "user": second_id })),
+            );
+            deleted.expect(200);
+            let org_id: i64 = team.org.parse().unwrap();
+            let org = entity::org::Entity::find_by_id(org_id).one(&app.state.db).await.unwrap();
+            let owners = entity::member::Entity::find()
+                .filter(entity::member::Column::OrgId.eq(org_id))
+                .filter(entity::member::Column::Role.eq("owner"))
+                .count(&app.state.db)
+                .await
+                .unwrap();
+            if left["data"]["removeMember"] == true {
+                assert!(org.is_none(), "both owners went and the org stayed: {left}");
+            } else {
+                assert_eq!(gql_error_code(&left), "CONFLICT", "{left}");
+                assert!(org.is_some() && owners == 1, "the one who stayed owns the org");
+            }
+        }
+    }
+}

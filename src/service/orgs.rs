@@ -3,11 +3,13 @@
 use base64::{Engine, engine::general_purpose::STANDARD};
 use rand::RngCore;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect,
 };
 
 use entity::{member, org, user};
 
+use super::parent_lock;
 use crate::{
     auth::Role,
     error::{AppError, AppResult},
@@ -90,24 +92,28 @@ pub async fn primary(db: &impl ConnectionTrait, user_id: i64) -> AppResult<(memb
 
 /// Deletes every org where `user_id` is the only owner; the database cascades
 /// to their members, keys, sites and all tracking data.
-pub async fn delete_solely_owned(db: &impl ConnectionTrait, user_id: i64) -> AppResult<()> {
+pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> AppResult<()> {
     let owned: Vec<i64> = member::Entity::find()
         .select_only()
         .column(member::Column::OrgId)
         .filter(member::Column::UserId.eq(user_id))
         .filter(member::Column::Role.eq(Role::Owner.as_str()))
+        .order_by_asc(member::Column::OrgId)
         .into_tuple()
-        .all(db)
+        .all(txn)
         .await?;
     for org_id in owned {
+        // As when an owner leaves: another owner leaving at the same moment
+        // must see this one still there, or see the org gone.
+        parent_lock::lock::<org::Entity>(txn, org_id).await?;
         let other_owners = member::Entity::find()
             .filter(member::Column::OrgId.eq(org_id))
             .filter(member::Column::Role.eq(Role::Owner.as_str()))
             .filter(member::Column::UserId.ne(user_id))
-            .one(db)
+            .one(txn)
             .await?;
         if other_owners.is_none() {
-            org::Entity::delete_by_id(org_id).exec(db).await?;
+            org::Entity::delete_by_id(org_id).exec(txn).await?;
         }
     }
     Ok(())

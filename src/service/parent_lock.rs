@@ -7,8 +7,8 @@
 //! parent's row.
 
 use sea_orm::{
-    DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait, PrimaryKeyTrait, QuerySelect,
-    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait, PrimaryKeyTrait,
+    QuerySelect, SqliteTransactionMode, TransactionOptions, TransactionTrait, sea_query::LockType,
 };
 
 /// Begins a transaction in which the rows under parent `id` of `E` can be
@@ -21,8 +21,22 @@ where
     let options =
         TransactionOptions { sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate), ..Default::default() };
     let txn = db.begin_with_options(options).await?;
-    if db.get_database_backend() == DbBackend::Postgres {
-        E::find_by_id(id).lock_exclusive().one(&txn).await?;
-    }
+    lock::<E>(&txn, id).await?;
     Ok(txn)
+}
+
+/// Takes the same lock inside a transaction already open, for a change that
+/// counts under several parents (lock them in id order). On SQLite the
+/// pool's one connection already keeps other transactions out.
+pub(crate) async fn lock<E>(txn: &DatabaseTransaction, id: i64) -> Result<(), DbErr>
+where
+    E: EntityTrait,
+    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<i64>,
+{
+    if txn.get_database_backend() == DbBackend::Postgres {
+        // Not FOR UPDATE: that would also hold up every insert whose foreign
+        // key names the parent (the batch writer's, on every instance).
+        E::find_by_id(id).lock(LockType::NoKeyUpdate).one(txn).await?;
+    }
+    Ok(())
 }
