@@ -39,6 +39,19 @@ async fn org_of(client: &Client) -> String {
     orgs["data"]["orgs"][0]["id"].as_str().unwrap().to_owned()
 }
 
+/// A new user's own org, for tests about its members.
+async fn new_team(app: &TestApp, name: &str, domain: &str) -> Team {
+    let (owner, _) = app.user_with_site(name, domain).await;
+    let org = org_of(&owner).await;
+    Team { owner, org, site: 0 }
+}
+
+/// The user id of the team's first owner.
+async fn owner_id(team: &Team) -> String {
+    let viewer = team.owner.graphql("{ viewer { email } }", json!({})).await;
+    user_id_of(team, viewer["data"]["viewer"]["email"].as_str().unwrap()).await
+}
+
 async fn user_id_of(team: &Team, email: &str) -> String {
     let members = team
         .owner
@@ -204,12 +217,8 @@ async fn every_role_gets_exactly_its_rights() {
 #[tokio::test]
 async fn an_org_always_keeps_an_owner() {
     for app in apps().await {
-        let (owner, _) = app.user_with_site("Otto", "otto.example").await;
-        let org = org_of(&owner).await;
-        let team = Team { owner, org, site: 0 };
-        let viewer = team.owner.graphql("{ viewer { email } }", json!({})).await;
-        let owner_email = viewer["data"]["viewer"]["email"].as_str().unwrap().to_owned();
-        let owner_id = user_id_of(&team, &owner_email).await;
+        let team = new_team(&app, "Otto", "otto.example").await;
+        let owner_id = owner_id(&team).await;
         let vars = json!({ "org": team.org, "user": owner_id });
         let demote = "mutation($org: ID!, $user: ID!) { changeMemberRole(orgId: $org, userId: $user, role: \"admin\") { role } }";
         let leave = "mutation($org: ID!, $user: ID!) { removeMember(orgId: $org, userId: $user) }";
@@ -250,11 +259,8 @@ async fn an_org_always_keeps_an_owner() {
 #[tokio::test]
 async fn owners_leaving_at_once_leave_one_owner() {
     for app in apps().await {
-        let (owner, _) = app.user_with_site("Olga", "olga.example").await;
-        let org = org_of(&owner).await;
-        let team = Team { owner, org, site: 0 };
-        let viewer = team.owner.graphql("{ viewer { email } }", json!({})).await;
-        let first = user_id_of(&team, viewer["data"]["viewer"]["email"].as_str().unwrap()).await;
+        let team = new_team(&app, "Olga", "olga.example").await;
+        let first = owner_id(&team).await;
         let mut others = Vec::new();
         for name in ["Ona", "Oren", "Osk", "Ove"] {
             let (client, email) = join(&app, &team, name, Role::Owner).await;
@@ -284,9 +290,7 @@ async fn an_owner_leaving_while_the_other_deletes_their_account_leaves_no_org_ow
     use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
     for app in apps().await {
         for round in 0..30 {
-            let (first, _) = app.user_with_site(&format!("Dee{round}"), &format!("dee{round}.example")).await;
-            let org = org_of(&first).await;
-            let team = Team { owner: first, org, site: 0 };
+            let team = new_team(&app, &format!("Dee{round}"), &format!("dee{round}.example")).await;
             let (second, email) = join(&app, &team, &format!("Lee{round}"), Role::Owner).await;
             let second_id = user_id_of(&team, &email).await;
             // Each sees the other as an owner unless they take turns: then
