@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::{
-    ActiveValue::{NotSet, Set},
-    ColumnTrait, EntityTrait, QueryFilter,
-    sea_query::{Alias, Expr, ExprTrait, OnConflict},
+    ColumnTrait, DbBackend, EntityTrait, QueryFilter,
+    sea_query::{Expr, ExprTrait},
 };
+use serde::Serialize;
 
-use entity::{link, link_click, link_click_day};
+use entity::{link, link_click};
 
 use super::{
+    json_rows::{self, Column},
     sessionize::{Batch, ClickIx, SlotIndex, VisitorIx},
     writes::Writes,
 };
@@ -40,46 +41,58 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
             (None, None) => {}
         }
     }
-    let rows: Vec<link_click::ActiveModel> = (0..batch.clicks.len())
+    let rows: Vec<ClickRow<'_>> = (0..batch.clicks.len())
         .map(ClickIx::new)
         .map(|c| {
             let click = batch.clicks[c];
             let visitor = visitor_of_pending.get(&c).map(|&v| &batch.visitors[v].model);
-            let geo = &click.client.geo;
-            let link = &click.link;
-            link_click::ActiveModel {
-                id: NotSet,
-                site_id: Set(link.site_id),
-                link_id: Set(link.id),
-                click_key: Set(click.click_key.clone()),
-                visitor_id: Set(visitor.map(|v| v.id)),
-                tracker_vid: Set(visitor.map(|v| v.tracker_vid.clone())),
-                slug: Set(link.slug.clone()),
-                campaign: Set(link.campaign.clone()),
-                source: Set(link.source.clone()),
-                medium: Set(link.medium.clone()),
-                destination_url: Set(link.destination_url.clone()),
-                link_type: Set(link.link_type.clone()),
-                country: Set(geo.country.clone()),
-                city: Set(geo.city.clone()),
-                region: Set(geo.region.clone()),
-                lat: Set(geo.lat),
-                lon: Set(geo.lon),
-                device_type: Set(Some(click.client.info.device_type.clone())),
-                browser: Set(click.client.info.browser.clone()),
-                os: Set(click.client.info.os.clone()),
-                referrer: Set(click.referrer.clone()),
-                is_bot: Set(click.is_bot),
-                created_at: Set(click.created_at),
-            }
+            let (link, geo, info) = (&click.link, &click.client.geo, &click.client.info);
+            ClickRow(
+                link.site_id,
+                link.id,
+                &click.click_key,
+                visitor.map(|v| v.id),
+                visitor.map(|v| v.tracker_vid.as_str()),
+                &link.slug,
+                &link.campaign,
+                &link.source,
+                &link.medium,
+                &link.destination_url,
+                &link.link_type,
+                geo.country.as_deref(),
+                geo.city.as_deref(),
+                geo.region.as_deref(),
+                geo.lat,
+                geo.lon,
+                Some(&info.device_type),
+                info.browser.as_deref(),
+                info.os.as_deref(),
+                click.referrer.as_deref(),
+                click.is_bot,
+                click.created_at,
+            )
         })
         .collect();
-    writes.add_rows::<link_click::Entity, _>(rows, link_click::Entity::insert_many);
+    let backend = writes.backend();
+    writes.add_json_rows(json_rows::insert_select(backend, "link_clicks", &CLICK_COLUMNS), &rows);
     add_to_link_click_days(writes, batch);
     // Link order, so concurrent writers take the link rows' locks in the same order.
     let mut human: BTreeMap<i64, i64> = BTreeMap::new();
     for click in batch.clicks.iter().filter(|click| !click.is_bot && !click.counted) {
         *human.entry(click.link.id).or_default() += 1;
+    }
+    if backend == DbBackend::Sqlite {
+        // One statement whatever the links, so the batch's text stays the same.
+        let counts: Vec<(i64, i64)> = human.into_iter().collect();
+        writes.add_json_rows(
+            format!(
+                "UPDATE links SET human_clicks = links.human_clicks + (counted.value ->> 1) \
+                 FROM {} AS counted WHERE links.id = counted.value ->> 0",
+                json_rows::rows(backend)
+            ),
+            &counts,
+        );
+        return;
     }
     for (link_id, count) in human {
         writes.add(
@@ -89,6 +102,59 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
         );
     }
 }
+
+/// `link_clicks` columns in `ClickRow` order.
+const CLICK_COLUMNS: [Column; 22] = [
+    ("site_id", "bigint"),
+    ("link_id", "bigint"),
+    ("click_key", "text"),
+    ("visitor_id", "bigint"),
+    ("tracker_vid", "text"),
+    ("slug", "text"),
+    ("campaign", "text"),
+    ("source", "text"),
+    ("medium", "text"),
+    ("destination_url", "text"),
+    ("link_type", "text"),
+    ("country", "text"),
+    ("city", "text"),
+    ("region", "text"),
+    ("lat", "double precision"),
+    ("lon", "double precision"),
+    ("device_type", "text"),
+    ("browser", "text"),
+    ("os", "text"),
+    ("referrer", "text"),
+    ("is_bot", "boolean"),
+    ("created_at", "bigint"),
+];
+
+/// One stored click, serialized as a JSON array in `CLICK_COLUMNS` order.
+#[derive(Serialize)]
+struct ClickRow<'a>(
+    i64,
+    i64,
+    &'a str,
+    Option<i64>,
+    Option<&'a str>,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<f64>,
+    Option<f64>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    bool,
+    i64,
+);
 
 /// Adds the batch's human clicks to the daily per-link rollups that link
 /// analytics reads, in the same transaction as the clicks.
@@ -112,47 +178,49 @@ fn add_to_link_click_days(writes: &mut Writes, batch: &Batch<'_>) {
         entry.2 = larger(entry.2, geo.lat);
         entry.3 = larger(entry.3, geo.lon);
     }
-    let rows: Vec<link_click_day::ActiveModel> = counts
+    let rows: Vec<ClickDayRow<'_>> = counts
         .into_iter()
         .map(|((link_id, day, slug, campaign, source, country, city), (site_id, clicks, lat, lon))| {
-            link_click_day::ActiveModel {
-                id: NotSet,
-                site_id: Set(site_id),
-                link_id: Set(link_id),
-                day: Set(day),
-                slug: Set(slug.to_owned()),
-                campaign: Set(campaign.to_owned()),
-                source: Set(source.to_owned()),
-                country: Set(country.to_owned()),
-                city: Set(city.to_owned()),
-                clicks: Set(clicks),
-                lat: Set(lat),
-                lon: Set(lon),
-            }
+            ClickDayRow(site_id, link_id, day, slug, campaign, source, country, city, clicks, lat, lon)
         })
         .collect();
     // The larger of the stored and the new coordinate, either possibly NULL
     // (SQLite's two-argument max() would answer NULL).
-    let larger_sql = |column: &str| {
-        Expr::cust(format!(
-            "CASE WHEN excluded.{column} IS NULL THEN link_click_days.{column} \
+    let larger = |column: &str| {
+        format!(
+            "{column} = CASE WHEN excluded.{column} IS NULL THEN link_click_days.{column} \
              WHEN link_click_days.{column} IS NULL OR excluded.{column} > link_click_days.{column} \
              THEN excluded.{column} ELSE link_click_days.{column} END"
-        ))
-    };
-    use link_click_day::Column as C;
-    let conflict = OnConflict::columns([C::LinkId, C::Day, C::Slug, C::Campaign, C::Source, C::Country, C::City])
-        .value(
-            C::Clicks,
-            Expr::col((link_click_day::Entity, C::Clicks)).add(Expr::col((Alias::new("excluded"), C::Clicks))),
         )
-        .value(C::Lat, larger_sql("lat"))
-        .value(C::Lon, larger_sql("lon"))
-        .to_owned();
-    writes.add_rows::<link_click_day::Entity, _>(rows, |chunk| {
-        link_click_day::Entity::insert_many(chunk).on_conflict(conflict.clone())
-    });
+    };
+    let sql = format!(
+        "{} ON CONFLICT (link_id, day, slug, campaign, source, country, city) DO UPDATE SET \
+         clicks = link_click_days.clicks + excluded.clicks, {}, {}",
+        json_rows::insert_select(writes.backend(), "link_click_days", &CLICK_DAY_COLUMNS),
+        larger("lat"),
+        larger("lon")
+    );
+    writes.add_json_rows(sql, &rows);
 }
+
+/// `link_click_days` columns in `ClickDayRow` order.
+const CLICK_DAY_COLUMNS: [Column; 11] = [
+    ("site_id", "bigint"),
+    ("link_id", "bigint"),
+    ("day", "bigint"),
+    ("slug", "text"),
+    ("campaign", "text"),
+    ("source", "text"),
+    ("country", "text"),
+    ("city", "text"),
+    ("clicks", "bigint"),
+    ("lat", "double precision"),
+    ("lon", "double precision"),
+];
+
+/// Human clicks of one link, day and place, in `CLICK_DAY_COLUMNS` order.
+#[derive(Serialize)]
+struct ClickDayRow<'a>(i64, i64, i64, &'a str, &'a str, &'a str, &'a str, &'a str, i64, Option<f64>, Option<f64>);
 
 fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {

@@ -5,6 +5,7 @@
 
 mod clicks;
 mod flush;
+mod json_rows;
 mod load;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;

@@ -11,6 +11,7 @@ use sea_orm::{
     QueryTrait, RuntimeErr, Statement, TransactionTrait, Value, Values, sqlx,
 };
 use sea_query_sqlx::SqlxValues;
+use serde::Serialize;
 
 use super::statement_chunks;
 
@@ -21,20 +22,39 @@ const SQLITE_MAX_PARAMETERS: usize = 32_766;
 pub(crate) struct Writes {
     backend: DbBackend,
     statements: Vec<Statement>,
+    /// Rows that could not be encoded: reported when the writes are sent.
+    unencodable: Option<serde_json::Error>,
 }
 
 impl Writes {
     pub(crate) fn new(backend: DbBackend) -> Self {
-        Self { backend, statements: Vec::new() }
+        Self { backend, statements: Vec::new(), unencodable: None }
+    }
+
+    pub(crate) fn backend(&self) -> DbBackend {
+        self.backend
     }
 
     /// Adds `other`'s statements after these.
     pub(crate) fn append(&mut self, mut other: Writes) {
         self.statements.append(&mut other.statements);
+        self.unencodable = self.unencodable.take().or(other.unencodable);
     }
 
     pub(crate) fn add(&mut self, query: &impl QueryTrait) {
         self.statements.push(query.build(self.backend));
+    }
+
+    /// Adds `sql`, a statement whose one parameter is `rows` as a JSON array
+    /// (see `json_rows`). Nothing is added when there are no rows.
+    pub(crate) fn add_json_rows<R: Serialize>(&mut self, sql: String, rows: &[R]) {
+        if rows.is_empty() {
+            return;
+        }
+        match serde_json::to_string(rows) {
+            Ok(json) => self.statements.push(Statement::from_sql_and_values(self.backend, sql, [Value::from(json)])),
+            Err(err) => self.unencodable = self.unencodable.take().or(Some(err)),
+        }
     }
 
     /// Adds multi-row statements for `rows`, each built by `statement` from a
@@ -65,6 +85,7 @@ impl Writes {
     /// Runs the statements in the order they were added, in the caller's
     /// transaction.
     pub(crate) async fn send(self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
+        self.encoded()?;
         if self.backend != DbBackend::Sqlite || self.statements.len() < 2 {
             for statement in self.statements {
                 db.execute_raw(statement).await?;
@@ -85,6 +106,7 @@ impl Writes {
     /// Runs the statements as a transaction of their own. On SQLite, `BEGIN`,
     /// the statements and `COMMIT` are a single call.
     pub(crate) async fn commit(self, db: &DatabaseConnection) -> Result<(), DbErr> {
+        self.encoded()?;
         if self.statements.is_empty() {
             return Ok(());
         }
@@ -109,6 +131,14 @@ impl Writes {
             return Err(DbErr::Exec(RuntimeErr::SqlxError(err.into())));
         }
         Ok(())
+    }
+
+    /// Fails when some rows could not be encoded, before anything is sent.
+    fn encoded(&self) -> Result<(), DbErr> {
+        match &self.unencodable {
+            Some(err) => Err(DbErr::Custom(format!("rows could not be encoded as JSON: {err}"))),
+            None => Ok(()),
+        }
     }
 
     /// The statements as one SQL text between `head` and `tail`, with their
