@@ -27,8 +27,9 @@ pub const CLICK_LIMIT_REACHED: &str = "This link has reached its click limit.";
 pub struct LinkTarget {
     pub site: site::Model,
     pub link: Arc<link::Model>,
-    /// The destination with the link's UTM labels merged in.
-    pub destination: Url,
+    /// Where visitors go: the destination with the link's UTM labels merged
+    /// in, split where the click id goes, so a redirect only concatenates.
+    location: ClickLocation,
     /// Set once the database said the cap is reached; a cap only rises
     /// through an edit, which evicts the entry.
     exhausted: AtomicBool,
@@ -64,9 +65,39 @@ impl LinkTarget {
 
     /// Where to send this visitor: the destination plus the click id.
     pub fn location(&self, click_key: &str) -> String {
-        let mut url = self.destination.clone();
-        url.query_pairs_mut().append_pair("lt_click", click_key);
-        url.to_string()
+        self.location.with(click_key)
+    }
+}
+
+/// A destination as the text before and after its `lt_click` value: what
+/// `Url::query_pairs_mut().append_pair("lt_click", key)` would produce,
+/// without parsing and re-serializing the URL on every redirect.
+struct ClickLocation {
+    /// Up to and including `lt_click=`.
+    head: String,
+    /// The fragment, with its `#`, or nothing.
+    tail: String,
+}
+
+impl ClickLocation {
+    fn new(mut destination: Url) -> Self {
+        let tail = destination.fragment().map(|fragment| format!("#{fragment}")).unwrap_or_default();
+        destination.set_fragment(None);
+        let separator = match destination.query() {
+            None => "?",
+            Some("") => "",
+            Some(_) => "&",
+        };
+        Self { head: format!("{destination}{separator}lt_click="), tail }
+    }
+
+    /// The location for `click_key`, which is base62 and so needs no escaping.
+    fn with(&self, click_key: &str) -> String {
+        let mut location = String::with_capacity(self.head.len() + click_key.len() + self.tail.len());
+        location.push_str(&self.head);
+        location.push_str(click_key);
+        location.push_str(&self.tail);
+        location
     }
 }
 
@@ -136,8 +167,12 @@ impl LinkCache {
             self.lock().pop(&key);
             return Ok(None);
         };
-        let target =
-            Arc::new(LinkTarget { site, link: Arc::new(link), destination, exhausted: AtomicBool::new(false) });
+        let target = Arc::new(LinkTarget {
+            site,
+            link: Arc::new(link),
+            location: ClickLocation::new(destination),
+            exhausted: AtomicBool::new(false),
+        });
         let mut entries = self.lock();
         if self.evictions.load(Ordering::Acquire) == evictions_before {
             entries.put(key, (Instant::now(), target.clone()));
@@ -164,5 +199,30 @@ impl LinkCache {
         let mut entries = self.lock();
         self.evictions.fetch_add(1, Ordering::AcqRel);
         entries.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_click_location_is_what_appending_the_pair_to_the_url_gives() {
+        for destination in [
+            "https://a.example",
+            "https://a.example/landing",
+            "https://a.example/landing?",
+            "https://a.example/landing?utm_source=x&b=%20y",
+            "https://a.example/landing#pricing",
+            "https://a.example/landing?q=1#top?x=2",
+            "https://a.example/landing?#",
+            "https://user@a.example:8443/d%C3%A9j%C3%A0/?q=%E2%9C%93",
+            "mailto:sales@a.example",
+        ] {
+            let url = Url::parse(destination).expect(destination);
+            let mut expected = url.clone();
+            expected.query_pairs_mut().append_pair("lt_click", "00AbCdEfGhIjKlMnOpQrSt");
+            assert_eq!(ClickLocation::new(url).with("00AbCdEfGhIjKlMnOpQrSt"), expected.as_str(), "{destination}");
+        }
     }
 }

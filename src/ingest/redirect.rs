@@ -39,8 +39,10 @@ pub fn click_key(now: i64) -> String {
         rest /= 62;
     }
     let mut rng = rand::rng();
-    let random = (0..CLICK_KEY_RANDOM).map(|_| BASE62[rng.random_range(0..BASE62.len())]);
-    time.into_iter().chain(random).map(char::from).collect()
+    let mut key = String::with_capacity(time.len() + CLICK_KEY_RANDOM);
+    key.extend(time.into_iter().map(char::from));
+    key.extend((0..CLICK_KEY_RANDOM).map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())])));
+    key
 }
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 

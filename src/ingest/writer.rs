@@ -182,9 +182,14 @@ impl Writer {
             return false;
         }
         let deadline = Instant::now() + wait;
-        let permit = match tokio::time::timeout(wait, self.inner.capacity.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => permit,
-            _ => return false,
+        // A timer only when the queue is full: registering one costs more
+        // than the rest of taking a place.
+        let permit = match self.inner.capacity.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => match tokio::time::timeout(wait, self.inner.capacity.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => permit,
+                _ => return false,
+            },
         };
         let Some(ticket) = self.send(WriteOp::Click(Box::new(click)), Some(permit)) else {
             return false;
