@@ -69,7 +69,12 @@ impl AppState {
         let sites = Arc::new(SiteCache::default());
         let links = Arc::new(LinkCache::default());
         let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
-        let checkpoints = Checkpoints::start(&db, metrics.sqlite_checkpoints.clone());
+        let checkpoints = Checkpoints::start(
+            &db,
+            &config.database_url,
+            config.sqlite_synchronous,
+            metrics.sqlite_checkpoints.clone(),
+        );
         let writer = Writer::spawn(
             db.clone(),
             config.collect_queue_capacity,

@@ -3,20 +3,23 @@
 //! In WAL mode, a commit that leaves the log longer than `wal_autocheckpoint`
 //! pages copies the log back into the database file, and syncs both, before
 //! the commit returns. On the batch writer that was about a fifth of a busy
-//! batch's time. A task does it instead, soon after each batch, as a call of
-//! its own on the pool's one connection (sea-orm gives a SQLite pool one), so
-//! no batch's requests wait for a checkpoint inside their commit; a batch that
-//! arrives during one waits for it. Reads stay
-//! fast because readers only search the part of the log not yet copied back,
-//! and the log starts over at a transaction that finds all of it copied back.
-//! The threshold stays as a backstop (`BACKSTOP_PAGES`), so the log stays
-//! bounded if the task falls behind or stops.
+//! batch's time. A task does it instead, soon after each batch, on a
+//! connection of its own: a checkpoint copies and syncs for milliseconds, and
+//! on the pool's one connection (sea-orm gives a SQLite pool one) every batch
+//! that arrived meanwhile waited for it, which set the redirect's p99. A
+//! PASSIVE checkpoint takes no write lock, so the writer commits beside it.
+//! Reads stay fast because readers only search the part of the log not yet
+//! copied back, and the log starts over at a transaction that finds all of
+//! it copied back. The threshold stays as a backstop (`BACKSTOP_PAGES`), so
+//! the log stays bounded if the task falls behind or stops.
 
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection};
 use tokio::sync::mpsc;
+
+use crate::config::SqliteSync;
 
 /// Pages past which a commit checkpoints on its own connection after all.
 /// Under load the task keeps the log well below it (about 1,000 pages in the
@@ -35,13 +38,29 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Starts the checkpoint task on SQLite, counting the checkpoints it runs
     /// in `runs`. It stops once every handle is dropped.
-    pub fn start(db: &DatabaseConnection, runs: Counter) -> Self {
+    /// The task opens its own connection to `url`; an in-memory database,
+    /// which a second connection would not see, is checkpointed on `db`.
+    pub fn start(db: &DatabaseConnection, url: &str, synchronous: SqliteSync, runs: Counter) -> Self {
         if db.get_database_backend() != DatabaseBackend::Sqlite {
             return Self { due: None };
         }
         // One slot: a request made while one is pending is already covered.
         let (due, requests) = mpsc::channel(1);
-        tokio::spawn(run(db.clone(), requests, runs));
+        let (db, url) = (db.clone(), url.to_owned());
+        tokio::spawn(async move {
+            let db = if url.contains(":memory:") || url.contains("mode=memory") {
+                db
+            } else {
+                match super::connect_url(&url, synchronous).await {
+                    Ok(own) => own,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "no connection of its own for checkpoints; sharing the pool's");
+                        db
+                    }
+                }
+            };
+            run(db, requests, runs).await;
+        });
         Self { due: Some(due) }
     }
 
