@@ -84,11 +84,13 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
     if backend == DbBackend::Sqlite {
         // One statement whatever the links, so the batch's text stays the same.
         let counts: Vec<(i64, i64)> = human.into_iter().collect();
+        let element = |index| json_rows::element(backend, index, "bigint", "counted.value");
         writes.add_json_rows(
             format!(
-                "UPDATE links SET human_clicks = links.human_clicks + (counted.value ->> 1) \
-                 FROM {} AS counted WHERE links.id = counted.value ->> 0",
-                json_rows::rows(backend)
+                "UPDATE links SET human_clicks = links.human_clicks + ({}) FROM {} AS counted WHERE links.id = {}",
+                element(1),
+                json_rows::rows(backend),
+                element(0)
             ),
             &counts,
         );

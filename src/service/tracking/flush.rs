@@ -7,16 +7,15 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::{NotSet, Set},
-    ConnectionTrait, DbBackend, DbErr, EntityTrait, IntoActiveModel, Iterable,
-    sea_query::OnConflict,
+    ConnectionTrait, DbBackend, DbErr, IdenStatic, IntoActiveModel, Iterable, Statement, Value,
 };
 
 use entity::{event, identity, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, clicks, rollup, rollup_store,
+    Activity, EventKind, clicks, json_rows, rollup, rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    statement_chunks, triggers,
+    triggers,
     writes::{self, Writes},
 };
 use crate::service::alerts::outbox;
@@ -68,17 +67,15 @@ fn link_last_sessions(batch: &mut Batch<'_>) {
 fn visitor_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     let mut writes = Writes::new(backend);
     use visitor::Column as C;
-    let changed: Vec<C> = C::iter().filter(|column| !matches!(column, C::Id | C::SiteId | C::TrackerVid)).collect();
-    let conflict = OnConflict::column(C::Id).update_columns(changed).to_owned();
-    let rows = batch
+    let changed: Vec<&str> =
+        C::iter().filter(|column| !matches!(column, C::Id | C::SiteId | C::TrackerVid)).map(|c| c.as_str()).collect();
+    let rows: Vec<visitor::ActiveModel> = batch
         .visitors
         .iter()
         .filter(|slot| slot.dirty)
         .map(|slot| slot.model.clone().into_active_model().reset_all())
         .collect();
-    writes.add_rows::<visitor::Entity, _>(rows, |chunk| {
-        visitor::Entity::insert_many(chunk).on_conflict(conflict.clone())
-    });
+    writes.add_models(rows, &json_rows::on_conflict_replace(&[C::Id.as_str()], &changed));
     writes
 }
 
@@ -112,7 +109,7 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
     }
     // Every row conflicts, so only `changed` is written; the insert half
     // still needs the columns that cannot be NULL.
-    let rows = slots
+    let rows: Vec<tracked_session::ActiveModel> = slots
         .into_iter()
         .map(|slot| {
             let model = &slot.model;
@@ -134,10 +131,8 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
             }
         })
         .collect();
-    let conflict = OnConflict::column(tracked_session::Column::Id).update_columns(changed.iter().copied()).to_owned();
-    writes.add_rows::<tracked_session::Entity, _>(rows, |chunk| {
-        tracked_session::Entity::insert_many(chunk).on_conflict(conflict.clone())
-    });
+    let changed: Vec<&str> = changed.iter().map(|column| column.as_str()).collect();
+    writes.add_models(rows, &json_rows::on_conflict_replace(&[tracked_session::Column::Id.as_str()], &changed));
 }
 
 /// What the batch adds: its events, the rollups they move, its clicks and
@@ -168,7 +163,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
             }
         })
         .collect();
-    writes.add_rows::<event::Entity, _>(rows, event::Entity::insert_many);
+    writes.add_models(rows, "");
     add_to_page_hours(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, rollup::visitor_moves(batch));
     rollup_store::add_session_moves(&mut writes, rollup::session_moves(batch));
@@ -195,7 +190,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
             }
         })
         .collect();
-    writes.add_rows::<identity::Entity, _>(identities, identity::Entity::insert_many);
+    writes.add_models(identities, "");
     writes
 }
 
@@ -251,60 +246,65 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
     outbox::enqueue(db, fired, now).await
 }
 
-/// The new sessions, with their visitors' ids, in chunks for multi-row
-/// inserts: each chunk's slots and rows.
-fn new_sessions(batch: &Batch<'_>) -> (Vec<Vec<SessionIx>>, Vec<Vec<tracked_session::ActiveModel>>) {
-    let new: Vec<SessionIx> =
-        (0..batch.sessions.len()).map(SessionIx::new).filter(|&s| batch.sessions[s].is_new()).collect();
-    statement_chunks(new)
-        .map(|chunk| {
-            let rows = chunk
-                .iter()
-                .map(|&s| {
-                    let slot = &batch.sessions[s];
-                    let mut active = slot.model.clone().into_active_model().reset_all();
-                    active.id = NotSet;
-                    active.visitor_id = Set(batch.visitors[slot.visitor].model.id);
-                    active
-                })
-                .collect();
-            (chunk, rows)
+/// The new sessions, with their visitors' ids: their slots and their rows.
+fn new_sessions(batch: &Batch<'_>) -> (Vec<SessionIx>, Vec<tracked_session::ActiveModel>) {
+    (0..batch.sessions.len())
+        .map(SessionIx::new)
+        .filter(|&s| batch.sessions[s].is_new())
+        .map(|s| {
+            let slot = &batch.sessions[s];
+            let mut row = slot.model.clone().into_active_model().reset_all();
+            row.id = NotSet;
+            row.visitor_id = Set(batch.visitors[slot.visitor].model.id);
+            (s, row)
         })
         .unzip()
 }
 
-async fn insert_sessions(
-    db: &impl ConnectionTrait,
-    chunks: Vec<Vec<tracked_session::ActiveModel>>,
-) -> Result<Vec<Vec<tracked_session::Model>>, DbErr> {
-    let mut inserted = Vec::with_capacity(chunks.len());
-    for rows in chunks {
-        inserted.push(tracked_session::Entity::insert_many(rows).exec_with_returning(db).await?);
-    }
-    Ok(inserted)
+/// A new session's key, read back from its insert.
+struct Inserted {
+    id: i64,
+    visitor_id: i64,
+    started_at: i64,
 }
 
-/// Gives each new session its id. The ids come back in insertion order on
-/// both databases, which matches them to their slots even when one visitor
+/// Inserts the new sessions in one statement and reads back their keys.
+async fn insert_sessions(
+    db: &impl ConnectionTrait,
+    rows: Vec<tracked_session::ActiveModel>,
+) -> Result<Vec<Inserted>, DbErr> {
+    let backend = db.get_database_backend();
+    let encoded = json_rows::insert_models(backend, rows, "RETURNING id, visitor_id, started_at")
+        .map_err(|err| DbErr::Custom(format!("new sessions could not be encoded as JSON: {err}")))?;
+    let Some((sql, json)) = encoded else { return Ok(Vec::new()) };
+    let returned = db.query_all_raw(Statement::from_sql_and_values(backend, sql, [Value::from(json)])).await?;
+    returned
+        .iter()
+        .map(|row| {
+            Ok(Inserted {
+                id: row.try_get("", "id")?,
+                visitor_id: row.try_get("", "visitor_id")?,
+                started_at: row.try_get("", "started_at")?,
+            })
+        })
+        .collect()
+}
+
+/// Gives each new session its id. The ids are handed out in insertion order
+/// on both databases, which matches them to their slots even when one visitor
 /// opens two sessions starting at the same moment.
-fn assign_session_ids(
-    batch: &mut Batch<'_>,
-    slots: Vec<Vec<SessionIx>>,
-    inserted: Vec<Vec<tracked_session::Model>>,
-) -> Result<(), DbErr> {
-    for (chunk, mut models) in slots.into_iter().zip(inserted) {
-        models.sort_by_key(|model| model.id);
-        let mut ids: HashMap<(i64, i64), VecDeque<i64>> = HashMap::new();
-        for model in models {
-            ids.entry((model.visitor_id, model.started_at)).or_default().push_back(model.id);
-        }
-        for s in chunk {
-            let visitor_id = batch.visitors[batch.sessions[s].visitor].model.id;
-            let slot = &mut batch.sessions[s];
-            slot.model.visitor_id = visitor_id;
-            let id = ids.get_mut(&(visitor_id, slot.model.started_at)).and_then(|queue| queue.pop_front());
-            slot.model.id = id.ok_or_else(|| DbErr::Custom("a new session's id did not come back".to_owned()))?;
-        }
+fn assign_session_ids(batch: &mut Batch<'_>, slots: Vec<SessionIx>, mut inserted: Vec<Inserted>) -> Result<(), DbErr> {
+    inserted.sort_by_key(|row| row.id);
+    let mut ids: HashMap<(i64, i64), VecDeque<i64>> = HashMap::new();
+    for row in inserted {
+        ids.entry((row.visitor_id, row.started_at)).or_default().push_back(row.id);
+    }
+    for s in slots {
+        let visitor_id = batch.visitors[batch.sessions[s].visitor].model.id;
+        let slot = &mut batch.sessions[s];
+        slot.model.visitor_id = visitor_id;
+        let id = ids.get_mut(&(visitor_id, slot.model.started_at)).and_then(|queue| queue.pop_front());
+        slot.model.id = id.ok_or_else(|| DbErr::Custom("a new session's id did not come back".to_owned()))?;
     }
     Ok(())
 }

@@ -4,13 +4,13 @@
 
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    EntityTrait,
-    sea_query::{Alias, Expr, ExprTrait, OnConflict},
+    EntityTrait, IdenStatic,
 };
 
 use entity::{session_hour, visitor_hour};
 
 use super::{
+    json_rows,
     rollup::{Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
     writes::Writes,
 };
@@ -67,9 +67,7 @@ pub(crate) fn upsert_adding<E: EntityTrait>(
     key: &[E::Column],
     sums: &[E::Column],
 ) {
-    let mut conflict = OnConflict::columns(key.iter().copied());
-    for &column in sums {
-        conflict.value(column, Expr::col((E::default(), column)).add(Expr::col((Alias::new("excluded"), column))));
-    }
-    writes.add_rows::<E, _>(rows, |chunk| E::insert_many(chunk).on_conflict(conflict.clone()));
+    let names = |columns: &[E::Column]| columns.iter().map(|column| column.as_str()).collect::<Vec<_>>();
+    let conflict = json_rows::on_conflict_add(E::default().table_name(), &names(key), &names(sums));
+    writes.add_models(rows, &conflict);
 }

@@ -7,17 +7,13 @@
 use std::{future::poll_fn, pin::pin, task::Poll};
 
 use sea_orm::{
-    ActiveModelTrait, ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, Iterable,
-    QueryTrait, RuntimeErr, Statement, TransactionTrait, Value, Values, sqlx,
+    ActiveModelTrait, ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, QueryTrait, RuntimeErr,
+    Statement, TransactionTrait, Value, Values, sqlx,
 };
 use sea_query_sqlx::SqlxValues;
 use serde::Serialize;
 
-use super::statement_chunks;
-
-/// SQLite's default limit on a statement's parameters (`SQLITE_MAX_VARIABLE_NUMBER`
-/// since 3.32; the bundled library is newer).
-const SQLITE_MAX_PARAMETERS: usize = 32_766;
+use super::json_rows;
 
 pub(crate) struct Writes {
     backend: DbBackend,
@@ -51,34 +47,24 @@ impl Writes {
         if rows.is_empty() {
             return;
         }
-        match serde_json::to_string(rows) {
-            Ok(json) => self.statements.push(Statement::from_sql_and_values(self.backend, sql, [Value::from(json)])),
-            Err(err) => self.unencodable = self.unencodable.take().or(Some(err)),
-        }
+        self.add_encoded(serde_json::to_string(rows).map(|json| Some((sql, json))));
     }
 
-    /// Adds multi-row statements for `rows`, each built by `statement` from a
-    /// chunk of them. On SQLite every statement in the call sends its result
-    /// back from the connection's thread, and those messages, not the rows,
-    /// are what a batch waits on, so the rows go in as few statements as the
-    /// parameter limit allows. On PostgreSQL each statement is prepared on its
-    /// own, so chunks keep the power-of-two sizes that stay prepared.
-    pub(crate) fn add_rows<E: EntityTrait, Q: QueryTrait>(
-        &mut self,
-        rows: Vec<E::ActiveModel>,
-        statement: impl Fn(Vec<E::ActiveModel>) -> Q,
-    ) {
-        if self.backend != DbBackend::Sqlite {
-            for chunk in statement_chunks(rows) {
-                self.add(&statement(chunk));
+    /// Adds an insert of entity `rows`, which all set the same columns,
+    /// followed by `tail` (an `ON CONFLICT` clause, or nothing). The rows go
+    /// as one JSON parameter (see `json_rows`), so the statement's text is
+    /// the same whatever their number.
+    pub(crate) fn add_models<A: ActiveModelTrait>(&mut self, rows: Vec<A>, tail: &str) {
+        self.add_encoded(json_rows::insert_models(self.backend, rows, tail));
+    }
+
+    fn add_encoded(&mut self, encoded: Result<Option<(String, String)>, serde_json::Error>) {
+        match encoded {
+            Ok(Some((sql, json))) => {
+                self.statements.push(Statement::from_sql_and_values(self.backend, sql, [Value::from(json)]));
             }
-            return;
-        }
-        let columns = rows.first().map_or(1, |row| E::Column::iter().filter(|&c| !row.get(c).is_not_set()).count());
-        let per_statement = (SQLITE_MAX_PARAMETERS / columns.max(1)).max(1);
-        let mut rows = rows.into_iter().peekable();
-        while rows.peek().is_some() {
-            self.add(&statement(rows.by_ref().take(per_statement).collect()));
+            Ok(None) => {}
+            Err(err) => self.unencodable = self.unencodable.take().or(Some(err)),
         }
     }
 
