@@ -601,3 +601,29 @@ async fn collect_is_rate_limited_per_site() {
         assert_eq!(other.status.as_u16(), 202, "another site keeps its own budget");
     }
 }
+
+#[tokio::test]
+async fn text_with_a_nul_character_is_refused_on_both_databases() {
+    // PostgreSQL's text cannot hold U+0000: stored, it failed the whole write
+    // batch with a 500, taking other requests' events with it.
+    for app in apps().await {
+        let (_, site) = app.user_with_site("Nul", "nul.example").await;
+        for (field, value) in [("title", "a\u{0}b"), ("event_name", "e\u{0}"), ("referrer", "https://r.example/\u{0}")]
+        {
+            let mut event = pageview(site, "vid-nul", "https://nul.example/a");
+            event["type"] = json!("custom_event");
+            event["event_name"] = json!("signup");
+            event[field] = json!(value);
+            let reply =
+                app.collect(json!({ "events": [pageview(site, "vid-nul", "https://nul.example/b"), event] })).await;
+            reply.expect_error(400, "VALIDATION_ERROR");
+            assert!(reply.body["message"].as_str().unwrap().contains(field), "{field}: {}", reply.text);
+        }
+        assert_eq!(app.event_count().await, 0, "a refused batch stores nothing");
+        // Inside props, a NUL is an escape in the stored JSON text, which both hold.
+        let mut event = pageview(site, "vid-nul", "https://nul.example/c");
+        event["props"] = json!({ "k": "v\u{0}" });
+        app.collect(event).await.expect(202);
+        assert_eq!(app.event_count().await, 1);
+    }
+}

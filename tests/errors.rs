@@ -48,3 +48,44 @@ async fn graphql_errors_from_graphql_itself_carry_a_code() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_nul_character_in_any_api_input_is_a_validation_error() {
+    // PostgreSQL's text cannot hold U+0000; before this check each of these
+    // answered 500 there and stored the text on SQLite.
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Nia", "nia.example").await;
+        let site_name = client.post("/api/sites", json!({ "domain": "z.example", "name": "a\u{0}b" })).await;
+        site_name.expect_error(400, "VALIDATION_ERROR");
+        assert!(site_name.body["message"].as_str().unwrap().contains("NUL"), "{}", site_name.text);
+        client
+            .post("/api/identify", json!({ "siteId": site, "tracker_vid": "v", "user_id": "u", "name": "N\u{0}" }))
+            .await
+            .expect_error(400, "VALIDATION_ERROR");
+
+        let create = "mutation($input: SiteInput!) { createSite(input: $input) { id } }";
+        let by_variable = client.graphql(create, json!({ "input": { "domain": "y.example", "name": "\u{0}" } })).await;
+        assert_eq!(gql_error_code(&by_variable), "VALIDATION_ERROR", "{by_variable}");
+        assert_eq!(
+            by_variable["errors"][0]["message"], "input.name: must not contain the NUL character (U+0000)",
+            "{by_variable}"
+        );
+        let literal = r#"mutation { createSite(input: {domain: "x.example", name: "a\u0000"}) { id } }"#;
+        let by_literal = client.graphql(literal, json!({})).await;
+        assert_eq!(gql_error_code(&by_literal), "VALIDATION_ERROR", "{by_literal}");
+
+        let sites = client.get("/api/sites").await;
+        assert_eq!(sites.expect(200)["sites"].as_array().unwrap().len(), 1, "nothing was created");
+        assert!(
+            app.state
+                .db
+                .query_all_raw(sea_orm::Statement::from_string(
+                    app.state.db.get_database_backend(),
+                    "SELECT id FROM identities"
+                ))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

@@ -80,6 +80,14 @@ pub fn refusal(message: impl Into<String>) -> ServerError {
     err
 }
 
+/// A refusal of one input, named by its path, as a resolver's validation
+/// error reads.
+fn invalid(path: &str, problem: &str) -> ServerError {
+    let mut err = ServerError::new(format!("{path}: {problem}"), None);
+    err.extensions.get_or_insert_with(Default::default).set("code", ErrorCode::ValidationError.as_str());
+    err
+}
+
 #[async_graphql::async_trait::async_trait]
 impl Extension for LimitsExtension {
     /// The error boundary rides on this extension too: every extension costs
@@ -104,6 +112,12 @@ impl Extension for LimitsExtension {
         variables: &Variables,
         next: NextParseQuery<'_>,
     ) -> ServerResult<ExecutableDocument> {
+        if super::nul::in_source(query) {
+            return Err(invalid("query", "must not contain the NUL character (U+0000)"));
+        }
+        if let Some(path) = super::nul::in_variables(variables) {
+            return Err(invalid(&path, "must not contain the NUL character (U+0000)"));
+        }
         let document = next.run(ctx, query, variables).await?;
         let roots = RootFields::of(&document);
         if roots.introspection && !self.introspection {

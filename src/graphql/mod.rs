@@ -15,6 +15,7 @@ pub mod link_analytics;
 pub mod links;
 pub mod live;
 pub mod loaders;
+pub mod nul;
 pub mod orgs;
 pub mod privacy;
 pub mod session;

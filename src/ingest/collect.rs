@@ -91,9 +91,13 @@ fn too_long(field: &str, max: usize) -> AppError {
     AppError::validation(field, format!("must be at most {max} characters"))
 }
 
+/// An optional text field: empty reads as absent. PostgreSQL's text cannot
+/// hold a NUL character, so one is refused here, on both databases, instead
+/// of failing the whole write batch it would join.
 fn bounded(field: &str, value: Option<String>, max: usize) -> Result<Option<String>, AppError> {
     match value.filter(|v| !v.is_empty()) {
         Some(v) if v.chars().count() > max => Err(too_long(field, max)),
+        Some(v) if v.contains('\0') => Err(AppError::validation(field, "must not contain the NUL character (U+0000)")),
         other => Ok(other),
     }
 }
