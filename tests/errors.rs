@@ -74,6 +74,11 @@ async fn a_nul_character_in_any_api_input_is_a_validation_error() {
         let by_literal = client.graphql(literal, json!({})).await;
         assert_eq!(gql_error_code(&by_literal), "VALIDATION_ERROR", "{by_literal}");
 
+        for path in ["/l/a%00b/c", "/l/a/b%00", "/l/a%00/b/qr.svg"] {
+            let reply = app.visit_link(reqwest::Method::GET, path, "Mozilla/5.0", &[]).await;
+            reply.expect_error(404, "NOT_FOUND");
+        }
+
         let sites = client.get("/api/sites").await;
         assert_eq!(sites.expect(200)["sites"].as_array().unwrap().len(), 1, "nothing was created");
         assert!(

@@ -49,6 +49,8 @@ fn json_value() -> impl Strategy<Value = Value> {
         ".{0,40}".prop_map(Value::String),
         Just(json!("https://example.com/a?b=c")),
         Just(json!("javascript:alert(1)")),
+        // PostgreSQL's text cannot hold U+0000.
+        Just(json!("a\u{0}b")),
         Just(json!("x".repeat(3000))),
     ];
     leaf.prop_recursive(3, 24, 6, |inner| {
@@ -109,6 +111,7 @@ fn query() -> impl Strategy<Value = String> {
         Just("1".to_owned()),
         Just("24h".to_owned()),
         Just("bot".to_owned()),
+        Just("a%00b".to_owned()),
         ".{0,30}".prop_map(|s| url::form_urlencoded::byte_serialize(s.as_bytes()).collect()),
     ];
     prop::collection::vec((key, value), 0..5)

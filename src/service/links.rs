@@ -335,6 +335,11 @@ pub async fn resolve_public(
     site_slug: &str,
     link_slug: &str,
 ) -> AppResult<Option<(site::Model, link::Model)>> {
+    // No slug holds a NUL character, and PostgreSQL refuses one in a query's
+    // text parameter with an error instead of finding nothing.
+    if site_slug.contains('\0') || link_slug.contains('\0') {
+        return Ok(None);
+    }
     let Some(site) = site::Entity::find().filter(site::Column::Slug.eq(site_slug)).one(db).await? else {
         return Ok(None);
     };
