@@ -115,10 +115,10 @@ impl Extension for LimitsExtension {
         if super::nul::in_source(query) {
             return Err(invalid("query", "must not contain the NUL character (U+0000)"));
         }
-        if let Some(path) = super::nul::in_variables(variables) {
+        let document = next.run(ctx, query, variables).await?;
+        if let Some(path) = super::nul::in_variables(&document, variables) {
             return Err(invalid(&path, "must not contain the NUL character (U+0000)"));
         }
-        let document = next.run(ctx, query, variables).await?;
         let roots = RootFields::of(&document);
         if roots.introspection && !self.introspection {
             return Err(refusal("introspection is turned off on this server (GRAPHQL_INTROSPECTION)"));

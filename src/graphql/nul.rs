@@ -4,12 +4,33 @@
 //! whose text or variables carry one are refused here, before any resolver
 //! runs, the same on both databases.
 
-use async_graphql::{Value, Variables};
+use async_graphql::{
+    Value, Variables,
+    parser::types::{BaseType, ExecutableDocument, Type},
+};
 
-/// The path of the first variable value holding a NUL character, such as
-/// `input.name` or `ids[2]`.
-pub fn in_variables(variables: &Variables) -> Option<String> {
-    variables.iter().find_map(|(name, value)| nul_at(value).map(|rest| format!("{name}{rest}")))
+/// The path of the first value holding a NUL character, such as
+/// `input.name` or `ids[2]`, among the variables `document` declares. Others
+/// are never read (a REST body's unknown fields arrive as variables too), and
+/// `JSON` ones are stored as JSON text, where a NUL is an escape both
+/// databases hold.
+pub fn in_variables(document: &ExecutableDocument, variables: &Variables) -> Option<String> {
+    document
+        .operations
+        .iter()
+        .flat_map(|(_, operation)| operation.node.variable_definitions.iter())
+        .filter(|definition| !is_json(&definition.node.var_type.node))
+        .find_map(|definition| {
+            let name = &definition.node.name.node;
+            variables.get(name).and_then(nul_at).map(|rest| format!("{name}{rest}"))
+        })
+}
+
+fn is_json(declared: &Type) -> bool {
+    match &declared.base {
+        BaseType::Named(name) => name.as_str() == "JSON",
+        BaseType::List(item) => is_json(item),
+    }
 }
 
 /// The rest of the path to the first string in `value` holding a NUL
@@ -48,17 +69,24 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn finds_the_path_of_a_nul_in_variables() {
+    fn finds_the_path_of_a_nul_in_declared_variables() {
+        let declared = "query($name: String, $input: SiteInput, $ids: [ID!], $rows: [Row], $traits: JSON, $all: [JSON]) \
+                        { a }";
         let cases = [
-            (json!({ "name": "plain", "n": 3 }), None),
+            (json!({ "name": "plain", "ids": ["3"] }), None),
             (json!({ "name": "a\u{0}b" }), Some("name")),
             (json!({ "input": { "domain": "x.example", "name": "\u{0}" } }), Some("input.name")),
             (json!({ "ids": ["1", "2", "3\u{0}"] }), Some("ids[2]")),
             (json!({ "rows": [{ "tags": ["ok", "b\u{0}d"] }] }), Some("rows[0].tags[1]")),
-            (json!({ "empty": "", "null": null, "flag": true }), None),
+            (json!({ "name": "", "input": null, "ids": [] }), None),
+            // Stored as JSON text, where the NUL is an escape.
+            (json!({ "traits": { "k": "\u{0}" }, "all": [{ "k": "\u{0}" }] }), None),
+            // Not declared, so never read.
+            (json!({ "junk\u{0}": "\u{0}", "other": ["\u{0}"] }), None),
         ];
+        let document = async_graphql::parser::parse_query(declared).unwrap();
         for (variables, expected) in cases {
-            let found = in_variables(&Variables::from_json(variables.clone()));
+            let found = in_variables(&document, &Variables::from_json(variables.clone()));
             assert_eq!(found.as_deref(), expected, "{variables}");
         }
     }
