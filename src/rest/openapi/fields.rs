@@ -10,12 +10,18 @@ const WS: &str = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\
 /// C0, DEL and C1: refused in names, ids and URLs.
 const CONTROLS: &str = r"\x00-\x1f\x7f-\x9f";
 
+/// Any text without the NUL character, which no text input takes (PostgreSQL
+/// cannot store it; `graphql::nul`).
+pub fn any_text() -> Value {
+    json!({ "type": "string", "pattern": r"^[^\x00]*$" })
+}
+
 /// A string whose trimmed form has `min..=max` characters.
 fn trimmed(min: usize, max: usize) -> String {
     let core = match max {
         0 => String::new(),
-        1 => format!("[^{WS}]"),
-        _ => format!("[^{WS}]([\\s\\S]{{0,{}}}[^{WS}])?", max - 2),
+        1 => format!(r"[^{WS}\x00]"),
+        _ => format!(r"[^{WS}\x00]([^\x00]{{0,{}}}[^{WS}\x00])?", max - 2),
     };
     let core = if min == 0 { format!("({core})?") } else { core };
     format!("^[{WS}]*{core}[{WS}]*$")
@@ -43,7 +49,7 @@ pub fn email() -> Value {
 
 /// A new password; sign-in takes any string and answers 401 when it is wrong.
 pub fn new_password() -> Value {
-    json!({ "type": "string", "minLength": 8, "maxLength": 128 })
+    json!({ "type": "string", "minLength": 8, "maxLength": 128, "pattern": r"^[^\x00]*$" })
 }
 
 /// An http(s) URL, or empty to remove it.

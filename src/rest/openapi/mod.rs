@@ -79,7 +79,7 @@ fn error_description(status: u16) -> &'static str {
 fn path_parameters(path: &str) -> Vec<Value> {
     path.split('/')
         .filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-        .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }))
+        .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": fields::any_text() }))
         .collect()
 }
 

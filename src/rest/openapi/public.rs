@@ -7,7 +7,7 @@ fn error(description: &str) -> Value {
 }
 
 fn event_schema() -> Value {
-    let text = json!({ "type": "string" });
+    let text = super::fields::any_text();
     // The collector reads numbers as 64-bit integers.
     let int64 = json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
     json!({
@@ -27,8 +27,8 @@ fn event_schema() -> Value {
 
 fn link_parameters() -> Value {
     json!([
-        { "name": "site", "in": "path", "required": true, "schema": { "type": "string" } },
-        { "name": "link", "in": "path", "required": true, "schema": { "type": "string" } },
+        { "name": "site", "in": "path", "required": true, "schema": super::fields::any_text() },
+        { "name": "link", "in": "path", "required": true, "schema": super::fields::any_text() },
     ])
 }
 

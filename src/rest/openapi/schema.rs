@@ -165,6 +165,9 @@ fn input_named(types: &Types, name: &str) -> Value {
         // arrive as floats and are refused.
         return json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
     }
+    if name == "String" || name == "ID" {
+        return super::fields::any_text();
+    }
     if types.kinds.get(name).map(String::as_str) != Some("INPUT_OBJECT") {
         return types.scalar(name);
     }
