@@ -47,8 +47,9 @@ pub(super) fn element(backend: DbBackend, index: usize, pg_type: &str, row: &str
     }
 }
 
-/// An insert of entity rows that all set the same columns (those `first`
-/// sets), followed by `tail`: its SQL and its one parameter.
+/// An insert of entity rows that all set the same columns (those the first
+/// row sets), followed by `tail`: its SQL and its one parameter. None when
+/// there are no rows.
 pub(super) fn insert_models<A: ActiveModelTrait>(
     backend: DbBackend,
     rows: Vec<A>,
