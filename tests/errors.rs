@@ -8,7 +8,7 @@ mod common;
 
 use common::{apps, gql_error_code};
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn an_internal_failure_shows_no_internal_text() {
@@ -98,7 +98,18 @@ async fn a_nul_character_in_any_api_input_is_a_validation_error() {
             )
             .await
             .expect(200);
-        assert_eq!(identities().await, 1);
+        // The same rule through /graphql, where traits sit inside the input object.
+        let identify = "mutation($input: IdentifyVisitorInput!) { identify(input: $input) { success } }";
+        let input = |extra: Value| {
+            let mut input = json!({ "siteId": site, "trackerVid": "w", "userId": "u2" });
+            input.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            json!({ "input": input })
+        };
+        let refused = client.graphql(identify, input(json!({ "company": "C\u{0}" }))).await;
+        assert_eq!(refused["errors"][0]["message"], "input.company: must not contain the NUL character (U+0000)");
+        let stored = client.graphql(identify, input(json!({ "traits": { "k": ["\u{0}"] } }))).await;
+        assert_eq!(stored["data"]["identify"]["success"], true, "{stored}");
+        assert_eq!(identities().await, 2);
         let sites = client.get("/api/sites").await;
         assert_eq!(sites.expect(200)["sites"].as_array().unwrap().len(), 2);
     }

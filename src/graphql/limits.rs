@@ -24,6 +24,7 @@ use async_graphql::{
         NextSubscribe, NextValidation, ResolveInfo,
     },
     parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet},
+    registry::MetaType,
 };
 
 use futures_util::stream::{BoxStream, StreamExt};
@@ -116,7 +117,13 @@ impl Extension for LimitsExtension {
             return Err(invalid("query", "must not contain the NUL character (U+0000)"));
         }
         let document = next.run(ctx, query, variables).await?;
-        if let Some(path) = super::nul::in_variables(&document, variables) {
+        let field_types = |input: &str, field: &str| match ctx.schema_env.registry.types.get(input) {
+            Some(MetaType::InputObject { input_fields, .. }) => {
+                input_fields.get(field).map(|value| value.ty.trim_matches(|c| matches!(c, '[' | ']' | '!')).to_owned())
+            }
+            _ => None,
+        };
+        if let Some(path) = super::nul::in_variables(&document, variables, &field_types) {
             return Err(invalid(&path, "must not contain the NUL character (U+0000)"));
         }
         let roots = RootFields::of(&document);
