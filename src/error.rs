@@ -141,6 +141,12 @@ impl AppError {
         Self::new(ErrorCode::ValidationError, format!("{field}: {problem}"))
     }
 
+    /// Text holding the NUL character, which PostgreSQL's text cannot store:
+    /// refused the same on both databases, before it reaches a write.
+    pub fn nul_character(field: &str) -> Self {
+        Self::validation(field, "must not contain the NUL character (U+0000)")
+    }
+
     pub fn unauthorized() -> Self {
         Self::new(ErrorCode::Unauthorized, "authentication required")
     }

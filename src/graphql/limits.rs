@@ -30,7 +30,7 @@ use async_graphql::{
 use futures_util::stream::{BoxStream, StreamExt};
 
 use super::{MAX_COMPLEXITY, MAX_DEPTH, errors::with_codes};
-use crate::error::ErrorCode;
+use crate::error::AppError;
 
 /// Introspection fields one request may resolve. graphql-js's full
 /// introspection query resolves about 8,000 of them on this schema; the
@@ -76,17 +76,14 @@ struct LimitsExtension {
 
 /// A refusal: the request asked for more than this server answers.
 pub fn refusal(message: impl Into<String>) -> ServerError {
-    let mut err = ServerError::new(message, None);
-    err.extensions.get_or_insert_with(Default::default).set("code", ErrorCode::BadRequest.as_str());
-    err
+    refused(AppError::bad_request(message))
 }
 
-/// A refusal of one input, named by its path, as a resolver's validation
-/// error reads.
-fn invalid(path: &str, problem: &str) -> ServerError {
-    let mut err = ServerError::new(format!("{path}: {problem}"), None);
-    err.extensions.get_or_insert_with(Default::default).set("code", ErrorCode::ValidationError.as_str());
-    err
+/// A refusal before any resolver runs, with `err`'s code and message.
+fn refused(err: AppError) -> ServerError {
+    let mut refusal = ServerError::new(err.message, None);
+    refusal.extensions.get_or_insert_with(Default::default).set("code", err.code.as_str());
+    refusal
 }
 
 #[async_graphql::async_trait::async_trait]
@@ -114,7 +111,7 @@ impl Extension for LimitsExtension {
         next: NextParseQuery<'_>,
     ) -> ServerResult<ExecutableDocument> {
         if super::nul::in_source(query) {
-            return Err(invalid("query", "must not contain the NUL character (U+0000)"));
+            return Err(refused(AppError::nul_character("query")));
         }
         let document = next.run(ctx, query, variables).await?;
         let field_types = |input: &str, field: &str| match ctx.schema_env.registry.types.get(input) {
@@ -124,7 +121,7 @@ impl Extension for LimitsExtension {
             _ => None,
         };
         if let Some(path) = super::nul::in_variables(&document, variables, &field_types) {
-            return Err(invalid(&path, "must not contain the NUL character (U+0000)"));
+            return Err(refused(AppError::nul_character(&path)));
         }
         let roots = RootFields::of(&document);
         if roots.introspection && !self.introspection {
@@ -243,6 +240,7 @@ mod tests {
     use async_graphql::parser::parse_query;
 
     use super::*;
+    use crate::error::ErrorCode;
 
     fn roots(query: &str) -> (bool, bool) {
         let roots = RootFields::of(&parse_query(query).expect("a valid document"));

@@ -97,7 +97,7 @@ fn too_long(field: &str, max: usize) -> AppError {
 fn bounded(field: &str, value: Option<String>, max: usize) -> Result<Option<String>, AppError> {
     match value.filter(|v| !v.is_empty()) {
         Some(v) if v.chars().count() > max => Err(too_long(field, max)),
-        Some(v) if v.contains('\0') => Err(AppError::validation(field, "must not contain the NUL character (U+0000)")),
+        Some(v) if v.contains('\0') => Err(AppError::nul_character(field)),
         other => Ok(other),
     }
 }

@@ -10,10 +10,13 @@ const WS: &str = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\
 /// C0, DEL and C1: refused in names, ids and URLs.
 const CONTROLS: &str = r"\x00-\x1f\x7f-\x9f";
 
-/// Any text without the NUL character, which no text input takes (PostgreSQL
-/// cannot store it; `graphql::nul`).
+/// No NUL character, which no text input takes (PostgreSQL cannot store it;
+/// `graphql::nul`).
+const NO_NUL: &str = r"^[^\x00]*$";
+
+/// Any text without the NUL character.
 pub fn any_text() -> Value {
-    json!({ "type": "string", "pattern": r"^[^\x00]*$" })
+    json!({ "type": "string", "pattern": NO_NUL })
 }
 
 /// A string whose trimmed form has `min..=max` characters.
@@ -49,7 +52,7 @@ pub fn email() -> Value {
 
 /// A new password; sign-in takes any string and answers 401 when it is wrong.
 pub fn new_password() -> Value {
-    json!({ "type": "string", "minLength": 8, "maxLength": 128, "pattern": r"^[^\x00]*$" })
+    json!({ "type": "string", "minLength": 8, "maxLength": 128, "pattern": NO_NUL })
 }
 
 /// An http(s) URL, or empty to remove it.
