@@ -106,6 +106,8 @@ async fn sites_reject_bad_input() {
             json!({ "domain": 7 }),
             json!({ "domain": "ftp://x.example" }),
             json!({ "domain": "http://" }),
+            json!({ "domain": "shop.example*" }),
+            json!({ "domain": "https://sh{op}.example/" }),
         ] {
             let reply = client.post("/api/sites", body.clone()).await;
             reply.expect_error(400, "VALIDATION_ERROR");

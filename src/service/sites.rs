@@ -54,8 +54,13 @@ pub fn normalize_domain(field: &str, input: &str) -> AppResult<String> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(AppError::validation(field, "must be a host name or an http(s) URL"));
     }
+    // A URL's host may hold characters no DNS name has (`shop.example*`);
+    // the url crate has already lowered it and spelled an international name
+    // in its ASCII form.
+    let is_dns_name = |host: &str| host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
     let host = url
         .host_str()
+        .filter(|host| !matches!(url.host(), Some(url::Host::Domain(_))) || is_dns_name(host))
         .map(|host| host.trim_end_matches('.').to_owned())
         .filter(|host| !host.is_empty() && host.len() <= 253)
         .ok_or_else(|| AppError::validation(field, "must contain a host name"))?;
