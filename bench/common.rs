@@ -102,6 +102,8 @@ pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -
     };
     config.base_url = Some(base.clone());
     config.auth_rate_limit_per_minute = 1_000_000;
+    config.auth_account_rate_limit_per_minute = 1_000_000;
+    config.query_cost_per_minute = 1_000_000_000;
     config.collect_rate_limit_per_second = 1_000_000;
     config.collect_site_rate_limit_per_second = 1_000_000;
     config.collect_queue_capacity = 200_000;

@@ -1,8 +1,9 @@
 //! Signals between instances that share one PostgreSQL database, carried by
 //! LISTEN/NOTIFY so no other server is needed: a changed link or site leaves
 //! every instance's cache at once, and every instance's `liveVisitors`
-//! subscribers see events stored by any of them. On SQLite there is one
-//! process, and the same calls only touch the local caches.
+//! subscribers see events stored by any of them, and a revoked credential or
+//! membership closes the GraphQL sockets that used it on every instance. On
+//! SQLite there is one process, and the same calls only reach local listeners.
 
 use std::{
     sync::Arc,
@@ -20,6 +21,7 @@ use crate::{
 
 const CACHE_CHANNEL: &str = "leadtrail_cache";
 const LIVE_CHANNEL: &str = "leadtrail_live";
+const ACCESS_CHANNEL: &str = "leadtrail_access";
 /// PostgreSQL refuses NOTIFY payloads of 8000 bytes or more.
 const MAX_PAYLOAD: usize = 7_000;
 /// Payloads sent in one statement.
@@ -31,6 +33,24 @@ enum CacheSignal {
     Link { link_id: i64, site_id: i64 },
     Site { site_id: i64 },
     All,
+}
+
+/// Access that ended: open GraphQL sockets that rest on it close at once.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AccessRevoked {
+    /// One sign-in session ended (sign-out).
+    Session { session_id: i64 },
+    /// Everything a person's sockets rest on may have changed: their
+    /// password, a role, a membership, or the account itself.
+    User { user_id: i64 },
+    /// An API key was revoked.
+    ApiKey { key_id: i64 },
+    /// An org went, with its keys and memberships.
+    Org { org_id: i64 },
+    /// Signals may have been missed (the listener reconnected): every socket
+    /// checks its credential again.
+    Unknown,
 }
 
 /// Stored events as one instance tells the others: (site, visitor, user id,
@@ -49,6 +69,7 @@ pub struct Cluster {
     sites: Arc<SiteCache>,
     links: Arc<LinkCache>,
     outgoing: mpsc::UnboundedSender<Vec<Activity>>,
+    access: broadcast::Sender<AccessRevoked>,
 }
 
 impl Cluster {
@@ -62,7 +83,8 @@ impl Cluster {
     ) -> Arc<Self> {
         let postgres = db.get_database_backend() == DatabaseBackend::Postgres;
         let (outgoing, queued) = mpsc::unbounded_channel();
-        let cluster = Arc::new(Self { db, postgres, origin: rand::random(), sites, links, outgoing });
+        let (access, _) = broadcast::channel(256);
+        let cluster = Arc::new(Self { db, postgres, origin: rand::random(), sites, links, outgoing, access });
         if postgres {
             tokio::spawn(publish(cluster.db.clone(), cluster.origin, queued));
             tokio::spawn(listen(cluster.clone(), live));
@@ -83,6 +105,25 @@ impl Cluster {
     /// Many sites went at once (an org or an account was deleted).
     pub async fn all_changed(&self) {
         self.signal(CacheSignal::All).await;
+    }
+
+    /// Access ended; every instance's sockets hear it.
+    pub async fn access_revoked(&self, revoked: AccessRevoked) {
+        self.access.send(revoked).ok();
+        if !self.postgres {
+            return;
+        }
+        let Ok(payload) = serde_json::to_string(&revoked) else { return };
+        // The change is committed; sockets elsewhere still check their
+        // credential within `graphql::socket::RECHECK`.
+        if let Err(err) = notify(&self.db, ACCESS_CHANNEL, &[payload]).await {
+            tracing::warn!(error = %err, "could not tell the other instances about revoked access");
+        }
+    }
+
+    /// Revoked access as this instance hears of it, its own included.
+    pub fn access_signals(&self) -> broadcast::Receiver<AccessRevoked> {
+        self.access.subscribe()
     }
 
     fn forget(&self, signal: CacheSignal) {
@@ -207,12 +248,13 @@ async fn listen(cluster: Arc<Cluster>, live: broadcast::Sender<Activity>) {
                 continue;
             }
         };
-        if let Err(err) = listener.listen_all([CACHE_CHANNEL, LIVE_CHANNEL]).await {
+        if let Err(err) = listener.listen_all([CACHE_CHANNEL, LIVE_CHANNEL, ACCESS_CHANNEL]).await {
             tracing::warn!(error = %err, "cannot listen for cluster signals; retrying");
             tokio::time::sleep(Duration::from_secs(1)).await;
             continue;
         }
         cluster.forget(CacheSignal::All);
+        cluster.access.send(AccessRevoked::Unknown).ok();
         loop {
             match listener.try_recv().await {
                 Ok(Some(notification)) => match notification.channel() {
@@ -220,11 +262,18 @@ async fn listen(cluster: Arc<Cluster>, live: broadcast::Sender<Activity>) {
                         Ok(signal) => cluster.forget(signal),
                         Err(_) => cluster.forget(CacheSignal::All),
                     },
+                    ACCESS_CHANNEL => {
+                        let revoked = serde_json::from_str(notification.payload()).unwrap_or(AccessRevoked::Unknown);
+                        cluster.access.send(revoked).ok();
+                    }
                     _ => relay_live(&cluster, &live, notification.payload()),
                 },
                 // The connection dropped and will be made again: anything
                 // sent meanwhile is lost, so nothing cached can be trusted.
-                Ok(None) => cluster.forget(CacheSignal::All),
+                Ok(None) => {
+                    cluster.forget(CacheSignal::All);
+                    cluster.access.send(AccessRevoked::Unknown).ok();
+                }
                 Err(err) => {
                     if !pool.is_closed() {
                         tracing::warn!(error = %err, "cluster signals interrupted; listening again");

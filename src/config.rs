@@ -40,6 +40,12 @@ pub struct Config {
     #[arg(long, global = true, env = "TRUST_PROXY", value_enum, default_value_t = TrustProxy::None)]
     pub trust_proxy: TrustProxy,
 
+    /// Peers allowed to speak for TRUST_PROXY (comma-separated CIDRs or
+    /// addresses, e.g. your load balancer, or Cloudflare's published ranges).
+    /// Empty: any peer, which is only safe when nothing else can reach the port.
+    #[arg(long, global = true, env = "TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_net)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
     #[arg(long, global = true, env = "DISABLE_REGISTRATION", default_value_t = false)]
     pub disable_registration: bool,
 
@@ -55,6 +61,16 @@ pub struct Config {
     /// Requests per client IP per minute on each credential endpoint.
     #[arg(long, global = true, env = "AUTH_RATE_LIMIT_PER_MINUTE", default_value_t = 10)]
     pub auth_rate_limit_per_minute: u32,
+
+    /// GraphQL work each caller (user, API key, or address when signed out)
+    /// may have run per minute, in the complexity points of a query's cost;
+    /// REST routes and pages count too. At least the one-operation maximum.
+    #[arg(long, global = true, env = "QUERY_COST_PER_MINUTE", default_value_t = 300_000)]
+    pub query_cost_per_minute: u32,
+
+    /// Sign-in attempts per account (email) per minute, from all addresses together.
+    #[arg(long, global = true, env = "AUTH_ACCOUNT_RATE_LIMIT_PER_MINUTE", default_value_t = 10)]
+    pub auth_account_rate_limit_per_minute: u32,
 
     /// Collect requests per client IP per second.
     #[arg(long, global = true, env = "COLLECT_RATE_LIMIT_PER_SECOND", default_value_t = 200)]
@@ -73,10 +89,57 @@ pub struct Config {
     #[arg(long, global = true, env = "SQLITE_SYNCHRONOUS", value_enum, default_value_t = SqliteSync::Normal)]
     pub sqlite_synchronous: SqliteSync,
 
+    /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
+    #[arg(long, global = true, env = "METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+
+    /// When set, `/metrics` is served on this address only (for example
+    /// 127.0.0.1:9090), not on the public port.
+    #[arg(long, global = true, env = "METRICS_ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+
+    /// Seconds a client has from the first byte of a request to the end of
+    /// its head; then 408 and the connection closes.
+    #[arg(long, global = true, env = "HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+
+    /// Seconds a client has to send a request's whole body after its head; then 408.
+    #[arg(long, global = true, env = "BODY_TIMEOUT_SECS", default_value_t = 30)]
+    pub body_timeout_secs: u64,
+
+    /// Seconds a kept-alive connection may sit without a request (or an
+    /// answer go unread) before it is closed.
+    #[arg(long, global = true, env = "IDLE_TIMEOUT_SECS", default_value_t = 60)]
+    pub idle_timeout_secs: u64,
+
+    /// Open connections the server holds at once (WebSockets included);
+    /// more wait in the listen backlog.
+    #[arg(long, global = true, env = "MAX_CONNECTIONS", default_value_t = 8192)]
+    pub max_connections: usize,
+
+    /// Seconds a GraphQL WebSocket stays open before the server closes it
+    /// (code 4000) and the client reconnects and authenticates afresh.
+    #[arg(long, global = true, env = "WS_MAX_LIFETIME_SECS", default_value_t = 3600)]
+    pub ws_max_lifetime_secs: u64,
+
+    /// SQLite connections that serve reads beside the one that writes;
+    /// default: one fewer than the CPUs, at least one. PostgreSQL ignores it.
+    #[arg(long, global = true, env = "SQLITE_READ_CONNECTIONS")]
+    pub sqlite_read_connections: Option<u32>,
+
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
     #[arg(long, global = true, env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET", default_value_t = false)]
     pub webhook_unsafe_allow_any_target: bool,
+}
+
+/// A network (`10.0.0.0/8`) or one address (`10.0.0.7`).
+fn parse_net(value: &str) -> Result<ipnet::IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| value.parse::<IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{value} is not an address or a CIDR network"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,6 +202,13 @@ impl Config {
     pub fn base_origin(&self) -> String {
         let base = self.base_url();
         url::Url::parse(&base).map(|url| url.origin().ascii_serialization()).unwrap_or(base)
+    }
+
+    pub fn sqlite_read_connections(&self) -> u32 {
+        self.sqlite_read_connections.unwrap_or_else(|| {
+            let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            u32::try_from(cpus.saturating_sub(1).max(1)).unwrap_or(1)
+        })
     }
 
     pub fn secure_cookies(&self) -> bool {

@@ -28,6 +28,7 @@ pub enum ErrorCode {
     Conflict,
     SlugTaken,
     EmailInUse,
+    RequestTimeout,
     PayloadTooLarge,
     RateLimited,
     DeliveryFailed,
@@ -36,7 +37,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 23] = [
         Self::BadRequest,
         Self::ValidationError,
         Self::PasswordTooShort,
@@ -54,6 +55,7 @@ impl ErrorCode {
         Self::Conflict,
         Self::SlugTaken,
         Self::EmailInUse,
+        Self::RequestTimeout,
         Self::PayloadTooLarge,
         Self::RateLimited,
         Self::DeliveryFailed,
@@ -80,6 +82,7 @@ impl ErrorCode {
             Self::Conflict => "CONFLICT",
             Self::SlugTaken => "SLUG_TAKEN",
             Self::EmailInUse => "EMAIL_IN_USE",
+            Self::RequestTimeout => "REQUEST_TIMEOUT",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::RateLimited => "RATE_LIMITED",
             Self::DeliveryFailed => "DELIVERY_FAILED",
@@ -106,6 +109,7 @@ impl ErrorCode {
             Self::Forbidden | Self::SiteLimitReached | Self::InvalidOrigin => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict | Self::SlugTaken | Self::EmailInUse => StatusCode::CONFLICT,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::DeliveryFailed => StatusCode::BAD_GATEWAY,

@@ -12,6 +12,7 @@ pub mod ingest;
 pub mod metrics;
 pub mod rest;
 pub mod seed;
+pub mod server;
 pub mod service;
 pub mod state;
 pub mod time;
@@ -41,6 +42,12 @@ pub struct RouterState {
     pub app: AppState,
     pub schema: AppSchema,
 }
+
+/// Swagger UI's page loads its own scripts and styles from `/docs`; its
+/// inline styles and the schema's data-URI images need the two allowances.
+/// No page may frame it.
+const DOCS_CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
+    frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
 
 /// Request bodies of the account API are small; larger ones are refused early.
 const API_BODY_LIMIT: usize = 64 * 1024;
@@ -83,19 +90,29 @@ pub fn app(state: AppState) -> Router {
         .route("/l/{site}/{link}", get(ingest::redirect::redirect))
         .route("/l/{site}/{link}/qr.svg", get(ingest::redirect::qr_code));
 
-    Router::new()
+    let metrics_here = state.config.metrics_addr.is_none();
+    let router = Router::new()
         .merge(authenticated)
         .merge(public)
         .merge(web::routes(state.clone()))
         .route("/graphql/explorer.js", get(graphql::explorer::script))
         .route("/api/openapi.json", get(rest::openapi::serve))
         // Swagger UI with its assets compiled in: works with no network.
-        .merge(Router::from(
-            utoipa_swagger_ui::SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/api/openapi.json")),
-        ))
+        .merge(
+            Router::from(
+                utoipa_swagger_ui::SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/api/openapi.json")),
+            )
+            .layer(SetResponseHeaderLayer::overriding(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(DOCS_CSP),
+            ))
+            .layer(SetResponseHeaderLayer::overriding(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"))),
+        )
         .route("/health/live", get(health::live))
-        .route("/health/ready", get(health::ready))
-        .route("/metrics", get(metrics::render))
+        .route("/health/ready", get(health::ready));
+    // With METRICS_ADDR, the metrics are on that address only (`serve`).
+    let router = if metrics_here { router.route("/metrics", get(metrics::render)) } else { router };
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(router_state)
@@ -161,11 +178,14 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let router = app(state.clone());
+    if let Some(addr) = state.config.metrics_addr {
+        let metrics_listener = tokio::net::TcpListener::bind(addr).await?;
+        let metrics_router = Router::new().route("/metrics", get(metrics::render)).with_state(state.clone());
+        tokio::spawn(async move { axum::serve(metrics_listener, metrics_router).await });
+    }
     service::privacy::retention::spawn_job(state.db.clone());
     service::alerts::worker::spawn(state.db.clone(), state.effects.clone(), state.metrics.alerts.clone());
-    let served = axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = server::run(listener, router, server::Limits::of(&state.config), shutdown).await;
     state.writer.shutdown().await;
     served
 }

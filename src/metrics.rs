@@ -151,6 +151,12 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(token) = state.config.metrics_token.as_deref().filter(|token| !token.is_empty()) {
+        let given = crate::auth::cookie::bearer_token(&headers).unwrap_or_default();
+        if !crate::auth::token::same_secret(&given, token) {
+            return AppError::unauthorized().into_response();
+        }
+    }
     let format = Format::negotiate(headers.get_all(header::ACCEPT));
     match state.metrics.render(format) {
         Ok(text) => {

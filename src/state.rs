@@ -6,7 +6,7 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::broadcast;
 
 use crate::{
-    auth::rate_limit::{CredentialLimiter, KeyedLimiter},
+    auth::rate_limit::{CredentialLimiter, KeyedLimiter, ReadBudget},
     cluster::Cluster,
     config::Config,
     db::checkpoint::Checkpoints,
@@ -19,13 +19,25 @@ use crate::{
     webhook::WebhookClient,
 };
 
+/// Invitations one person may send per hour: enough to bring a team in,
+/// too few to spray addresses.
+pub const INVITATIONS_PER_HOUR: u32 = 30;
+
 #[derive(Clone)]
 pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub db: DatabaseConnection,
+    /// Where GraphQL reads go (`db::read_pool`); `db` itself on PostgreSQL.
+    pub reads: DatabaseConnection,
     pub config: Config,
     pub credential_limiter: CredentialLimiter,
+    /// Sign-in attempts per account, whatever address they come from.
+    pub sign_in_limiter: KeyedLimiter<String>,
+    /// Invitations each person may send per hour.
+    pub invite_limiter: KeyedLimiter<i64>,
+    /// GraphQL work per caller and minute (`graphql::cost`).
+    pub read_budget: ReadBudget,
     pub collect_limiter: KeyedLimiter<std::net::IpAddr>,
     /// Caps one site's collect traffic, so a flood aimed at one site cannot starve the others.
     pub site_collect_limiter: KeyedLimiter<i64>,
@@ -52,10 +64,19 @@ impl AppState {
     /// writer; call it inside the Tokio runtime.
     pub fn new(mut db: DatabaseConnection, config: Config) -> Result<Self, String> {
         let metrics = Metrics::default();
-        let statements = metrics.db_statements.clone();
-        db.set_metric_callback(move |_| {
-            statements.inc();
-        });
+        let mut reads = crate::db::read_pool(
+            &db,
+            &config.database_url,
+            config.sqlite_synchronous,
+            config.sqlite_read_connections(),
+        )
+        .map_err(|err| format!("cannot open the read connections: {err}"))?;
+        for pool in [&mut db, &mut reads] {
+            let statements = metrics.db_statements.clone();
+            pool.set_metric_callback(move |_| {
+                statements.inc();
+            });
+        }
         let geoip = match &config.geoip_db_path {
             Some(path) => {
                 Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
@@ -95,10 +116,17 @@ impl AppState {
         };
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
+            sign_in_limiter: KeyedLimiter::per_minute(config.auth_account_rate_limit_per_minute),
+            invite_limiter: KeyedLimiter::per_hour(INVITATIONS_PER_HOUR),
+            read_budget: ReadBudget::per_minute(
+                config.query_cost_per_minute,
+                u32::try_from(crate::graphql::MAX_COMPLEXITY).unwrap_or(u32::MAX),
+            ),
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
             site_collect_limiter: KeyedLimiter::per_second(config.collect_site_rate_limit_per_second),
             base_origin: config.base_origin(),
             db,
+            reads,
             config,
             live,
             writer,

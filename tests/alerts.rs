@@ -423,11 +423,8 @@ async fn destinations_are_checked_tested_and_managed_by_admins() {
         let org = client.graphql("{ orgs { id } }", json!({})).await["data"]["orgs"][0]["id"].clone();
         for role in ["member", "viewer"] {
             let (other, email) = app.user(role).await;
-            let added = client
-                .graphql("mutation($org: ID!, $email: String!, $role: String!) { addMember(orgId: $org, email: $email, role: $role) { role } }",
-                    json!({ "org": org, "email": email, "role": role }))
-                .await;
-            assert_eq!(added["data"]["addMember"]["role"], role, "{added}");
+            let added = common::invite_and_accept(&client, &other, org.as_str().unwrap(), &email, role).await;
+            assert_eq!(added["data"]["acceptInvitation"]["role"], role, "{added}");
             let listed = other
                 .graphql("query($site: Int!) { destinations(siteId: $site) { id } }", json!({ "site": site }))
                 .await;

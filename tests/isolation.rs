@@ -24,6 +24,8 @@ struct Victim {
     member: String,
     destination: String,
     delivery: String,
+    /// An open invitation the victim sent.
+    invitation: String,
 }
 
 async fn victim(app: &TestApp) -> Victim {
@@ -52,19 +54,21 @@ async fn victim(app: &TestApp) -> Victim {
     let org = orgs["data"]["orgs"][0]["id"].as_str().unwrap().to_owned();
     let key = client.graphql("mutation { createApiKey(name: \"backend\") { apiKey { id } } }", json!({})).await;
     let key = key["data"]["createApiKey"]["apiKey"]["id"].as_str().unwrap().to_owned();
-    let (_, email) = app.user("mia").await;
-    let added = client
-        .graphql(
-            "mutation($org: ID!, $email: String!) { addMember(orgId: $org, email: $email) { userId } }",
-            json!({ "org": org, "email": email }),
-        )
-        .await;
-    let member = added["data"]["addMember"]["userId"].as_str().unwrap().to_owned();
+    let (mia, email) = app.user("mia").await;
+    let added = common::invite_and_accept(&client, &mia, &org, &email, "member").await;
+    let member = added["data"]["acceptInvitation"]["userId"].as_str().unwrap().to_owned();
     let deliveries = client
         .graphql("query($site: Int!) { destinations(siteId: $site) { deliveries { id } } }", json!({ "site": site }))
         .await;
     let delivery = deliveries["data"]["destinations"][0]["deliveries"][0]["id"].as_str().unwrap().to_owned();
-    Victim { client, site, org, link, session, key, member, destination, delivery }
+    let invited = client
+        .graphql(
+            "mutation($org: ID!) { inviteMember(orgId: $org, email: \"pending@victim.example\") { id } }",
+            json!({ "org": org }),
+        )
+        .await;
+    let invitation = invited["data"]["inviteMember"]["id"].as_str().unwrap().to_owned();
+    Victim { client, site, org, link, session, key, member, destination, delivery, invitation }
 }
 
 /// Everything the victim can see; it must not change.
@@ -135,7 +139,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
 /// GraphQL fields that take an id: a document with the victim's ids.
 fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
     let (site, org, link, session, key, member) = (v.site, &v.org, &v.link, &v.session, &v.key, &v.member);
-    let (destination, delivery) = (&v.destination, &v.delivery);
+    let (destination, delivery, invitation) = (&v.destination, &v.delivery, &v.invitation);
     let alert_input = "{ name: \"planted\", url: \"https://evil.example/\", trigger: IDENTIFIED }";
     vec![
         ("org", format!("{{ org(id: \"{org}\") {{ id }} }}")),
@@ -158,7 +162,14 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("webhookDeliveries", format!("{{ webhookDeliveries(orgId: \"{org}\") {{ id }} }}")),
         ("webhookSigningSecret", format!("{{ webhookSigningSecret(orgId: \"{org}\") }}")),
         ("createApiKey", format!("mutation {{ createApiKey(orgId: \"{org}\", name: \"x\") {{ key }} }}")),
-        ("addMember", format!("mutation {{ addMember(orgId: \"{org}\", email: \"mallory@example.com\") {{ role }} }}")),
+        (
+            "inviteMember",
+            format!("mutation {{ inviteMember(orgId: \"{org}\", email: \"mallory@example.com\") {{ role }} }}"),
+        ),
+        ("invitations", format!("{{ invitations(orgId: \"{org}\") {{ email }} }}")),
+        ("cancelInvitation", format!("mutation {{ cancelInvitation(id: \"{invitation}\") }}")),
+        ("acceptInvitation", format!("mutation {{ acceptInvitation(id: \"{invitation}\") {{ role }} }}")),
+        ("declineInvitation", format!("mutation {{ declineInvitation(id: \"{invitation}\") }}")),
         (
             "changeMemberRole",
             format!(

@@ -179,13 +179,8 @@ async fn erasure_and_export_need_an_admin_of_the_site() {
             owner.graphql("{ orgs { id } }", json!({})).await["data"]["orgs"][0]["id"].as_str().unwrap().to_owned();
         for role in ["viewer", "member"] {
             let (client, email) = app.user(role).await;
-            let added = owner
-                .graphql(
-                    "mutation($org: ID!, $email: String!, $role: String!) { addMember(orgId: $org, email: $email, role: $role) { role } }",
-                    json!({ "org": org, "email": email, "role": role }),
-                )
-                .await;
-            assert_eq!(added["data"]["addMember"]["role"], role, "{added}");
+            let added = common::invite_and_accept(&owner, &client, &org, &email, role).await;
+            assert_eq!(added["data"]["acceptInvitation"]["role"], role, "{added}");
             client.delete(&format!("/api/visitor/p-1?siteId={site}")).await.expect_error(403, "FORBIDDEN");
             client.get(&format!("/api/visitor/p-1/export?siteId={site}")).await.expect_error(403, "FORBIDDEN");
         }

@@ -56,7 +56,7 @@ async fn an_admin_makes_a_site_a_link_a_key_and_manages_the_team_in_the_browser(
     for app in apps().await {
         let shots = app.backend == "sqlite";
         let (api, email) = app.user("Owen").await;
-        let (_, colleague) = app.user("Cora").await;
+        let (colleague_api, colleague) = app.user("Cora").await;
         let (_driver, browser) = start_browser(&FLAGS).await;
         browser.goto(&format!("{}/login?next=%2Fsettings", app.base)).await.unwrap();
         fill(&browser, "#email", &email).await;
@@ -157,11 +157,21 @@ async fn an_admin_makes_a_site_a_link_a_key_and_manages_the_team_in_the_browser(
         assert_eq!(String::from_utf8_lossy(&curl.stdout), "200");
         axe(&browser, "/settings/team").await;
 
-        // A colleague added as a viewer, then made a member.
+        // A colleague invited as a viewer; once they accept, made a member.
         fill(&browser, "#member-email", &colleague).await;
         browser.find(Locator::Css("#member-role")).await.unwrap().select_by_value("viewer").await.unwrap();
-        submit(&browser, "add-member").await;
-        wait_for_text(&browser, ".notice", "The member was added.").await;
+        submit(&browser, "invite-member").await;
+        wait_for_text(&browser, ".notice", "The invitation was sent.").await;
+        let pending = format!("//tr[th[contains(., '{colleague}')]]//button[contains(., 'Withdraw')]");
+        browser.find(Locator::XPath(&pending)).await.unwrap();
+        axe(&browser, "/settings/team (invitation pending)").await;
+        let invitations = colleague_api.graphql("{ myInvitations { id role } }", json!({})).await;
+        let invitation = invitations["data"]["myInvitations"][0]["id"].clone();
+        let accepted = colleague_api
+            .graphql("mutation($id: ID!) { acceptInvitation(id: $id) { role } }", json!({ "id": invitation }))
+            .await;
+        assert_eq!(accepted["data"]["acceptInvitation"]["role"], "viewer", "{accepted}");
+        browser.goto(&format!("{}/settings/team", app.base)).await.unwrap();
         let row = format!("//tr[td[contains(., '{colleague}')]]");
         let select = browser.find(Locator::XPath(&format!("{row}//select[@name='role']"))).await.unwrap();
         select.select_by_value("member").await.unwrap();

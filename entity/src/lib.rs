@@ -7,6 +7,7 @@ pub mod auth_session;
 pub mod daily_salt;
 pub mod event;
 pub mod identity;
+pub mod invitation;
 pub mod link;
 pub mod link_click;
 pub mod link_click_day;

@@ -17,6 +17,7 @@ mod m20261123_100000_forget_session_ips;
 mod m20261123_110000_create_link_click_days;
 mod m20261123_130000_create_visitor_and_session_hours;
 mod m20261123_200000_create_alerts;
+mod m20261125_000001_create_invitations;
 
 pub struct Migrator;
 
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_110000_create_link_click_days::Migration),
             Box::new(m20261123_130000_create_visitor_and_session_hours::Migration),
             Box::new(m20261123_200000_create_alerts::Migration),
+            Box::new(m20261125_000001_create_invitations::Migration),
         ]
     }
 }

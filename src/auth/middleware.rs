@@ -8,10 +8,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{RequestContext, RequestMeta, client_ip::client_ip, cookie};
+use super::{RequestContext, RequestMeta, client_ip::client_ip, cookie, credential::Credential};
 use crate::{
     error::{AppError, ErrorCode},
-    service::{api_keys, sessions},
     state::AppState,
 };
 
@@ -20,35 +19,25 @@ use crate::{
 pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let meta = RequestMeta {
-        client_ip: client_ip(&parts, state.config.trust_proxy),
+        client_ip: client_ip(&parts, &state.config),
         user_agent: parts.headers.get(header::USER_AGENT).and_then(|value| value.to_str().ok()).map(str::to_owned),
     };
-    let mut refreshed_cookie = None;
-    let viewer = if let Some(token) = cookie::bearer_token(&parts.headers) {
-        match api_keys::authenticate(&state.db, &token).await {
-            Ok(viewer) => viewer,
+    let credential = Credential::from_headers(&parts.headers);
+    let resolved = match &credential {
+        Some(credential) => match credential.resolve(&state.db).await {
+            Ok(resolved) => resolved,
             Err(err) => return err.into_response(),
-        }
-    } else if let Some(token) = cookie::session_token(&parts.headers) {
-        match sessions::resolve(&state.db, &token).await {
-            Ok(Some(resolved)) => {
-                if let Some(expires_at) = resolved.refreshed_expiry {
-                    let lifetime = expires_at - crate::time::now_ms();
-                    refreshed_cookie =
-                        Some(cookie::session_cookie(&token, true, state.config.secure_cookies(), lifetime));
-                }
-                Some(resolved.viewer)
-            }
-            Ok(None) => None,
-            Err(err) => return err.into_response(),
-        }
-    } else {
-        None
+        },
+        None => None,
     };
-    let session_token = match &viewer {
-        Some(super::Viewer::User { .. }) => cookie::session_token(&parts.headers),
-        _ => None,
-    };
+    let session_token = credential.as_ref().and_then(Credential::session_token).filter(|_| resolved.is_some());
+    let refreshed_cookie =
+        resolved.as_ref().and_then(|found| found.refreshed_expiry).zip(session_token).map(|(expires_at, token)| {
+            let lifetime = expires_at - crate::time::now_ms();
+            cookie::session_cookie(token, true, state.config.secure_cookies(), lifetime)
+        });
+    let session_token = session_token.map(str::to_owned);
+    let viewer = resolved.map(|found| found.viewer);
     parts.extensions.insert(RequestContext { viewer, meta, session_token });
     let mut response = next.run(Request::from_parts(parts, body)).await;
     // A handler that set the cookie itself (sign-in, sign-out) has the last word.
@@ -71,22 +60,53 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
 ///
 /// The account routes also take JSON only, so an HTML form or a `text/plain`
 /// fetch (a "simple" request that skips the CORS preflight) cannot reach them
-/// even from a browser that sends no Origin.
+/// even from a browser that sends no Origin. The other API writes take such
+/// a body with the cookie only when the request shows it came from this
+/// site: a same-site Origin, or, from a browser that sends none, a same-site
+/// Referer.
 pub async fn check_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if !unsafe_method {
         return next.run(request).await;
     }
-    if cookie::bearer_token(headers).is_none() && is_cross_site(headers, &state.base_origin) {
+    let by_cookie = cookie::bearer_token(headers).is_none();
+    if by_cookie && is_cross_site(headers, &state.base_origin) {
         return AppError::new(ErrorCode::InvalidOrigin, "request origin does not match this service").into_response();
     }
     if request.uri().path().starts_with(ACCOUNT_PREFIX) && !is_json_or_empty(&request) {
-        let mut response = AppError::bad_request("the account API takes application/json bodies only").into_response();
-        *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
-        return response;
+        return unsupported("the account API takes application/json bodies only");
+    }
+    if by_cookie
+        && cookie::session_token(headers).is_some()
+        && request.uri().path().starts_with(API_PREFIX)
+        && !is_json_or_empty(&request)
+        && !from_this_site(headers, &state.base_origin)
+    {
+        return unsupported("signed-in API writes take application/json bodies");
     }
     next.run(request).await
+}
+
+const API_PREFIX: &str = "/api/";
+
+fn unsupported(message: &str) -> Response {
+    let mut response = AppError::bad_request(message).into_response();
+    *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    response
+}
+
+/// The request names this site as where it came from: its Origin (checked
+/// above to be this site's, when present) or, without one, its Referer.
+fn from_this_site(headers: &HeaderMap, base_origin: &str) -> bool {
+    if headers.contains_key(header::ORIGIN) {
+        return true;
+    }
+    headers
+        .get(header::REFERER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|referer| url::Url::parse(referer).ok())
+        .is_some_and(|referer| referer.origin().ascii_serialization() == base_origin)
 }
 
 const ACCOUNT_PREFIX: &str = "/api/auth/";

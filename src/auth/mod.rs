@@ -3,6 +3,7 @@
 
 pub mod client_ip;
 pub mod cookie;
+pub mod credential;
 pub mod middleware;
 pub mod password;
 pub mod rate_limit;

@@ -22,3 +22,10 @@ pub const API_KEY_PREFIX: &str = "lt_";
 pub fn new_api_key() -> String {
     format!("{API_KEY_PREFIX}{}", random_token())
 }
+
+/// Whether a presented secret is the configured one. The digests are
+/// compared, so the time taken says nothing about how much of the secret
+/// was right.
+pub fn same_secret(presented: &str, expected: &str) -> bool {
+    Sha256::digest(presented.as_bytes()) == Sha256::digest(expected.as_bytes())
+}

@@ -1,10 +1,12 @@
 //! Database connection and migrations.
 
-use std::time::Duration;
+use std::{str::FromStr, time::Duration};
 
 use migration::{Migrator, MigratorTrait};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection, DbErr, Statement, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection, DbErr, SqlxSqliteConnector,
+    Statement, TransactionTrait,
+    sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
 use crate::config::{Config, SqliteSync};
@@ -27,35 +29,11 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.sqlx_logging(false).acquire_timeout(Duration::from_secs(5));
     if url.starts_with("sqlite") {
-        use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-        // WAL lets readers run beside the batch writer. NORMAL sync keeps every
-        // commit across a process crash; FULL also across a power loss.
-        let synchronous = match synchronous {
-            SqliteSync::Normal => SqliteSynchronous::Normal,
-            SqliteSync::Full => SqliteSynchronous::Full,
-        };
         // A connection to a local file cannot go stale, and the check before
         // each use is a round trip to the connection's thread on the batch
         // writer's path.
         opts.test_before_acquire(false);
-        opts.map_sqlx_sqlite_opts(move |sqlite| {
-            sqlite
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(synchronous)
-                .busy_timeout(Duration::from_secs(5))
-                .foreign_keys(true)
-                // The connection's thread hands rows over through a channel
-                // of this size and waits whenever it is full: at sqlx's 50, a
-                // batch's read of a thousand visitors switched threads twenty
-                // times.
-                .row_buffer_size(1024)
-                // Analytics reads scan indexes of a few hundred MB: keep hot
-                // pages in memory and map the file instead of copying pages.
-                .pragma("cache_size", "-32768")
-                .pragma("mmap_size", "268435456")
-                // A task checkpoints instead of the committing writer; see `checkpoint`.
-                .pragma("wal_autocheckpoint", checkpoint::BACKSTOP_PAGES.to_string())
-        });
+        opts.map_sqlx_sqlite_opts(move |sqlite| tune_sqlite(sqlite, synchronous));
     }
     // sqlx 0.9.0 leaves Nagle's algorithm on; see `nodelay`.
     #[cfg(target_os = "linux")]
@@ -71,6 +49,59 @@ pub async fn connect_url(url: &str, synchronous: SqliteSync) -> Result<DatabaseC
         });
     }
     Database::connect(opts).await
+}
+
+/// The settings every SQLite connection of the service gets.
+fn tune_sqlite(sqlite: SqliteConnectOptions, synchronous: SqliteSync) -> SqliteConnectOptions {
+    // WAL lets readers run beside the batch writer. NORMAL sync keeps every
+    // commit across a process crash; FULL also across a power loss.
+    let synchronous = match synchronous {
+        SqliteSync::Normal => SqliteSynchronous::Normal,
+        SqliteSync::Full => SqliteSynchronous::Full,
+    };
+    sqlite
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(synchronous)
+        .busy_timeout(Duration::from_secs(5))
+        .foreign_keys(true)
+        // The connection's thread hands rows over through a channel of this
+        // size and waits whenever it is full: at sqlx's 50, a batch's read of
+        // a thousand visitors switched threads twenty times.
+        .row_buffer_size(1024)
+        // Analytics reads scan indexes of a few hundred MB: keep hot pages in
+        // memory and map the file instead of copying pages.
+        .pragma("cache_size", "-32768")
+        .pragma("mmap_size", "268435456")
+        // A task checkpoints instead of the committing writer; see `checkpoint`.
+        .pragma("wal_autocheckpoint", checkpoint::BACKSTOP_PAGES.to_string())
+}
+
+/// The pool that GraphQL reads use (`graphql::gate`). sea-orm gives an SQLite
+/// database one connection, which the batch writer needs between every two
+/// batches; reads that queue on it hold up collect. WAL lets readers work
+/// beside the writer, so on a database file the reads get `connections` of
+/// their own, made read-only (`query_only`): they never take SQLite's write
+/// lock, so they can never fail a writer with a busy snapshot. Connections
+/// open on first use. On PostgreSQL, or an in-memory SQLite database (which a
+/// second pool would not see), reads share `main`.
+pub fn read_pool(
+    main: &DatabaseConnection,
+    url: &str,
+    synchronous: SqliteSync,
+    connections: u32,
+) -> Result<DatabaseConnection, DbErr> {
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    if main.get_database_backend() != DatabaseBackend::Sqlite || in_memory {
+        return Ok(main.clone());
+    }
+    let options = SqliteConnectOptions::from_str(url).map_err(|err| DbErr::Custom(err.to_string()))?;
+    let pool = SqlitePoolOptions::new()
+        .max_connections(connections.max(1))
+        .min_connections(0)
+        .acquire_timeout(Duration::from_secs(5))
+        .test_before_acquire(false)
+        .connect_lazy_with(tune_sqlite(options, synchronous).pragma("query_only", "ON"));
+    Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
 }
 
 /// Runs the migrations that have not run. On PostgreSQL the first instance to

@@ -42,7 +42,7 @@ impl AccountQuery {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
-        Ok(Some(User(accounts::find(&ctx.app().db, user.user_id).await?)))
+        Ok(Some(User(accounts::find(&*ctx.db().await?, user.user_id).await?)))
     }
 
     /// The current session with its user, or null when not signed in.
@@ -50,7 +50,8 @@ impl AccountQuery {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
-        let db = &ctx.app().db;
+        let lease = ctx.db().await?;
+        let db = &*lease;
         let Some(session) = sessions::find(db, user.session_id).await? else {
             return Ok(None);
         };
@@ -64,7 +65,7 @@ impl AccountQuery {
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
         let viewer = ctx.viewer()?;
-        Ok(Profile(profile::get(&app.db, viewer, user.user_id, app.config.max_sites_per_account).await?))
+        Ok(Profile(profile::get(&*ctx.db().await?, viewer, user.user_id, app.config.max_sites_per_account).await?))
     }
 }
 
@@ -89,7 +90,8 @@ impl AccountMutation {
         let app = ctx.app();
         let meta = &ctx.request()?.meta;
         let disabled = app.config.disable_registration;
-        let account = accounts::sign_up(&app.db, disabled, &name, &email, password, image.as_deref(), meta).await?;
+        let account =
+            accounts::sign_up(&*ctx.db().await?, disabled, &name, &email, password, image.as_deref(), meta).await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 
@@ -104,16 +106,19 @@ impl AccountMutation {
         #[graphql(name = "callbackURL")] callback_url: Option<String>,
     ) -> AppResult<SignInPayload> {
         ctx.limit_credentials(CredentialAction::SignIn)?;
+        // Beside the per-address limit: many addresses guessing one account's
+        // password share this one.
+        ctx.app().sign_in_limiter.check(email.trim().to_lowercase())?;
         let callback_url = checked_callback(ctx, callback_url)?;
         let meta = &ctx.request()?.meta;
-        let account = accounts::sign_in(&ctx.app().db, &email, password, remember_me, meta).await?;
+        let account = accounts::sign_in(&*ctx.db().await?, &email, password, remember_me, meta).await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 
     /// Ends the current session on the server and clears the cookie.
     async fn sign_out(&self, ctx: &Context<'_>) -> AppResult<SuccessPayload> {
         let user = ctx.signed_in_user()?;
-        sessions::delete(&ctx.app().db, user.session_id).await?;
+        sessions::delete(&*ctx.db().await?, &ctx.app().cluster, user.session_id).await?;
         ctx.clear_session_cookie();
         Ok(SuccessPayload { success: true })
     }
@@ -121,14 +126,14 @@ impl AccountMutation {
     /// Changes the fields given, at least one. An empty `image` removes it.
     async fn update_user(&self, ctx: &Context<'_>, name: Option<String>, image: Option<String>) -> AppResult<User> {
         let user = ctx.signed_in_user()?;
-        Ok(User(accounts::update(&ctx.app().db, user.user_id, UserChanges { name, image }).await?))
+        Ok(User(accounts::update(&*ctx.db().await?, user.user_id, UserChanges { name, image }).await?))
     }
 
     /// Changes the sign-in email at once.
     async fn change_email(&self, ctx: &Context<'_>, new_email: String) -> AppResult<StatusPayload> {
         ctx.limit_credentials(CredentialAction::ChangeEmail)?;
         let user = ctx.signed_in_user()?;
-        accounts::change_email(&ctx.app().db, user.user_id, &new_email).await?;
+        accounts::change_email(&*ctx.db().await?, user.user_id, &new_email).await?;
         Ok(StatusPayload { status: true })
     }
 
@@ -144,7 +149,8 @@ impl AccountMutation {
         let user = ctx.signed_in_user()?;
         let meta = &ctx.request()?.meta;
         let (token, user) = accounts::change_password(
-            &ctx.app().db,
+            &*ctx.db().await?,
+            &ctx.app().cluster,
             user.user_id,
             current_password,
             new_password,
@@ -164,9 +170,7 @@ impl AccountMutation {
         ctx.limit_credentials(CredentialAction::DeleteUser)?;
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
-        accounts::delete(&app.db, user.user_id, user.session_created_at, password).await?;
-        // The deleted orgs' sites and links must stop answering at once.
-        app.cluster.all_changed().await;
+        accounts::delete(&*ctx.db().await?, &app.cluster, user.user_id, user.session_created_at, password).await?;
         ctx.clear_session_cookie();
         Ok(DeleteUserPayload { success: true, message: "User deleted".to_owned() })
     }

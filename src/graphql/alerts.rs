@@ -136,7 +136,7 @@ impl Destination {
         ctx: &Context<'_>,
         #[graphql(default = 20)] first: u64,
     ) -> AppResult<Vec<AlertDelivery>> {
-        let found = alerts::deliveries(&ctx.app().db, self.0.id, first).await?;
+        let found = alerts::deliveries(&*ctx.db().await?, self.0.id, first).await?;
         Ok(found.into_iter().map(AlertDelivery).collect())
     }
 }
@@ -200,7 +200,7 @@ impl AlertDelivery {
     /// Every attempt as the delivery log has it, first to last.
     #[graphql(complexity = "cost::log_page(7) * child_complexity")]
     async fn log(&self, ctx: &Context<'_>) -> AppResult<Vec<WebhookDelivery>> {
-        let found = alerts::attempts(&ctx.app().db, self.0.id).await?;
+        let found = alerts::attempts(&*ctx.db().await?, self.0.id).await?;
         Ok(found.into_iter().map(WebhookDelivery::from).collect())
     }
 }
@@ -212,7 +212,7 @@ pub struct AlertQuery;
 impl AlertQuery {
     /// The site's alert destinations, oldest first. Admins only.
     async fn destinations(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<Vec<Destination>> {
-        let found = alerts::list(&ctx.app().db, ctx.viewer()?, site_id).await?;
+        let found = alerts::list(&*ctx.db().await?, ctx.viewer()?, site_id).await?;
         Ok(found.into_iter().map(Destination).collect())
     }
 }
@@ -229,19 +229,19 @@ impl AlertMutation {
         input: DestinationInput,
     ) -> AppResult<Destination> {
         let app = ctx.app();
-        Ok(Destination(alerts::create(&app.db, &app.effects, ctx.viewer()?, site_id, input.into()).await?))
+        Ok(Destination(alerts::create(&*ctx.db().await?, &app.effects, ctx.viewer()?, site_id, input.into()).await?))
     }
 
     /// Replaces every field; clears a `disabledReason`.
     async fn update_destination(&self, ctx: &Context<'_>, id: ID, input: DestinationInput) -> AppResult<Destination> {
         let app = ctx.app();
         let id = parse_id(&id, "destination")?;
-        Ok(Destination(alerts::update(&app.db, &app.effects, ctx.viewer()?, id, input.into()).await?))
+        Ok(Destination(alerts::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, id, input.into()).await?))
     }
 
     /// Deletes the destination and all its deliveries; the delivery log keeps their attempts.
     async fn delete_destination(&self, ctx: &Context<'_>, id: ID) -> AppResult<bool> {
-        alerts::delete(&ctx.app().db, ctx.viewer()?, parse_id(&id, "destination")?).await?;
+        alerts::delete(&*ctx.db().await?, ctx.viewer()?, parse_id(&id, "destination")?).await?;
         Ok(true)
     }
 
@@ -249,13 +249,13 @@ impl AlertMutation {
     async fn test_destination(&self, ctx: &Context<'_>, id: ID) -> AppResult<WebhookDelivery> {
         let app = ctx.app();
         let id = parse_id(&id, "destination")?;
-        Ok(WebhookDelivery::from(alerts::test(&app.db, &app.effects, ctx.viewer()?, id).await?))
+        Ok(WebhookDelivery::from(alerts::test(&*ctx.db().await?, &app.effects, ctx.viewer()?, id).await?))
     }
 
     /// Sends a failed delivery again now, with its `webhook-id`, and answers it.
     async fn retry_delivery(&self, ctx: &Context<'_>, id: ID) -> AppResult<AlertDelivery> {
         let app = ctx.app();
         let id = parse_id(&id, "delivery")?;
-        Ok(AlertDelivery(alerts::retry(&app.db, &app.effects, &app.metrics.alerts, ctx.viewer()?, id).await?))
+        Ok(AlertDelivery(alerts::retry(&*ctx.db().await?, &app.effects, &app.metrics.alerts, ctx.viewer()?, id).await?))
     }
 }

@@ -243,7 +243,7 @@ pub struct AnalyticsQuery;
 impl AnalyticsQuery {
     /// Scored visitors seen in the window, highest score first, then most
     /// recently seen. `first` defaults to 50 and is capped at 500.
-    #[graphql(complexity = "cost::visitor_page(first) * child_complexity")]
+    #[graphql(complexity = "cost::window(time_range.as_deref()) + cost::visitor_page(first) * child_complexity")]
     // One argument per GraphQL argument: the schema's shape, not a Rust choice.
     #[allow(clippy::too_many_arguments)]
     async fn visitors(
@@ -271,9 +271,9 @@ impl AnalyticsQuery {
                 .ok_or_else(|| AppError::validation("after", "is not a cursor of this list"))?,
             None => 0,
         };
-        let app = ctx.app();
         let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
-        let page = visitors::list_filtered(&app.db, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
+        let page =
+            visitors::list_filtered(&*ctx.db().await?, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
         let shown = page.visitors.len();
         let mut connection = Connection::with_additional_fields(
             offset > 0,
@@ -288,15 +288,14 @@ impl AnalyticsQuery {
 
     /// One visitor's full profile, by `tracker_vid`.
     async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<Visitor> {
-        let app = ctx.app();
-        Ok(Visitor::new(analytics::scored_visitor(&app.db, ctx.viewer()?, site_id, &id, now_ms()).await?))
+        Ok(Visitor::new(analytics::scored_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, &id, now_ms()).await?))
     }
 
     /// Overview of human traffic in a rolling window: `24h`, `7d` (default) or `30d`.
+    #[graphql(complexity = "cost::window(time_range.as_deref()) + child_complexity")]
     async fn stats(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Stats> {
         let range = TimeRange::parse(time_range.as_deref(), false)?;
-        let app = ctx.app();
-        let found = stats::stats(&app.db, ctx.viewer()?, site_id, range, now_ms()).await?;
+        let found = stats::stats(&*ctx.db().await?, ctx.viewer()?, site_id, range, now_ms()).await?;
         Ok(Stats {
             overview: found.window.overview.into(),
             top_pages: page_views(found.window.top_pages),
@@ -306,9 +305,9 @@ impl AnalyticsQuery {
     }
 
     /// Who is on the site in the last 24 hours, and what they did.
+    #[graphql(complexity = "cost::window(Some(\"24h\")) + child_complexity")]
     async fn live_stream(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<LiveStream> {
-        let app = ctx.app();
-        let found = live::stream(&app.db, ctx.viewer()?, site_id, now_ms()).await?;
+        let found = live::stream(&*ctx.db().await?, ctx.viewer()?, site_id, now_ms()).await?;
         Ok(LiveStream {
             visitors: found.visitors.into_iter().map(LiveVisitor).collect(),
             activity: found.activity.into_iter().map(LiveEvent).collect(),
@@ -328,9 +327,10 @@ impl AnalyticsQuery {
     /// the `stats` figures plus about thirty UTC-aligned buckets and the
     /// sessions per channel, in one pass per table. A visitor counts where it
     /// was last seen and a session where it ended.
+    #[graphql(complexity = "cost::window(time_range.as_deref()) + child_complexity")]
     async fn traffic(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Traffic> {
         let range = TimeRange::parse(time_range.as_deref(), false)?;
-        let found = series::traffic(&ctx.app().db, ctx.viewer()?, site_id, range, now_ms()).await?;
+        let found = series::traffic(&*ctx.db().await?, ctx.viewer()?, site_id, range, now_ms()).await?;
         Ok(Traffic {
             time_range: found.range.as_str().to_owned(),
             bucket_seconds: found.bucket_ms / 1000,
@@ -362,14 +362,14 @@ impl AnalyticsQuery {
     /// The site a visitor link without a site means: among the sites the
     /// caller can read, the one where this visitor was seen last.
     async fn visitor_site(&self, ctx: &Context<'_>, tracker_vid: String) -> AppResult<Site> {
-        Ok(Site(workspace::site_of_visitor(&ctx.app().db, ctx.viewer()?, &tracker_vid).await?))
+        Ok(Site(workspace::site_of_visitor(&*ctx.db().await?, ctx.viewer()?, &tracker_vid).await?))
     }
 
     /// One tracked visit with its timeline (`session` is the sign-in session).
     async fn tracked_session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<TrackedSession> {
-        let app = ctx.app();
         let session_id = parse_id(&id, "session")?;
-        let (model, visitor) = sessions::find_with_visitor(&app.db, ctx.viewer()?, site_id, session_id).await?;
+        let (model, visitor) =
+            sessions::find_with_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, session_id).await?;
         Ok(TrackedSession::new(model, visitor.identified_user_id))
     }
 }

@@ -3,8 +3,12 @@
 use async_graphql::Context;
 use axum::http::header::SET_COOKIE;
 
+use super::gate::{Gate, Lease};
 use crate::{
-    auth::{RequestContext, Viewer, cookie, rate_limit::CredentialAction},
+    auth::{
+        RequestContext, Viewer, cookie,
+        rate_limit::{CredentialAction, address_key},
+    },
     error::{AppError, AppResult},
     service::sessions,
     state::AppState,
@@ -22,6 +26,8 @@ pub trait ContextExt {
     fn request(&self) -> AppResult<&RequestContext>;
     /// The caller, or UNAUTHORIZED.
     fn viewer(&self) -> AppResult<&Viewer>;
+    /// The database for one service call, in this operation's turn (`gate`).
+    fn db(&self) -> impl Future<Output = AppResult<Lease<'_>>> + Send;
     /// The signed-in person; API keys act for an org, not a person.
     fn signed_in_user(&self) -> AppResult<SignedInUser>;
     fn limit_credentials(&self, action: CredentialAction) -> AppResult<()>;
@@ -42,6 +48,11 @@ impl ContextExt for Context<'_> {
         self.data_opt::<RequestContext>().and_then(|request| request.viewer.as_ref()).ok_or_else(AppError::unauthorized)
     }
 
+    fn db(&self) -> impl Future<Output = AppResult<Lease<'_>>> + Send {
+        let gate = self.data_opt::<Gate>();
+        async move { gate.ok_or_else(|| AppError::internal("operation has no database gate"))?.lease().await }
+    }
+
     fn signed_in_user(&self) -> AppResult<SignedInUser> {
         match self.viewer()? {
             Viewer::User { user_id, session_id, session_created_at } => {
@@ -52,7 +63,7 @@ impl ContextExt for Context<'_> {
     }
 
     fn limit_credentials(&self, action: CredentialAction) -> AppResult<()> {
-        self.app().credential_limiter.check((action, self.request()?.meta.client_ip))
+        self.app().credential_limiter.check((action, address_key(self.request()?.meta.client_ip)))
     }
 
     fn set_session_cookie(&self, token: &str, persistent: bool) {

@@ -3,8 +3,44 @@
 //! fields it names. Bounded lists count their bound; unbounded per-visitor and
 //! per-session lists count a typical size, which keeps one profile cheap and
 //! makes a list of 500 visitors with their sessions and events too expensive.
+//!
+//! A field that reads a window of a site's data (`stats`, `traffic`,
+//! `liveStream`, `visitors`, link analytics) also costs its window: `DAY`
+//! points for each day it covers, whatever it returns. So a thousand aliases
+//! of a 30-day `stats`, each answering one number, cost what they read.
 
-use crate::service::analytics::{profile, visitors};
+use crate::service::{
+    analytics::{TimeRange, profile, visitors},
+    link_stats,
+};
+
+/// What reading one day of one site's data costs.
+pub const DAY: usize = 25;
+/// Days an open window (`all`) is charged as: it reads every day there is,
+/// and the cost has to be known before it runs.
+pub const ALL_DAYS: usize = 400;
+
+/// A window of the `24h` / `7d` / `30d` / `all` kind. A value the resolver
+/// will refuse costs one day; it never runs.
+pub fn window(time_range: Option<&str>) -> usize {
+    let days = match TimeRange::parse(time_range, true) {
+        Ok(TimeRange::Hours24) | Err(_) => 1,
+        Ok(TimeRange::Days7) => 7,
+        Ok(TimeRange::Days30) => 30,
+        Ok(TimeRange::All) => ALL_DAYS,
+    };
+    days * DAY
+}
+
+/// A link-analytics window (`7d`, `30d`, `90d`, `all`).
+pub fn link_window(range: Option<&str>) -> usize {
+    let days = match link_stats::Range::parse(range) {
+        Ok(link_stats::Range::Days(days)) => usize::try_from(days).unwrap_or(ALL_DAYS),
+        Ok(link_stats::Range::All) => ALL_DAYS,
+        Err(_) => 1,
+    };
+    days * DAY
+}
 
 /// Sessions counted for one visitor's `sessions`.
 pub const SESSIONS_PER_VISITOR: usize = 20;
@@ -13,6 +49,9 @@ pub const EVENTS_PER_SESSION: usize = 50;
 /// Identities and link clicks counted for one visitor.
 pub const IDENTITIES_PER_VISITOR: usize = 10;
 pub const CLICKS_PER_VISITOR: usize = 20;
+/// Links counted for one site's `links`, which has no paging: nested
+/// per-link reads (`analytics`) cost as if a site had this many.
+pub const LINKS_PER_SITE: usize = 100;
 /// Days counted for one visitor's `dailyActivity`.
 pub const DAYS_PER_VISITOR: usize = 60;
 
@@ -34,6 +73,17 @@ pub fn log_page(first: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_cost_their_days() {
+        for (range, cost) in [(None, 7 * DAY), (Some("24h"), DAY), (Some("30d"), 30 * DAY), (Some("all"), 400 * DAY)] {
+            assert_eq!(window(range), cost, "{range:?}");
+        }
+        assert_eq!(window(Some("nonsense")), DAY);
+        for (range, cost) in [(None, 7 * DAY), (Some("90d"), 90 * DAY), (Some("all"), 400 * DAY), (Some("x"), DAY)] {
+            assert_eq!(link_window(range), cost, "{range:?}");
+        }
+    }
 
     #[test]
     fn pages_count_their_rows_within_the_limits() {

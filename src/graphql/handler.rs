@@ -1,11 +1,10 @@
 //! HTTP faces of the schema: POST and GET `/graphql`, and `/graphql/ws`.
 
 use async_graphql::{
-    BatchRequest, Data,
+    BatchRequest,
     http::ALL_WEBSOCKET_PROTOCOLS,
     parser::{parse_query, types::OperationType},
 };
-use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
 use axum::{
     extract::{Query, State, WebSocketUpgrade, ws::rejection::WebSocketUpgradeRejection},
     http::{HeaderMap, HeaderValue, StatusCode, header},
@@ -14,10 +13,10 @@ use axum::{
 use serde::Deserialize;
 
 use super::{
-    AppSchema, explorer,
+    AppSchema, executor, explorer,
     http::{self, MediaType},
     limits::Executed,
-    loaders,
+    socket,
 };
 use crate::{
     auth::{RequestContext, cookie},
@@ -40,13 +39,11 @@ pub async fn post(
     let media = MediaType::negotiate(&headers);
     let batch = http::parse_body(&body)?;
     let mut executed = Vec::new();
+    let mut prepare = |request| executor::prepare(mark(request, &mut executed), &app, ctx.clone());
     let batch = match batch {
-        BatchRequest::Single(request) => BatchRequest::Single(mark(request, &mut executed)),
-        BatchRequest::Batch(requests) => {
-            BatchRequest::Batch(requests.into_iter().map(|request| mark(request, &mut executed)).collect())
-        }
+        BatchRequest::Single(request) => BatchRequest::Single(prepare(request)),
+        BatchRequest::Batch(requests) => BatchRequest::Batch(requests.into_iter().map(prepare).collect()),
     };
-    let batch = batch.data(ctx).data(loaders::per_request(&app.db));
     http::respond(media, schema.execute_batch(batch).await, &executed)
 }
 
@@ -98,30 +95,26 @@ pub async fn get(
         None => serde_json::Value::Null,
     };
     let mut executed = Vec::new();
-    let mut request = async_graphql::Request::new(query)
-        .variables(async_graphql::Variables::from_json(variables))
-        .data(ctx)
-        .data(loaders::per_request(&app.db));
+    let mut request = async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables));
     if let Some(name) = params.operation_name {
         request = request.operation_name(name);
     }
-    let request = mark(request, &mut executed);
+    let request = executor::prepare(mark(request, &mut executed), &app, ctx);
     http::respond(MediaType::negotiate(&headers), schema.execute(request).await.into(), &executed)
 }
 
 /// GET /graphql/ws: subscriptions over `graphql-transport-ws` (and the older
-/// `graphql-ws`). The caller is resolved from the upgrade request's cookie or
-/// bearer token, like any other request.
+/// `graphql-ws`); see `socket` for how access is kept checked.
 pub async fn ws(
     State(schema): State<AppSchema>,
     State(app): State<AppState>,
     ctx: RequestContext,
     headers: HeaderMap,
-    protocol: Result<GraphQLProtocol, axum::http::StatusCode>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> AppResult<Response> {
     let upgrade = upgrade.map_err(|err| AppError::bad_request(err.body_text()))?;
-    let protocol = protocol.map_err(|_| AppError::bad_request("unsupported websocket subprotocol"))?;
+    let protocol =
+        socket::protocol(&headers).ok_or_else(|| AppError::bad_request("unsupported websocket subprotocol"))?;
     // Browsers send cookies on cross-site websocket upgrades; refuse foreign origins.
     if cookie::session_token(&headers).is_some()
         && let Some(origin) = headers.get(header::ORIGIN)
@@ -131,11 +124,6 @@ pub async fn ws(
     }
     Ok(upgrade
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
-        .on_upgrade(move |stream| {
-            let mut data = Data::default();
-            data.insert(ctx);
-            data.insert(loaders::per_request(&app.db));
-            GraphQLWebSocket::new(stream, schema, protocol).with_data(data).serve()
-        })
+        .on_upgrade(move |stream| socket::serve(stream, schema, app, ctx, headers, protocol))
         .into_response())
 }

@@ -178,7 +178,19 @@ pub fn respond(media: MediaType, batch: BatchResponse, executed: &[Executed]) ->
             (StatusCode::OK, Value::Array(entries))
         }
     };
+    // A spent read budget is an HTTP matter whatever the media type: 429 with
+    // Retry-After, as REST answers it, when no operation ran for that reason.
+    let responses: Vec<&async_graphql::Response> = match &batch {
+        BatchResponse::Single(response) => vec![response],
+        BatchResponse::Batch(responses) => responses.iter().collect(),
+    };
+    let budget_waits: Option<Vec<u64>> = responses.iter().map(|response| rate_limited(response)).collect();
+    let retry_after = budget_waits.and_then(|waits| waits.into_iter().max());
+    let status = if retry_after.is_some() { StatusCode::TOO_MANY_REQUESTS } else { status };
     let mut answer = (status, [(header::CONTENT_TYPE, media.content_type())], body.to_string()).into_response();
+    if let Some(secs) = retry_after {
+        answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
     if batch.is_ok()
         && let Some(cache_control) = batch.cache_control().value()
         && let Ok(value) = HeaderValue::from_str(&cache_control)
@@ -197,6 +209,15 @@ fn entry(response: &async_graphql::Response, request_error: bool) -> AppResult<V
         fields.remove("data");
     }
     Ok(value)
+}
+
+/// The wait of a response refused, before running, because the caller's read
+/// budget was spent.
+fn rate_limited(response: &async_graphql::Response) -> Option<u64> {
+    let [error] = response.errors.as_slice() else { return None };
+    let refused = AppError::from(error);
+    (refused.code == ErrorCode::RateLimited && response.data == async_graphql::Value::Null)
+        .then(|| refused.retry_after.unwrap_or(1))
 }
 
 /// The status of the first error's code; every code the request phase gives

@@ -90,7 +90,7 @@ impl IdentifyQuery {
     ) -> AppResult<IdentityLookup> {
         let app = ctx.app();
         let site_id = site_id.unwrap_or(app.config.default_site_id);
-        let found = identify::latest(&app.db, ctx.viewer()?, site_id, &tracker_vid).await?;
+        let found = identify::latest(&*ctx.db().await?, ctx.viewer()?, site_id, &tracker_vid).await?;
         Ok(IdentityLookup { tracker_vid, identified: found.is_some(), identity: found.map(Identity) })
     }
 }
@@ -116,7 +116,7 @@ impl IdentifyMutation {
             source: input.source,
             source_detail: input.source_detail,
         };
-        let command = identify::identify(&app.db, &app.effects, ctx.viewer()?, input).await?;
+        let command = identify::identify(&*ctx.db().await?, &app.effects, ctx.viewer()?, input).await?;
         let identified_as = command.email.clone().or_else(|| command.user_id.clone()).unwrap_or_default();
         let tracker_vid = command.tracker_vid;
         Ok(IdentifyResult {

@@ -29,8 +29,8 @@ use async_graphql::{
 
 use futures_util::stream::{BoxStream, StreamExt};
 
-use super::{MAX_COMPLEXITY, MAX_DEPTH, errors::with_codes};
-use crate::error::AppError;
+use super::{MAX_COMPLEXITY, MAX_DEPTH, MAX_ROOT_FIELDS, errors::with_codes, gate::Gate};
+use crate::{auth::RequestContext, error::AppError, state::AppState};
 
 /// Introspection fields one request may resolve. graphql-js's full
 /// introspection query resolves about 8,000 of them on this schema; the
@@ -79,10 +79,14 @@ pub fn refusal(message: impl Into<String>) -> ServerError {
     refused(AppError::bad_request(message))
 }
 
-/// A refusal before any resolver runs, with `err`'s code and message.
+/// A refusal before any resolver runs, with `err`'s code, message and wait.
 fn refused(err: AppError) -> ServerError {
     let mut refusal = ServerError::new(err.message, None);
-    refusal.extensions.get_or_insert_with(Default::default).set("code", err.code.as_str());
+    let extensions = refusal.extensions.get_or_insert_with(Default::default);
+    extensions.set("code", err.code.as_str());
+    if let Some(secs) = err.retry_after {
+        extensions.set("retryAfter", secs);
+    }
     refusal
 }
 
@@ -127,7 +131,16 @@ impl Extension for LimitsExtension {
         if roots.introspection && !self.introspection {
             return Err(refusal("introspection is turned off on this server (GRAPHQL_INTROSPECTION)"));
         }
+        if roots.most > MAX_ROOT_FIELDS {
+            return Err(refusal(format!(
+                "Query selects {} top-level fields in one operation, at most {MAX_ROOT_FIELDS}",
+                roots.most
+            )));
+        }
         self.introspection_only.store(roots.only_introspection, Ordering::Relaxed);
+        if let Some(gate) = ctx.data_opt::<Gate>() {
+            gate.parsed(roots.mutation);
+        }
         Ok(document)
     }
 
@@ -148,6 +161,10 @@ impl Extension for LimitsExtension {
                 "Query is nested too deep: {} levels, at most {MAX_DEPTH}",
                 result.depth
             ))]);
+        }
+        // The caller's read budget pays for the operation before it runs.
+        if let (Some(app), Some(request)) = (ctx.data_opt::<AppState>(), ctx.data_opt::<RequestContext>()) {
+            app.read_budget.charge(request, result.complexity).map_err(|err| vec![refused(err)])?;
         }
         Ok(result)
     }
@@ -197,39 +214,59 @@ struct RootFields {
     /// Every operation is a query that selects only `__schema`, `__type` and
     /// `__typename`: schema tooling, exempt from the depth limit.
     only_introspection: bool,
+    /// Some operation is a mutation.
+    mutation: bool,
+    /// The most root fields one operation resolves: one per response key
+    /// (alias or name), through fragments, since fields with the same key
+    /// merge and run once. Introspection has its own budget and is not counted.
+    most: usize,
 }
 
 impl RootFields {
     fn of(document: &ExecutableDocument) -> Self {
-        let mut roots = RootFields { introspection: false, only_introspection: true };
-        let mut seen = HashSet::new();
+        let mut roots = RootFields { introspection: false, only_introspection: true, mutation: false, most: 0 };
         for (_, operation) in document.operations.iter() {
             if operation.node.ty != OperationType::Query {
                 roots.only_introspection = false;
             }
-            roots.walk(document, &operation.node.selection_set.node, &mut seen);
+            roots.mutation |= operation.node.ty == OperationType::Mutation;
+            let mut keys = HashSet::new();
+            roots.walk(document, &operation.node.selection_set.node, &mut HashSet::new(), &mut keys);
+            roots.most = roots.most.max(keys.len());
         }
         roots
     }
 
     /// Fragments are walked once each: a cycle is a validation error found later.
-    fn walk<'d>(&mut self, document: &'d ExecutableDocument, set: &'d SelectionSet, seen: &mut HashSet<&'d str>) {
+    fn walk<'d>(
+        &mut self,
+        document: &'d ExecutableDocument,
+        set: &'d SelectionSet,
+        seen: &mut HashSet<&'d str>,
+        keys: &mut HashSet<&'d str>,
+    ) {
         for selection in &set.items {
             match &selection.node {
-                Selection::Field(field) => match field.node.name.node.as_str() {
-                    "__schema" | "__type" => self.introspection = true,
-                    "__typename" => {}
-                    _ => self.only_introspection = false,
-                },
+                Selection::Field(field) => {
+                    let name = field.node.name.node.as_str();
+                    match name {
+                        "__schema" | "__type" => self.introspection = true,
+                        "__typename" => {}
+                        _ => {
+                            self.only_introspection = false;
+                            keys.insert(field.node.alias.as_ref().map_or(name, |alias| alias.node.as_str()));
+                        }
+                    }
+                }
                 Selection::FragmentSpread(spread) => {
                     let name = spread.node.fragment_name.node.as_str();
                     if seen.insert(name)
                         && let Some(fragment) = document.fragments.get(name)
                     {
-                        self.walk(document, &fragment.node.selection_set.node, seen);
+                        self.walk(document, &fragment.node.selection_set.node, seen, keys);
                     }
                 }
-                Selection::InlineFragment(inline) => self.walk(document, &inline.node.selection_set.node, seen),
+                Selection::InlineFragment(inline) => self.walk(document, &inline.node.selection_set.node, seen, keys),
             }
         }
     }
@@ -245,6 +282,28 @@ mod tests {
     fn roots(query: &str) -> (bool, bool) {
         let roots = RootFields::of(&parse_query(query).expect("a valid document"));
         (roots.introspection, roots.only_introspection)
+    }
+
+    fn most_roots(query: &str) -> usize {
+        RootFields::of(&parse_query(query).expect("a valid document")).most
+    }
+
+    #[test]
+    fn root_fields_are_counted_by_response_key() {
+        for (query, count) in [
+            ("{ viewer { id } }", 1),
+            ("{ a: viewer { id } b: viewer { id } viewer { id } }", 3),
+            ("{ viewer { id } viewer { email } }", 1),
+            ("{ ...F a: sites { id } } fragment F on Query { a: sites { id } b: sites { id } }", 2),
+            ("{ ... on Query { x: viewer { id } } y: viewer { id } }", 2),
+            ("query A { a: viewer { id } } query B { a: viewer { id } b: viewer { id } c: viewer { id } }", 3),
+            ("{ __typename viewer { id } }", 1),
+            ("{ a: __schema { description } b: __schema { description } }", 0),
+        ] {
+            assert_eq!(most_roots(query), count, "{query}");
+        }
+        let aliases: String = (0..1000).map(|i| format!("s{i}: viewer {{ id }} ")).collect();
+        assert_eq!(most_roots(&format!("{{ {aliases} }}")), 1000);
     }
 
     /// REST runs GraphQL documents and answers an error with its code's status.

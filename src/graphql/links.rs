@@ -7,6 +7,7 @@ use entity::{link, site};
 
 use super::{
     context::ContextExt,
+    cost,
     link_analytics::LinkAnalytics,
     types::{SuccessPayload, Timestamp},
 };
@@ -40,7 +41,9 @@ impl Link {
     async fn counts(&self, ctx: &Context<'_>) -> AppResult<ClickCounts> {
         let counts = self
             .counts
-            .get_or_try_init(|| link_stats::of_link(&ctx.app().db, self.site.id, self.link.id, now_ms()))
+            .get_or_try_init(|| async {
+                link_stats::of_link(&*ctx.db().await?, self.site.id, self.link.id, now_ms()).await
+            })
             .await?;
         Ok(*counts)
     }
@@ -118,6 +121,7 @@ impl Link {
     }
     /// This link's human clicks grouped for charts, as `linkAnalytics` with
     /// its slug. `range` is 7d (default), 30d, 90d or all.
+    #[graphql(complexity = "cost::link_window(range.as_deref()) + child_complexity")]
     async fn analytics(&self, ctx: &Context<'_>, range: Option<String>) -> AppResult<LinkAnalytics> {
         let filter = AnalyticsFilter {
             site_id: Some(self.site.id),
@@ -126,7 +130,7 @@ impl Link {
             campaign: None,
             source: None,
         };
-        let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
+        let found = link_stats::analytics(&*ctx.db().await?, ctx.viewer()?, filter, now_ms()).await?;
         Ok(found.into())
     }
 }
@@ -211,8 +215,10 @@ pub struct LinkQuery;
 #[Object]
 impl LinkQuery {
     /// The site's links with click counts; the viewer's first site when none is named.
+    #[graphql(complexity = "cost::LINKS_PER_SITE * child_complexity")]
     async fn links(&self, ctx: &Context<'_>, site_id: Option<i64>) -> AppResult<LinkList> {
-        let db = &ctx.app().db;
+        let lease = ctx.db().await?;
+        let db = &*lease;
         let site = access::site_or_first(db, ctx.viewer()?, site_id, Role::Viewer).await?;
         let now = now_ms();
         let counts = link_stats::per_link(db, site.id, now).await?;
@@ -235,18 +241,19 @@ impl LinkQuery {
 
     async fn link(&self, ctx: &Context<'_>, id: ID) -> AppResult<Link> {
         let id = links::parse_public_id(&id)?;
-        let (link, site) = links::find(&ctx.app().db, ctx.viewer()?, id, Role::Viewer).await?;
+        let (link, site) = links::find(&*ctx.db().await?, ctx.viewer()?, id, Role::Viewer).await?;
         Ok(Link::new(link, site))
     }
 
     /// Whether a slug is free on the site (the viewer's first site when none is named).
     async fn check_slug(&self, ctx: &Context<'_>, slug: String, site_id: Option<i64>) -> AppResult<SlugCheck> {
-        let available = links::slug_available(&ctx.app().db, ctx.viewer()?, site_id, &slug).await?;
+        let available = links::slug_available(&*ctx.db().await?, ctx.viewer()?, site_id, &slug).await?;
         Ok(SlugCheck { available, slug })
     }
 
     /// Human clicks grouped for charts. `range` is 7d (default), 30d, 90d or all;
     /// days are UTC calendar days ending today.
+    #[graphql(complexity = "cost::link_window(range.as_deref()) + child_complexity")]
     async fn link_analytics(
         &self,
         ctx: &Context<'_>,
@@ -257,7 +264,7 @@ impl LinkQuery {
         source: Option<String>,
     ) -> AppResult<LinkAnalytics> {
         let filter = AnalyticsFilter { site_id, range, slug, campaign, source };
-        let found = link_stats::analytics(&ctx.app().db, ctx.viewer()?, filter, now_ms()).await?;
+        let found = link_stats::analytics(&*ctx.db().await?, ctx.viewer()?, filter, now_ms()).await?;
         Ok(found.into())
     }
 }
@@ -285,7 +292,7 @@ impl LinkMutation {
             max_clicks: input.max_clicks,
             tags: input.tags,
         };
-        let (link, site) = links::create(&app.db, ctx.viewer()?, new).await?;
+        let (link, site) = links::create(&*ctx.db().await?, ctx.viewer()?, new).await?;
         let full_url = links::full_url(&app.config.short_link_base(), &site, &link);
         Ok(CreatedLink { link: Link::new(link, site), full_url })
     }
@@ -308,14 +315,15 @@ impl LinkMutation {
             tags: input.tags,
         };
         let (link, site) =
-            links::update(&app.db, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?, changes).await?;
+            links::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?, changes)
+                .await?;
         Ok(Link::new(link, site))
     }
 
     /// Deletes the link and its clicks. Members and up.
     async fn delete_link(&self, ctx: &Context<'_>, id: ID) -> AppResult<SuccessPayload> {
         let app = ctx.app();
-        links::delete(&app.db, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?).await?;
+        links::delete(&*ctx.db().await?, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?).await?;
         Ok(SuccessPayload { success: true })
     }
 }

@@ -4,10 +4,14 @@ use async_graphql::{Context, Object, Subscription};
 use futures_util::{Stream, StreamExt};
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::{context::ContextExt, types::Timestamp};
+use std::{sync::Arc, time::Duration};
+
+use tokio::{sync::Mutex, time::Instant};
+
+use super::{context::ContextExt, gate::Gate, types::Timestamp};
 use crate::{
-    auth::Role,
-    error::AppResult,
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
     service::{access, tracking::Activity},
     time,
 };
@@ -17,19 +21,58 @@ pub struct LiveSubscription;
 
 #[Subscription]
 impl LiveSubscription {
-    /// Every visitor event stored for the site, as it is stored.
+    /// Every visitor event stored for the site, as it is stored. The stream
+    /// ends when the viewer can no longer read the site.
     async fn live_visitors(
         &self,
         ctx: &Context<'_>,
         site_id: i64,
     ) -> Result<impl Stream<Item = LiveActivity>, crate::error::AppError> {
         let app = ctx.app();
-        access::site(&app.db, ctx.viewer()?, site_id, Role::Viewer).await?;
+        let viewer = ctx.viewer()?.clone();
+        access::site(&*ctx.db().await?, &viewer, site_id, Role::Viewer).await?;
+        let gate =
+            ctx.data_opt::<Gate>().cloned().ok_or_else(|| AppError::internal("operation has no database gate"))?;
+        let access = Arc::new(SiteAccess { gate, viewer, site_id, checked: Mutex::new(Instant::now()) });
         let updates = BroadcastStream::new(app.live.subscribe());
         // A subscriber that falls behind skips what it missed rather than ending.
-        Ok(updates.filter_map(move |update| async move {
-            update.ok().filter(|activity| activity.site_id == site_id).map(LiveActivity)
-        }))
+        Ok(updates
+            .filter_map(move |update| async move { update.ok().filter(|activity| activity.site_id == site_id) })
+            .then(move |activity| {
+                let access = access.clone();
+                async move { access.still_allowed().await.then_some(activity) }
+            })
+            .take_while(|allowed| std::future::ready(allowed.is_some()))
+            .filter_map(|allowed| std::future::ready(allowed.map(LiveActivity))))
+    }
+}
+
+/// Events are pushed only while the viewer can read the site: access is
+/// checked again before an event when the last check is older than this.
+const ACCESS_RECHECK: Duration = Duration::from_secs(2);
+
+/// A subscription's viewer and site, and when access was last confirmed.
+struct SiteAccess {
+    gate: Gate,
+    viewer: Viewer,
+    site_id: i64,
+    checked: Mutex<Instant>,
+}
+
+impl SiteAccess {
+    async fn still_allowed(&self) -> bool {
+        let mut checked = self.checked.lock().await;
+        if checked.elapsed() < ACCESS_RECHECK {
+            return true;
+        }
+        let allowed = match self.gate.lease().await {
+            Ok(db) => access::site(&*db, &self.viewer, self.site_id, Role::Viewer).await.is_ok(),
+            Err(_) => false,
+        };
+        if allowed {
+            *checked = Instant::now();
+        }
+        allowed
     }
 }
 
@@ -61,9 +104,8 @@ impl LiveActivity {
     /// The visitor as this event left them: score, totals, profile.
     async fn visitor(&self, ctx: &async_graphql::Context<'_>) -> AppResult<super::visitor::Visitor> {
         use super::context::ContextExt;
-        let app = ctx.app();
         let scored = crate::service::analytics::scored_visitor(
-            &app.db,
+            &*ctx.db().await?,
             ctx.viewer()?,
             self.0.site_id,
             &self.0.tracker_vid,

@@ -5,23 +5,23 @@
 use std::{collections::HashMap, sync::Arc};
 
 use async_graphql::{Context, dataloader::DataLoader, dataloader::Loader};
-use sea_orm::DatabaseConnection;
 
 use entity::{event, identity, link_click, tracked_session};
 
+use super::gate::Gate;
 use crate::{
     error::{AppError, AppResult},
     service::analytics::profile,
 };
 
-/// Loads the nested lists of visitors and sessions.
+/// Loads the nested lists of visitors and sessions, in the operation's turn.
 pub struct ActivityLoader {
-    db: DatabaseConnection,
+    gate: Gate,
 }
 
 /// A fresh loader set for one request: its cache must not outlive the request.
-pub fn per_request(db: &DatabaseConnection) -> Loaders {
-    Arc::new(DataLoader::new(ActivityLoader { db: db.clone() }, tokio::spawn))
+pub fn per_request(gate: Gate) -> Loaders {
+    Arc::new(DataLoader::new(ActivityLoader { gate }, tokio::spawn))
 }
 
 /// Shared by the operations of one batched request.
@@ -49,7 +49,11 @@ impl Loader<SessionsOfVisitor> for ActivityLoader {
 
     async fn load(&self, keys: &[SessionsOfVisitor]) -> Loaded<SessionsOfVisitor, tracked_session::Model> {
         let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
-        keyed(profile::sessions_of_visitors(&self.db, &ids).await, SessionsOfVisitor)
+        let found = match self.gate.lease().await {
+            Ok(db) => profile::sessions_of_visitors(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, SessionsOfVisitor)
     }
 }
 
@@ -59,7 +63,11 @@ impl Loader<EventsOfSession> for ActivityLoader {
 
     async fn load(&self, keys: &[EventsOfSession]) -> Loaded<EventsOfSession, event::Model> {
         let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
-        keyed(profile::events_of_sessions(&self.db, &ids).await, EventsOfSession)
+        let found = match self.gate.lease().await {
+            Ok(db) => profile::events_of_sessions(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, EventsOfSession)
     }
 }
 
@@ -69,7 +77,11 @@ impl Loader<IdentitiesOfVisitor> for ActivityLoader {
 
     async fn load(&self, keys: &[IdentitiesOfVisitor]) -> Loaded<IdentitiesOfVisitor, identity::Model> {
         let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
-        keyed(profile::identities_of_visitors(&self.db, &ids).await, IdentitiesOfVisitor)
+        let found = match self.gate.lease().await {
+            Ok(db) => profile::identities_of_visitors(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, IdentitiesOfVisitor)
     }
 }
 
@@ -79,7 +91,11 @@ impl Loader<ClicksOfVisitor> for ActivityLoader {
 
     async fn load(&self, keys: &[ClicksOfVisitor]) -> Loaded<ClicksOfVisitor, link_click::Model> {
         let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
-        keyed(profile::clicks_of_visitors(&self.db, &ids).await, ClicksOfVisitor)
+        let found = match self.gate.lease().await {
+            Ok(db) => profile::clicks_of_visitors(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, ClicksOfVisitor)
     }
 }
 

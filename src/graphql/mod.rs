@@ -6,10 +6,13 @@ pub mod analytics;
 pub mod context;
 pub mod cost;
 pub mod errors;
+pub mod executor;
 pub mod explorer;
+pub mod gate;
 pub mod handler;
 pub mod http;
 pub mod identify;
+pub mod invitations;
 pub mod limits;
 pub mod link_analytics;
 pub mod links;
@@ -20,6 +23,7 @@ pub mod orgs;
 pub mod privacy;
 pub mod session;
 pub mod sites;
+pub mod socket;
 pub mod types;
 pub mod visitor;
 pub mod webhooks;
@@ -32,6 +36,7 @@ use crate::state::AppState;
 pub struct Query(
     account::AccountQuery,
     orgs::OrgQuery,
+    invitations::InvitationQuery,
     sites::SiteQuery,
     identify::IdentifyQuery,
     links::LinkQuery,
@@ -44,6 +49,7 @@ pub struct Query(
 pub struct Mutation(
     account::AccountMutation,
     orgs::OrgMutation,
+    invitations::InvitationMutation,
     sites::SiteMutation,
     identify::IdentifyMutation,
     links::LinkMutation,
@@ -65,6 +71,9 @@ pub const MAX_DEPTH: usize = 12;
 pub const MAX_COMPLEXITY: usize = 25_000;
 /// Operations in one batched request.
 pub const MAX_BATCH: usize = 10;
+/// Top-level fields one operation may select, aliases counted: each is a
+/// read of its own, and a page's document needs a handful.
+pub const MAX_ROOT_FIELDS: usize = 20;
 
 /// The depth and complexity limits are `limits::Limits`, not async-graphql's
 /// own: those name no error code and cannot tell schema tooling from queries.

@@ -23,7 +23,7 @@ pub struct Member {
 }
 
 impl Member {
-    fn new(member: member::Model, user: &user::Model) -> Self {
+    pub fn new(member: member::Model, user: &user::Model) -> Self {
         Member {
             user_id: ID(user.id.to_string()),
             name: user.name.clone(),
@@ -41,27 +41,27 @@ pub struct OrgQuery;
 impl OrgQuery {
     /// The orgs the caller belongs to, oldest membership first.
     async fn orgs(&self, ctx: &Context<'_>) -> AppResult<Vec<Org>> {
-        let found = access::orgs(&ctx.app().db, ctx.viewer()?).await?;
+        let found = access::orgs(&*ctx.db().await?, ctx.viewer()?).await?;
         Ok(found.into_iter().map(|(org, role)| Org { org, role }).collect())
     }
 
     async fn org(&self, ctx: &Context<'_>, id: ID) -> AppResult<Org> {
         let org_id = parse_id(&id, "organization")?;
-        let (org, role) = access::find_org(&ctx.app().db, ctx.viewer()?, org_id, crate::auth::Role::Viewer).await?;
+        let (org, role) = access::find_org(&*ctx.db().await?, ctx.viewer()?, org_id, crate::auth::Role::Viewer).await?;
         Ok(Org { org, role })
     }
 
     /// The org's members, oldest first.
     async fn members(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Member>> {
         let org_id = parse_id(&org_id, "organization")?;
-        let found = members::list(&ctx.app().db, ctx.viewer()?, org_id).await?;
+        let found = members::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
         Ok(found.into_iter().map(|(member, user)| Member::new(member, &user)).collect())
     }
 
     /// The org's API keys, revoked ones included. Admins only.
     async fn api_keys(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<ApiKey>> {
         let org_id = parse_id(&org_id, "organization")?;
-        let keys = api_keys::list(&ctx.app().db, ctx.viewer()?, org_id).await?;
+        let keys = api_keys::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
         Ok(keys.into_iter().map(ApiKey).collect())
     }
 }
@@ -74,7 +74,8 @@ impl OrgMutation {
     /// Creates an API key for server-to-server calls (`Authorization: Bearer <key>`).
     /// Admins only. The key is returned once and stored only as a hash.
     async fn create_api_key(&self, ctx: &Context<'_>, org_id: Option<ID>, name: String) -> AppResult<CreatedApiKey> {
-        let db = &ctx.app().db;
+        let lease = ctx.db().await?;
+        let db = &*lease;
         let viewer = ctx.viewer()?;
         let org_id = match org_id {
             Some(id) => parse_id(&id, "organization")?,
@@ -84,28 +85,16 @@ impl OrgMutation {
         Ok(CreatedApiKey { key, api_key: ApiKey(record) })
     }
 
-    /// Adds an existing user by email. Admins only; owners to add an owner.
-    async fn add_member(
-        &self,
-        ctx: &Context<'_>,
-        org_id: ID,
-        email: String,
-        #[graphql(default_with = "\"member\".to_owned()")] role: String,
-    ) -> AppResult<Member> {
-        let org_id = parse_id(&org_id, "organization")?;
-        let role = members::parse_role(&role)?;
-        let (member, user) = members::add(&ctx.app().db, ctx.viewer()?, org_id, &email, role).await?;
-        Ok(Member::new(member, &user))
-    }
-
     /// Changes a member's role. Admins only; owners when the owner role is involved.
     /// The last owner cannot be demoted.
     async fn change_member_role(&self, ctx: &Context<'_>, org_id: ID, user_id: ID, role: String) -> AppResult<Member> {
-        let db = &ctx.app().db;
+        let lease = ctx.db().await?;
+        let db = &*lease;
         let org_id = parse_id(&org_id, "organization")?;
         let user_id = parse_id(&user_id, "member")?;
         let (member, user) =
-            members::change_role(db, ctx.viewer()?, org_id, user_id, members::parse_role(&role)?).await?;
+            members::change_role(db, &ctx.app().cluster, ctx.viewer()?, org_id, user_id, members::parse_role(&role)?)
+                .await?;
         Ok(Member::new(member, &user))
     }
 
@@ -113,7 +102,7 @@ impl OrgMutation {
     async fn remove_member(&self, ctx: &Context<'_>, org_id: ID, user_id: ID) -> AppResult<bool> {
         let org_id = parse_id(&org_id, "organization")?;
         let user_id = parse_id(&user_id, "member")?;
-        members::remove(&ctx.app().db, ctx.viewer()?, org_id, user_id).await?;
+        members::remove(&*ctx.db().await?, &ctx.app().cluster, ctx.viewer()?, org_id, user_id).await?;
         Ok(true)
     }
 
@@ -121,14 +110,14 @@ impl OrgMutation {
     async fn delete_org(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<bool> {
         let org_id = parse_id(&org_id, "organization")?;
         let app = ctx.app();
-        orgs::delete(&app.db, &app.effects, ctx.viewer()?, org_id).await?;
+        orgs::delete(&*ctx.db().await?, &app.effects, ctx.viewer()?, org_id).await?;
         Ok(true)
     }
 
     /// Revokes a key at once. Admins only.
     async fn revoke_api_key(&self, ctx: &Context<'_>, id: ID) -> AppResult<ApiKey> {
         let key_id = parse_id(&id, "API key")?;
-        Ok(ApiKey(api_keys::revoke(&ctx.app().db, ctx.viewer()?, key_id).await?))
+        Ok(ApiKey(api_keys::revoke(&*ctx.db().await?, &ctx.app().cluster, ctx.viewer()?, key_id).await?))
     }
 }
 

@@ -30,7 +30,7 @@ impl PrivacyMutation {
     /// unties its clicks; every figure afterwards is as if it never came.
     /// Admins only.
     async fn erase_visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<EraseResult> {
-        let erased = privacy::erase_visitor(&ctx.app().db, ctx.viewer()?, site_id, &id).await?;
+        let erased = privacy::erase_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, &id).await?;
         Ok(EraseResult {
             success: true,
             erased: ErasedCounts {

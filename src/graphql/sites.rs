@@ -50,18 +50,18 @@ pub struct SiteQuery;
 impl SiteQuery {
     /// Every site the caller can access, oldest first.
     async fn sites(&self, ctx: &Context<'_>) -> AppResult<Vec<Site>> {
-        let sites = access::sites(&ctx.app().db, ctx.viewer()?).await?;
+        let sites = access::sites(&*ctx.db().await?, ctx.viewer()?).await?;
         Ok(sites.into_iter().map(Site).collect())
     }
 
     async fn site(&self, ctx: &Context<'_>, id: i64) -> AppResult<Site> {
-        Ok(Site(access::site(&ctx.app().db, ctx.viewer()?, id, Role::Viewer).await?.0))
+        Ok(Site(access::site(&*ctx.db().await?, ctx.viewer()?, id, Role::Viewer).await?.0))
     }
 
     /// The site the web app shows: the one last chosen with `selectSite`
     /// while it is still readable, else the first; null without any site.
     async fn current_site(&self, ctx: &Context<'_>) -> AppResult<Option<Site>> {
-        Ok(crate::service::workspace::current_site(&ctx.app().db, ctx.viewer()?).await?.map(Site))
+        Ok(crate::service::workspace::current_site(&*ctx.db().await?, ctx.viewer()?).await?.map(Site))
     }
 }
 
@@ -75,7 +75,7 @@ impl SiteMutation {
         let app = ctx.app();
         let org_id = input.org_id.as_ref().map(|id| parse_id(id, "organization")).transpose()?;
         let new = NewSite { org_id, domain: input.domain, name: input.name };
-        Ok(Site(sites::create(&app.db, ctx.viewer()?, app.config.max_sites_per_account, new).await?))
+        Ok(Site(sites::create(&*ctx.db().await?, ctx.viewer()?, app.config.max_sites_per_account, new).await?))
     }
 
     /// Changes only the fields given. Admins only.
@@ -95,18 +95,18 @@ impl SiteMutation {
             respect_do_not_track: input.respect_do_not_track,
         };
         let app = ctx.app();
-        Ok(Site(sites::update(&app.db, &app.effects, ctx.viewer()?, id, changes).await?))
+        Ok(Site(sites::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, id, changes).await?))
     }
 
     /// Deletes the site with all its data. Admins only.
     async fn delete_site(&self, ctx: &Context<'_>, id: i64) -> AppResult<SuccessPayload> {
-        sites::delete(&ctx.app().db, &ctx.app().effects, ctx.viewer()?, id).await?;
+        sites::delete(&*ctx.db().await?, &ctx.app().effects, ctx.viewer()?, id).await?;
         Ok(SuccessPayload { success: true })
     }
 
     /// Remembers the site as the signed-in user's current one (`currentSite`).
     async fn select_site(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<Site> {
-        Ok(Site(crate::service::workspace::select_site(&ctx.app().db, ctx.viewer()?, site_id).await?))
+        Ok(Site(crate::service::workspace::select_site(&*ctx.db().await?, ctx.viewer()?, site_id).await?))
     }
 }
 

@@ -294,21 +294,21 @@ impl Visitor {
     /// The latest events, newest first.
     #[graphql(complexity = "cost::RECENT_EVENTS * child_complexity")]
     async fn recent_events(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedEvent>> {
-        Ok(profile::recent_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
+        Ok(profile::recent_events(&*ctx.db().await?, self.id()).await?.into_iter().map(TrackedEvent).collect())
     }
     /// Form submissions, newest first.
     #[graphql(complexity = "cost::FORM_EVENTS * child_complexity")]
     async fn form_events(&self, ctx: &Context<'_>) -> AppResult<Vec<TrackedEvent>> {
-        Ok(profile::form_events(&ctx.app().db, self.id()).await?.into_iter().map(TrackedEvent).collect())
+        Ok(profile::form_events(&*ctx.db().await?, self.id()).await?.into_iter().map(TrackedEvent).collect())
     }
     #[graphql(complexity = "cost::TOP_PAGES * child_complexity")]
     async fn top_pages(&self, ctx: &Context<'_>) -> AppResult<Vec<PageViews>> {
-        Ok(page_views(profile::top_pages(&ctx.app().db, self.id()).await?))
+        Ok(page_views(profile::top_pages(&*ctx.db().await?, self.id()).await?))
     }
     /// Events per UTC day, for the days with activity.
     #[graphql(complexity = "cost::DAYS_PER_VISITOR * child_complexity")]
     async fn daily_activity(&self, ctx: &Context<'_>) -> AppResult<Vec<DayActivity>> {
-        let days = profile::daily_activity(&ctx.app().db, self.id()).await?;
+        let days = profile::daily_activity(&*ctx.db().await?, self.id()).await?;
         Ok(days.into_iter().map(|(date, events)| DayActivity { date, events }).collect())
     }
 }

@@ -149,13 +149,13 @@ impl WebhookQuery {
         org_id: Option<ID>,
         #[graphql(default = 50)] first: u64,
     ) -> AppResult<Vec<WebhookDelivery>> {
-        let found = webhooks::deliveries(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?, first).await?;
+        let found = webhooks::deliveries(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?, first).await?;
         Ok(found.into_iter().map(WebhookDelivery).collect())
     }
 
     /// The Standard Webhooks secret that signs the org's deliveries. Admins only.
     async fn webhook_signing_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
-        Ok(webhooks::signing_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
+        Ok(webhooks::signing_secret(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?).await?)
     }
 }
 
@@ -179,7 +179,7 @@ impl WebhookMutation {
             include_events: input.include_events.unwrap_or(true),
             dry_run,
         };
-        let exported = webhooks::export(&app.db, &app.effects, ctx.viewer()?, command).await?;
+        let exported = webhooks::export(&*ctx.db().await?, &app.effects, ctx.viewer()?, command).await?;
         Ok(WebhookResult {
             success: true,
             tracker_vid: exported.tracker_vid,
@@ -193,6 +193,6 @@ impl WebhookMutation {
 
     /// Replaces the org's signing secret and returns the new one. Admins only.
     async fn rotate_webhook_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
-        Ok(webhooks::rotate_secret(&ctx.app().db, ctx.viewer()?, self::org_id(org_id)?).await?)
+        Ok(webhooks::rotate_secret(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?).await?)
     }
 }

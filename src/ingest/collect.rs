@@ -15,7 +15,7 @@ use url::Url;
 
 use super::wire::{self, WireEvent, WireTime};
 use crate::{
-    auth::client_ip::ClientIp,
+    auth::{client_ip::ClientIp, rate_limit::address_key},
     enrich::{geo, source, source::Utm, user_agent},
     error::{AppError, AppResult},
     rest::extract::RawBody,
@@ -36,21 +36,18 @@ const MAX_ENGAGED_MS: i64 = DAY_MS;
 
 pub async fn collect(
     State(app): State<AppState>,
-    ClientIp(ip): ClientIp,
+    ClientIp(ip, proxy): ClientIp,
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> AppResult<Response> {
-    app.collect_limiter.check(ip)?;
+    app.collect_limiter.check(address_key(ip))?;
     let wire = wire::parse(&body)?;
     let site_ids: BTreeSet<i64> = wire.iter().map(|event| event.site).collect();
-    for site_id in &site_ids {
-        app.site_collect_limiter.check(*site_id)?;
-    }
-    let sites = app.sites.get_many(&app.db, site_ids).await?;
+    let sites = app.sites.get_many(&app.db, site_ids.iter().copied()).await?;
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let client = Arc::new(Client {
         info: user_agent::classify_cached(user_agent),
-        geo: geo::locate(app.config.trust_proxy, &headers, ip, app.geoip.as_deref()),
+        geo: geo::locate(proxy, &headers, ip, app.geoip.as_deref()),
     });
     let batch = wire.len() > 1;
     let now = now_ms();
@@ -74,6 +71,11 @@ pub async fn collect(
             }
         };
         events.push(build(event, site, tracker_vid, client.clone(), now, &field)?);
+    }
+    // A site's budget is charged only for events that will be stored, so
+    // invalid ones sent in its name cannot use it up.
+    for site_id in events.iter().map(|event| event.site_id).collect::<BTreeSet<_>>() {
+        app.site_collect_limiter.check(site_id)?;
     }
     let accepted = events.len();
     if !events.is_empty() {

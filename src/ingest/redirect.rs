@@ -52,7 +52,7 @@ pub const CLICK_WAIT: Duration = Duration::from_secs(1);
 
 pub async fn redirect(
     State(app): State<AppState>,
-    ClientIp(ip): ClientIp,
+    ClientIp(ip, proxy): ClientIp,
     ApiPath((site_slug, link_slug)): ApiPath<(String, String)>,
     // Taken whole so the headers are borrowed, not copied, on this hot path.
     request: Request,
@@ -85,10 +85,7 @@ pub async fn redirect(
         referrer: headers.get(header::REFERER).and_then(|v| v.to_str().ok()).map(|r| r.chars().take(2048).collect()),
         is_bot,
         counted,
-        client: std::sync::Arc::new(Client {
-            info,
-            geo: geo::locate(app.config.trust_proxy, headers, ip, app.geoip.as_deref()),
-        }),
+        client: std::sync::Arc::new(Client { info, geo: geo::locate(proxy, headers, ip, app.geoip.as_deref()) }),
         created_at: now,
     };
     if !app.writer.record_click(click, CLICK_WAIT).await {

@@ -2,7 +2,6 @@
 //! document plus extraction: it runs with the same caller and data as
 //! `/graphql`, and GraphQL error codes become HTTP statuses and the error body.
 
-use async_graphql::Variables;
 use axum::{
     Json,
     extract::{FromRef, FromRequestParts},
@@ -14,7 +13,7 @@ use serde_json::Value;
 use crate::{
     auth::RequestContext,
     error::{AppError, AppResult},
-    graphql::{AppSchema, loaders},
+    graphql::{AppSchema, executor},
     state::AppState,
 };
 
@@ -78,16 +77,9 @@ impl Bridge {
     }
 
     pub async fn run(self, document: &'static str, variables: impl Into<Value>) -> AppResult<Output> {
-        let request = async_graphql::Request::new(document)
-            .variables(Variables::from_json(variables.into()))
-            .data(self.ctx)
-            .data(loaders::per_request(&self.app.db));
-        let response = self.schema.execute(request).await;
-        if let Some(error) = response.errors.first() {
-            return Err(AppError::from(error));
-        }
-        let data = response.data.into_json().map_err(AppError::internal)?;
-        Ok(Output { data, headers: response.http_headers })
+        let (data, headers) =
+            executor::run(&self.schema, &self.app, self.ctx, document, variables.into()).await?.json()?;
+        Ok(Output { data, headers })
     }
 }
 

@@ -10,6 +10,7 @@ use entity::user;
 use super::{is_unique_violation, orgs, sessions};
 use crate::{
     auth::{RequestMeta, password},
+    cluster::{AccessRevoked, Cluster},
     error::{AppError, AppResult, ErrorCode},
     time::{DAY_MS, now_ms},
 };
@@ -241,6 +242,7 @@ pub async fn by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Optio
 /// revoking replaces the caller's own session too.
 pub async fn change_password(
     db: &DatabaseConnection,
+    cluster: &Cluster,
     user_id: i64,
     current: String,
     new: String,
@@ -263,13 +265,17 @@ pub async fn change_password(
         None
     };
     txn.commit().await?;
+    // Open sockets were opened under the old password.
+    cluster.access_revoked(AccessRevoked::User { user_id }).await;
     Ok((token, user))
 }
 
 /// Removes the user, their sessions and memberships, and every org in which
-/// they were the only owner, with its sites and all their data.
+/// they were the only owner, with its sites and all their data; the deleted
+/// sites and links stop answering, and sockets close, on every instance.
 pub async fn delete(
     db: &DatabaseConnection,
+    cluster: &Cluster,
     user_id: i64,
     session_created_at: i64,
     password: Option<String>,
@@ -286,8 +292,13 @@ pub async fn delete(
         None => {}
     }
     let txn = db.begin().await?;
-    orgs::delete_solely_owned(&txn, user_id).await?;
+    let deleted_orgs = orgs::delete_solely_owned(&txn, user_id).await?;
     user::Entity::delete_by_id(user_id).exec(&txn).await?;
     txn.commit().await?;
+    cluster.all_changed().await;
+    cluster.access_revoked(AccessRevoked::User { user_id }).await;
+    for org_id in deleted_orgs {
+        cluster.access_revoked(AccessRevoked::Org { org_id }).await;
+    }
     Ok(())
 }

@@ -7,6 +7,7 @@ use entity::api_key;
 use super::access;
 use crate::{
     auth::{Role, Viewer, token},
+    cluster::{AccessRevoked, Cluster},
     error::{AppError, AppResult},
     time::{MINUTE_MS, now_ms},
 };
@@ -75,7 +76,13 @@ pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, org_id: i64) -> Ap
         .await?)
 }
 
-pub async fn revoke(db: &impl ConnectionTrait, viewer: &Viewer, key_id: i64) -> AppResult<api_key::Model> {
+/// Revokes a key; sockets opened with it close on every instance.
+pub async fn revoke(
+    db: &impl ConnectionTrait,
+    cluster: &Cluster,
+    viewer: &Viewer,
+    key_id: i64,
+) -> AppResult<api_key::Model> {
     let key = api_key::Entity::find_by_id(key_id).one(db).await?.ok_or_else(|| AppError::not_found("API key"))?;
     access::find_org(db, viewer, key.org_id, Role::Admin).await.map_err(|err| {
         if err.code == crate::error::ErrorCode::NotFound { AppError::not_found("API key") } else { err }
@@ -85,5 +92,7 @@ pub async fn revoke(db: &impl ConnectionTrait, viewer: &Viewer, key_id: i64) -> 
     }
     let mut active: api_key::ActiveModel = key.into();
     active.revoked_at = Set(Some(now_ms()));
-    Ok(active.update(db).await?)
+    let revoked = active.update(db).await?;
+    cluster.access_revoked(AccessRevoked::ApiKey { key_id }).await;
+    Ok(revoked)
 }

@@ -12,8 +12,8 @@ use entity::{member, org, user};
 use super::{access, parent_lock};
 use crate::{
     auth::{Role, Viewer},
+    cluster::{AccessRevoked, Cluster},
     error::{AppError, AppResult, ErrorCode},
-    time::now_ms,
 };
 
 /// Parses a role name; anything else is a validation error.
@@ -45,7 +45,7 @@ pub async fn list(
 }
 
 /// Admins manage members; touching the owner role takes an owner.
-async fn manager_role(
+pub(super) async fn manager_role(
     db: &impl ConnectionTrait,
     viewer: &Viewer,
     org_id: i64,
@@ -79,37 +79,9 @@ fn last_owner() -> AppError {
     AppError::new(ErrorCode::Conflict, "an org needs at least one owner; make someone else owner first")
 }
 
-/// Adds an existing user, found by email.
-pub async fn add(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    org_id: i64,
-    email: &str,
-    role: Role,
-) -> AppResult<(member::Model, user::Model)> {
-    manager_role(db, viewer, org_id, role == Role::Owner).await?;
-    let user = user::Entity::find()
-        .filter(user::Column::Email.eq(email.trim().to_lowercase()))
-        .one(db)
-        .await?
-        .ok_or_else(|| AppError::not_found("user"))?;
-    if membership(db, org_id, user.id).await.is_ok() {
-        return Err(AppError::new(ErrorCode::Conflict, "that user is already a member"));
-    }
-    let member = member::ActiveModel {
-        org_id: Set(org_id),
-        user_id: Set(user.id),
-        role: Set(role.as_str().to_owned()),
-        created_at: Set(now_ms()),
-        ..Default::default()
-    }
-    .insert(db)
-    .await?;
-    Ok((member, user))
-}
-
 pub async fn change_role(
     db: &DatabaseConnection,
+    cluster: &Cluster,
     viewer: &Viewer,
     org_id: i64,
     user_id: i64,
@@ -130,11 +102,20 @@ pub async fn change_role(
     let member = active.update(&txn).await?;
     let user = user::Entity::find_by_id(user_id).one(&txn).await?.ok_or_else(|| AppError::not_found("member"))?;
     txn.commit().await?;
+    // Their open sockets were opened with the old role.
+    cluster.access_revoked(AccessRevoked::User { user_id }).await;
     Ok((member, user))
 }
 
 /// Removes a member. Anyone may leave an org; removing others takes an admin.
-pub async fn remove(db: &DatabaseConnection, viewer: &Viewer, org_id: i64, user_id: i64) -> AppResult<()> {
+/// The member's open sockets close on every instance.
+pub async fn remove(
+    db: &DatabaseConnection,
+    cluster: &Cluster,
+    viewer: &Viewer,
+    org_id: i64,
+    user_id: i64,
+) -> AppResult<()> {
     access::find_org(db, viewer, org_id, Role::Viewer).await?;
     let txn = parent_lock::begin::<org::Entity>(db, org_id).await?;
     let current = membership(&txn, org_id, user_id).await?;
@@ -147,5 +128,6 @@ pub async fn remove(db: &DatabaseConnection, viewer: &Viewer, org_id: i64, user_
     }
     member::Entity::delete_by_id(current.id).exec(&txn).await?;
     txn.commit().await?;
+    cluster.access_revoked(AccessRevoked::User { user_id }).await;
     Ok(())
 }

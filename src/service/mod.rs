@@ -8,6 +8,7 @@ pub mod analytics;
 pub mod api_keys;
 pub mod effects;
 pub mod identify;
+pub mod invitations;
 pub mod link_stats;
 pub mod links;
 pub mod members;

@@ -92,7 +92,8 @@ pub async fn primary(db: &impl ConnectionTrait, user_id: i64) -> AppResult<(memb
 
 /// Deletes every org where `user_id` is the only owner; the database cascades
 /// to their members, keys, sites and all tracking data.
-pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> AppResult<()> {
+/// The orgs deleted, by id.
+pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> AppResult<Vec<i64>> {
     let owned: Vec<i64> = member::Entity::find()
         .select_only()
         .column(member::Column::OrgId)
@@ -102,6 +103,7 @@ pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> App
         .into_tuple()
         .all(txn)
         .await?;
+    let mut deleted = Vec::new();
     for org_id in owned {
         // As when an owner leaves: another owner leaving at the same moment
         // must see this one still there, or see the org gone.
@@ -114,9 +116,10 @@ pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> App
             .await?;
         if other_owners.is_none() {
             org::Entity::delete_by_id(org_id).exec(txn).await?;
+            deleted.push(org_id);
         }
     }
-    Ok(())
+    Ok(deleted)
 }
 
 /// Deletes an org with everything in it; its sites and links stop answering
@@ -130,5 +133,6 @@ pub async fn delete(
     super::access::find_org(db, viewer, org_id, Role::Owner).await?;
     org::Entity::delete_by_id(org_id).exec(db).await?;
     effects.cluster.all_changed().await;
+    effects.cluster.access_revoked(crate::cluster::AccessRevoked::Org { org_id }).await;
     Ok(())
 }

@@ -6,6 +6,7 @@ use entity::auth_session;
 
 use crate::{
     auth::{RequestMeta, Viewer, token},
+    cluster::{AccessRevoked, Cluster},
     error::AppResult,
     time::{DAY_MS, now_ms},
 };
@@ -87,8 +88,10 @@ pub async fn find(db: &impl ConnectionTrait, session_id: i64) -> AppResult<Optio
     Ok(auth_session::Entity::find_by_id(session_id).one(db).await?)
 }
 
-pub async fn delete(db: &impl ConnectionTrait, session_id: i64) -> AppResult<()> {
+/// Ends one session (sign-out); sockets opened with it close on every instance.
+pub async fn delete(db: &impl ConnectionTrait, cluster: &Cluster, session_id: i64) -> AppResult<()> {
     auth_session::Entity::delete_by_id(session_id).exec(db).await?;
+    cluster.access_revoked(AccessRevoked::Session { session_id }).await;
     Ok(())
 }
 

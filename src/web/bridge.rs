@@ -1,4 +1,4 @@
-//! Runs a page's GraphQL document through the REST bridge, so a page sees
+//! Runs a page's GraphQL document through the one executor, so a page sees
 //! exactly what an API caller with the same session sees: the same schema,
 //! viewer, loaders, limits and error codes.
 
@@ -10,12 +10,10 @@ use serde_json::Value;
 
 use crate::{
     RouterState,
+    auth::RequestContext,
     error::{AppError, AppResult},
-    rest::bridge::PublicBridge,
+    graphql::executor,
 };
-
-/// Answers larger than this are not read back (a page is far smaller).
-const MAX_ANSWER: usize = 16 * 1024 * 1024;
 
 /// A document's `data`, and the cookies its resolvers set (sign-in, sign-out).
 pub struct Answer {
@@ -30,16 +28,10 @@ pub async fn run(
     document: &'static str,
     variables: Value,
 ) -> AppResult<Answer> {
-    let PublicBridge(bridge) = PublicBridge::from_request_parts(parts, state).await?;
-    // The bridge answers an HTTP response (its REST face); read the JSON back.
-    // A `data` accessor on the bridge's output would save this copy, but that
-    // file belongs to the REST face.
-    let response = bridge.run(document, variables).await?.whole();
-    let (head, body) = response.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_ANSWER).await.map_err(AppError::internal)?;
-    let data = serde_json::from_slice(&bytes).map_err(AppError::internal)?;
+    let ctx = RequestContext::from_request_parts(parts, state).await?;
+    let (data, headers) = executor::run(&state.schema, &state.app, ctx, document, variables).await?.json()?;
     let mut cookies = HeaderMap::new();
-    for value in head.headers.get_all(header::SET_COOKIE) {
+    for value in headers.get_all(header::SET_COOKIE) {
         cookies.append(header::SET_COOKIE, value.clone());
     }
     Ok(Answer { data, cookies })

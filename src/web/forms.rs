@@ -125,7 +125,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 22] = [
+const NOTICES: [(&str, &str); 25] = [
     ("link-created", "The link was created."),
     ("link-saved", "The link was saved."),
     ("link-off", "The link is turned off: its short URL answers 410 Gone."),
@@ -134,7 +134,10 @@ const NOTICES: [(&str, &str); 22] = [
     ("site-created", "The site was created. Add the snippet below to its pages."),
     ("site-saved", "The site settings were saved."),
     ("site-deleted", "The site and all its data were deleted."),
-    ("member-added", "The member was added."),
+    ("member-invited", "The invitation was sent. They join when they accept it, under Settings, Account."),
+    ("invitation-canceled", "The invitation was withdrawn."),
+    ("invitation-accepted", "You joined the organisation. Its sites are in the site switcher."),
+    ("invitation-declined", "The invitation was declined."),
     ("role-changed", "The role was changed."),
     ("member-removed", "The member was removed."),
     ("key-revoked", "The API key was revoked. Calls with it now answer 401."),

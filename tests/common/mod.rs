@@ -55,6 +55,8 @@ fn base_config() -> Config {
     let mut config = Config::defaults().expect("test configuration");
     // Tests sign up many users from one address.
     config.auth_rate_limit_per_minute = 100_000;
+    config.auth_account_rate_limit_per_minute = 100_000;
+    config.query_cost_per_minute = 100_000_000;
     config.collect_rate_limit_per_second = 100_000;
     config.collect_site_rate_limit_per_second = 100_000;
     config.webhook_unsafe_allow_any_target = false;
@@ -204,6 +206,20 @@ impl Reply {
 }
 
 /// An HTTP client with an optional session cookie, bearer key and Origin.
+/// `invitee` joins `org` as `role`: `inviter` invites `email` and the
+/// invitee accepts. The answer to the acceptance (`acceptInvitation` is the
+/// member, with `userId` and `role`).
+pub async fn invite_and_accept(inviter: &Client, invitee: &Client, org: &str, email: &str, role: &str) -> Value {
+    let invited = inviter
+        .graphql(
+            "mutation($o: ID!, $e: String!, $r: String!) { inviteMember(orgId: $o, email: $e, role: $r) { id } }",
+            json!({ "o": org, "e": email, "r": role }),
+        )
+        .await;
+    let Some(id) = invited["data"]["inviteMember"]["id"].as_str() else { return invited };
+    invitee.graphql("mutation($id: ID!) { acceptInvitation(id: $id) { userId role } }", json!({ "id": id })).await
+}
+
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,

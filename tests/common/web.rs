@@ -64,13 +64,8 @@ pub async fn org_of(client: &Client, site: i64) -> String {
 /// A new user added to `org` with `role`; their client.
 pub async fn join(app: &TestApp, owner: &Client, org: &str, name: &str, role: &str) -> Client {
     let (client, email) = app.user(name).await;
-    let added = owner
-        .graphql(
-            "mutation($o: ID!, $e: String!, $r: String!) { addMember(orgId: $o, email: $e, role: $r) { role } }",
-            json!({ "o": org, "e": email, "r": role }),
-        )
-        .await;
-    assert_eq!(added["data"]["addMember"]["role"], role, "{added}");
+    let added = super::invite_and_accept(owner, &client, org, &email, role).await;
+    assert_eq!(added["data"]["acceptInvitation"]["role"], role, "{added}");
     client
 }
 

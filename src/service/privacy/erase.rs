@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, TransactionTrait,
     sea_query::{Expr, ExprTrait},
 };
 
-use entity::{event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery};
+use entity::{alert_delivery, event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery};
 
 use crate::{
     auth::{Role, Viewer},
@@ -39,7 +39,34 @@ pub struct Erased {
 /// erasure and a batch for the same visitor run one after the other: a write
 /// acknowledged before the erasure is erased with it, and one that commits
 /// after it starts a new visitor.
+///
+/// On SQLite a deleted row's bytes would stay in the file's free space and in
+/// the write-ahead log until overwritten. The erasure runs with
+/// `secure_delete`, which zeroes what it deletes, and then truncates the log,
+/// so the erased text is in neither file afterwards.
 pub async fn erase_visitor(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    site_id: i64,
+    tracker_vid: &str,
+) -> AppResult<Erased> {
+    let sqlite = db.get_database_backend() == DatabaseBackend::Sqlite;
+    if sqlite {
+        // The pool's one connection runs the erasure's transaction next.
+        db.execute_unprepared("PRAGMA secure_delete = ON").await?;
+    }
+    let erased = erase_in_transaction(db, viewer, site_id, tracker_vid).await;
+    if sqlite {
+        // Every other write would pay for zeroing too; only erasure needs it.
+        db.execute_unprepared("PRAGMA secure_delete = OFF").await?;
+        if erased.is_ok() {
+            db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await?;
+        }
+    }
+    erased
+}
+
+async fn erase_in_transaction(
     db: &DatabaseConnection,
     viewer: &Viewer,
     site_id: i64,
@@ -82,6 +109,8 @@ pub async fn erase_visitor(
         .filter(webhook_delivery::Column::TrackerVid.eq(found.tracker_vid.as_str()))
         .exec(&txn)
         .await?;
+    // An alert not yet sent must not carry the erased person anywhere.
+    alert_delivery::Entity::delete_many().filter(alert_delivery::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     visitor::Entity::delete_by_id(found.id).exec(&txn).await?;
     txn.commit().await?;
     Ok(Erased {

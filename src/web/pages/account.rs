@@ -1,5 +1,5 @@
-//! `/settings/account`: the signed-in person's name, sign-in email and
-//! password, and deleting the account under the API's rules (the password,
+//! `/settings/account`: invitations to orgs waiting for an answer, the
+//! signed-in person's name, sign-in email and password, and deleting the account under the API's rules (the password,
 //! or a session less than a day old).
 
 use askama::Template;
@@ -20,10 +20,26 @@ const UPDATE_NAME: &str = include_str!("../documents/update_name.graphql");
 const CHANGE_EMAIL: &str = include_str!("../documents/change_email.graphql");
 const CHANGE_PASSWORD: &str = include_str!("../documents/change_password.graphql");
 const DELETE_USER: &str = include_str!("../documents/delete_user.graphql");
+const ACCEPT_INVITATION: &str = include_str!("../documents/accept_invitation.graphql");
+const DECLINE_INVITATION: &str = include_str!("../documents/decline_invitation.graphql");
 
 const PATH: &str = "/settings/account";
 
-pub const FORMS: [Form; 4] = [
+pub const FORMS: [Form; 6] = [
+    Form {
+        action: "accept-invitation",
+        document: ACCEPT_INVITATION,
+        variables: |input| Ok(json!({ "id": input.text("invitation") })),
+        fields: &[],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-accepted")),
+    },
+    Form {
+        action: "decline-invitation",
+        document: DECLINE_INVITATION,
+        variables: |input| Ok(json!({ "id": input.text("invitation") })),
+        fields: &[],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-declined")),
+    },
     Form {
         action: "name",
         document: UPDATE_NAME,
@@ -71,8 +87,28 @@ pub const FORMS: [Form; 4] = [
 ];
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Answer {
     profile: Profile,
+    my_invitations: Vec<Invitation>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Invitation {
+    id: String,
+    org_name: String,
+    role: String,
+    invited_by: String,
+    expires_at: String,
+}
+
+pub struct InvitationRow {
+    pub id: String,
+    pub org: String,
+    pub role: String,
+    pub invited_by: String,
+    pub expires: String,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +137,7 @@ struct AccountPage<'a> {
     email: String,
     since: String,
     org: String,
+    invitations: Vec<InvitationRow>,
     state: &'a FormState,
 }
 
@@ -120,6 +157,17 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         email: typed("email", "email", &profile.email),
         since: format::when(&profile.created_at),
         org: format!("{} ({})", profile.org.name, profile.org.role),
+        invitations: answer
+            .my_invitations
+            .into_iter()
+            .map(|invitation| InvitationRow {
+                id: invitation.id,
+                org: invitation.org_name,
+                role: invitation.role,
+                invited_by: invitation.invited_by,
+                expires: format::when(&invitation.expires_at),
+            })
+            .collect(),
         state: &input.form,
     };
     page.render().map_err(AppError::internal)

@@ -1,5 +1,6 @@
-//! `/settings/team`: the org's members with their roles (add, change the
-//! role, remove, under the owner rules the API enforces) and its API keys
+//! `/settings/team`: the org's members with their roles (invite, change the
+//! role, remove, under the owner rules the API enforces), the invitations
+//! not yet answered and its API keys
 //! (create, shown once; revoke). The org is the current site's, else the
 //! viewer's primary org; the forms name it in a hidden field and the API
 //! checks the viewer's role in it.
@@ -19,7 +20,8 @@ use crate::{
     },
 };
 
-const ADD_MEMBER: &str = include_str!("../documents/add_member.graphql");
+const INVITE_MEMBER: &str = include_str!("../documents/invite_member.graphql");
+const CANCEL_INVITATION: &str = include_str!("../documents/cancel_invitation.graphql");
 const CHANGE_ROLE: &str = include_str!("../documents/change_role.graphql");
 const REMOVE_MEMBER: &str = include_str!("../documents/remove_member.graphql");
 const CREATE_API_KEY: &str = include_str!("../documents/create_api_key.graphql");
@@ -27,15 +29,22 @@ const REVOKE_API_KEY: &str = include_str!("../documents/revoke_api_key.graphql")
 
 const PATH: &str = "/settings/team";
 
-pub const FORMS: [Form; 5] = [
+pub const FORMS: [Form; 6] = [
     Form {
-        action: "add-member",
-        document: ADD_MEMBER,
+        action: "invite-member",
+        document: INVITE_MEMBER,
         variables: |input| {
             Ok(json!({ "orgId": input.text("org"), "email": input.text("email"), "role": input.text("role") }))
         },
-        fields: &[("email", "email"), ("role", "role"), ("NOT_FOUND", "email")],
-        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "member-added")),
+        fields: &[("email", "email"), ("role", "role"), ("CONFLICT", "email")],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "member-invited")),
+    },
+    Form {
+        action: "cancel-invitation",
+        document: CANCEL_INVITATION,
+        variables: |input| Ok(json!({ "id": input.text("invitation") })),
+        fields: &[],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-canceled")),
     },
     Form {
         action: "change-role",
@@ -84,6 +93,26 @@ struct Answer {
     members: Vec<Member>,
     #[serde(default)]
     api_keys: Option<Vec<ApiKey>>,
+    #[serde(default)]
+    invitations: Option<Vec<Invitation>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Invitation {
+    id: String,
+    email: String,
+    role: String,
+    invited_by: String,
+    expires_at: String,
+}
+
+pub struct InvitationRow {
+    pub id: String,
+    pub email: String,
+    pub role: String,
+    pub invited_by: String,
+    pub expires: String,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +181,7 @@ struct TeamPage<'a> {
     can_admin: bool,
     add_roles: Vec<&'static str>,
     members: Vec<MemberRow>,
+    invitations: Vec<InvitationRow>,
     keys: Vec<KeyRow>,
     state: &'a FormState,
 }
@@ -205,6 +235,18 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             revoked: key.revoked_at.as_deref().map(format::when),
         })
         .collect();
+    let invitations = answer
+        .invitations
+        .unwrap_or_default()
+        .into_iter()
+        .map(|invitation| InvitationRow {
+            id: invitation.id,
+            email: invitation.email,
+            role: invitation.role,
+            invited_by: invitation.invited_by,
+            expires: format::when(&invitation.expires_at),
+        })
+        .collect();
     layout.title = "Members and API keys".to_owned();
     let page = TeamPage {
         layout,
@@ -216,6 +258,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         can_admin: role >= Role::Admin,
         add_roles: roles,
         members,
+        invitations,
         keys,
         state: &input.form,
     };
