@@ -162,10 +162,19 @@ impl AsyncRead for Watched {
             Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
             Poll::Pending => {
                 let Some((phase, deadline)) = this.clock.deadline(&this.limits) else { return Poll::Pending };
-                if this.timer.deadline() != deadline {
+                // The timer moves only when it must ring earlier, or when it
+                // rang early: resetting it on every request put the runtime's
+                // shared timer wheel on the redirect's path.
+                if this.timer.deadline() > deadline {
                     this.timer.as_mut().reset(deadline);
                 }
                 if this.timer.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                if Instant::now() < deadline {
+                    this.timer.as_mut().reset(deadline);
+                    // Polled once so it wakes this task when it rings.
+                    let _ = this.timer.as_mut().poll(cx);
                     return Poll::Pending;
                 }
                 if phase == Phase::Idle {

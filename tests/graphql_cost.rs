@@ -7,7 +7,8 @@
 mod common;
 
 use common::{apps, gql_error_code, traffic::pageview};
-use serde_json::json;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn nested_lists_that_multiply_past_the_limit_are_refused() {
@@ -43,5 +44,107 @@ async fn the_rest_routes_fit_at_their_largest() {
         client.get(&format!("/api/session/{session}?siteId={site}")).await.expect(200);
         client.get(&format!("/api/visitors?siteId={site}")).await.expect(200);
         client.get(&format!("/api/stats?siteId={site}&timeRange=30d")).await.expect(200);
+    }
+}
+
+const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
+
+/// POST /graphql as `client` with the modern media type: (status, headers, body).
+async fn post_graphql(app: &common::TestApp, client: &common::Client, body: Value) -> (u16, HeaderMap, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/graphql", app.base))
+        .header("cookie", format!("session={}", client.session.as_deref().unwrap()))
+        .header("accept", GRAPHQL_RESPONSE_JSON)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, headers) = (response.status().as_u16(), response.headers().clone());
+    (status, headers, response.json().await.unwrap())
+}
+
+fn aliases(count: usize, field: &str) -> String {
+    let fields: String = (0..count).map(|i| format!("a{i}: {field} ")).collect();
+    format!("{{ {fields} }}")
+}
+
+#[tokio::test]
+async fn a_thousand_aliases_are_refused_before_anything_runs() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Alias", "alias.example").await;
+        let statements = || app.state.metrics.db_statements.get();
+
+        let stats = format!("stats(siteId: {site}, timeRange: \"30d\") {{ overview {{ uniqueVisitors }} }}");
+        let before = statements();
+        let (status, _, body) = post_graphql(&app, &client, json!({ "query": aliases(1000, &stats) })).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body.get("data").is_none(), "{body}");
+        assert_eq!(gql_error_code(&body), "BAD_REQUEST", "{body}");
+        // The caller's session is looked up; no resolver read anything.
+        assert!(statements() - before <= 2, "{} statements ran", statements() - before);
+
+        // Nothing of a refused mutation happens.
+        let create = "createSite(input: { domain: \"x.example\" }) { id }";
+        let (status, _, body) =
+            post_graphql(&app, &client, json!({ "query": format!("mutation {}", aliases(1000, create)) })).await;
+        assert_eq!(status, 400, "{body}");
+        let sites = client.graphql("{ sites { id } }", json!({})).await;
+        assert_eq!(sites["data"]["sites"].as_array().unwrap().len(), 1, "{sites}");
+
+        // Ten operations of three hundred aliases each: every one refused.
+        let batch: Vec<Value> = (0..10).map(|_| json!({ "query": aliases(300, &stats) })).collect();
+        let before = statements();
+        let (status, _, body) = post_graphql(&app, &client, Value::Array(batch)).await;
+        assert_eq!(status, 400, "{body}");
+        for entry in body.as_array().unwrap() {
+            assert!(entry.get("data").is_none(), "{entry}");
+            assert_eq!(gql_error_code(entry), "BAD_REQUEST", "{entry}");
+        }
+        assert!(statements() - before <= 2, "{} statements ran", statements() - before);
+    }
+}
+
+#[tokio::test]
+async fn a_window_costs_its_days() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Window", "window.example").await;
+        let field = |range: &str| format!("stats(siteId: {site}, timeRange: \"{range}\") {{ timeRange }}");
+        // Nineteen one-day windows are cheap; nineteen 30-day ones read too much.
+        let (status, _, body) = post_graphql(&app, &client, json!({ "query": aliases(19, &field("24h")) })).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.get("errors").is_none(), "{body}");
+        let (status, _, body) = post_graphql(&app, &client, json!({ "query": aliases(19, &field("30d")) })).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["errors"][0]["message"].as_str().unwrap().contains("too complex"), "{body}");
+        // A link list cannot multiply its links' windows either.
+        let nested = "{ links { links { analytics(range: \"all\") { totalClicks } } } }";
+        let (status, _, body) = post_graphql(&app, &client, json!({ "query": nested })).await;
+        assert_eq!(status, 400, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn each_caller_has_a_read_budget() {
+    // The budget is raised to what one operation may cost (25,000).
+    for app in common::apps_with(|config| config.query_cost_per_minute = 1).await {
+        let (client, site) = app.user_with_site("Budget", "budget.example").await;
+        let (other, other_site) = app.user_with_site("Other", "other-budget.example").await;
+        // About 13,500 points: a list of 500 visitors with their sessions.
+        let heavy = format!(
+            "{{ visitors(siteId: {site}, first: 500, timeRange: \"30d\") {{ nodes {{ trackerVid sessions {{ sessionId }} }} }} }}"
+        );
+        let (status, _, body) = post_graphql(&app, &client, json!({ "query": heavy })).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, headers, body) = post_graphql(&app, &client, json!({ "query": heavy })).await;
+        assert_eq!(status, 429, "{body}");
+        assert_eq!(gql_error_code(&body), "RATE_LIMITED", "{body}");
+        assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+        // REST reads run GraphQL and spend the same budget.
+        let rest = client.get(&format!("/api/visitor?siteId={site}&limit=500&timeRange=30d")).await;
+        rest.expect_error(429, "RATE_LIMITED");
+        assert!(rest.headers.contains_key("retry-after"));
+        // Another caller's budget is their own.
+        let theirs = other.get(&format!("/api/visitor?siteId={other_site}&limit=500&timeRange=30d")).await;
+        theirs.expect(200);
     }
 }

@@ -14,6 +14,7 @@ use crate::config::{Config, SqliteSync};
 pub mod checkpoint;
 #[cfg(target_os = "linux")]
 pub mod nodelay;
+pub mod priority;
 
 /// Any fixed number: every instance asks for the same advisory lock.
 const MIGRATION_LOCK: i64 = 0x006c_6561_6474_726c;
@@ -95,12 +96,23 @@ pub fn read_pool(
         return Ok(main.clone());
     }
     let options = SqliteConnectOptions::from_str(url).map_err(|err| DbErr::Custom(err.to_string()))?;
+    let options = tune_sqlite(options, synchronous)
+        .pragma("query_only", "ON")
+        .thread_name(|id| format!("{}{id}", priority::READ_THREAD));
     let pool = SqlitePoolOptions::new()
         .max_connections(connections.max(1))
         .min_connections(0)
         .acquire_timeout(Duration::from_secs(5))
         .test_before_acquire(false)
-        .connect_lazy_with(tune_sqlite(options, synchronous).pragma("query_only", "ON"));
+        // Each connection works on a thread of its own, named above.
+        .after_connect(|_, _| {
+            Box::pin(async {
+                #[cfg(target_os = "linux")]
+                priority::lower_read_threads();
+                Ok(())
+            })
+        })
+        .connect_lazy_with(options);
     Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
 }
 

@@ -243,7 +243,7 @@ pub struct AnalyticsQuery;
 impl AnalyticsQuery {
     /// Scored visitors seen in the window, highest score first, then most
     /// recently seen. `first` defaults to 50 and is capped at 500.
-    #[graphql(complexity = "cost::window(time_range.as_deref()) + cost::visitor_page(first) * child_complexity")]
+    #[graphql(complexity = "cost::ranked_window(time_range.as_deref()) + cost::visitor_page(first) * child_complexity")]
     // One argument per GraphQL argument: the schema's shape, not a Rust choice.
     #[allow(clippy::too_many_arguments)]
     async fn visitors(

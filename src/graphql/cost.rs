@@ -5,9 +5,11 @@
 //! makes a list of 500 visitors with their sessions and events too expensive.
 //!
 //! A field that reads a window of a site's data (`stats`, `traffic`,
-//! `liveStream`, `visitors`, link analytics) also costs its window: `DAY`
-//! points for each day it covers, whatever it returns. So a thousand aliases
-//! of a 30-day `stats`, each answering one number, cost what they read.
+//! `liveStream`, link analytics) also costs its window: `DAY` points for
+//! each day it covers, whatever it returns. So a thousand aliases of a
+//! 30-day `stats`, each answering one number, cost what they read, and one
+//! operation holds at most eight 30-day reads. The scored visitor list reads
+//! an index in rank order, so its window counts at most `RANKED_DAYS`.
 
 use crate::service::{
     analytics::{TimeRange, profile, visitors},
@@ -15,21 +17,32 @@ use crate::service::{
 };
 
 /// What reading one day of one site's data costs.
-pub const DAY: usize = 25;
+pub const DAY: usize = 100;
 /// Days an open window (`all`) is charged as: it reads every day there is,
-/// and the cost has to be known before it runs.
-pub const ALL_DAYS: usize = 400;
+/// and the cost has to be known before it runs. Half a year: one such read
+/// fits an operation, two do not.
+pub const ALL_DAYS: usize = 180;
+/// The most days the scored visitor list is charged for.
+pub const RANKED_DAYS: usize = 30;
 
-/// A window of the `24h` / `7d` / `30d` / `all` kind. A value the resolver
-/// will refuse costs one day; it never runs.
-pub fn window(time_range: Option<&str>) -> usize {
-    let days = match TimeRange::parse(time_range, true) {
+fn days(time_range: Option<&str>) -> usize {
+    match TimeRange::parse(time_range, true) {
         Ok(TimeRange::Hours24) | Err(_) => 1,
         Ok(TimeRange::Days7) => 7,
         Ok(TimeRange::Days30) => 30,
         Ok(TimeRange::All) => ALL_DAYS,
-    };
-    days * DAY
+    }
+}
+
+/// A window of the `24h` / `7d` / `30d` / `all` kind. A value the resolver
+/// will refuse costs one day; it never runs.
+pub fn window(time_range: Option<&str>) -> usize {
+    days(time_range) * DAY
+}
+
+/// The scored visitor list's window.
+pub fn ranked_window(time_range: Option<&str>) -> usize {
+    days(time_range).min(RANKED_DAYS) * DAY
 }
 
 /// A link-analytics window (`7d`, `30d`, `90d`, `all`).
@@ -76,13 +89,22 @@ mod tests {
 
     #[test]
     fn windows_cost_their_days() {
-        for (range, cost) in [(None, 7 * DAY), (Some("24h"), DAY), (Some("30d"), 30 * DAY), (Some("all"), 400 * DAY)] {
-            assert_eq!(window(range), cost, "{range:?}");
+        for (range, cost, ranked) in [
+            (None, 7 * DAY, 7 * DAY),
+            (Some("24h"), DAY, DAY),
+            (Some("30d"), 30 * DAY, 30 * DAY),
+            (Some("all"), 180 * DAY, 30 * DAY),
+            (Some("nonsense"), DAY, DAY),
+        ] {
+            assert_eq!((window(range), ranked_window(range)), (cost, ranked), "{range:?}");
         }
-        assert_eq!(window(Some("nonsense")), DAY);
-        for (range, cost) in [(None, 7 * DAY), (Some("90d"), 90 * DAY), (Some("all"), 400 * DAY), (Some("x"), DAY)] {
+        for (range, cost) in [(None, 7 * DAY), (Some("90d"), 90 * DAY), (Some("all"), 180 * DAY), (Some("x"), DAY)] {
             assert_eq!(link_window(range), cost, "{range:?}");
         }
+        // Eight 30-day reads fit one operation, nine do not; one open window fits.
+        assert!(8 * window(Some("30d")) <= crate::graphql::MAX_COMPLEXITY);
+        assert!(9 * window(Some("30d")) > crate::graphql::MAX_COMPLEXITY);
+        assert!(window(Some("all")) < crate::graphql::MAX_COMPLEXITY);
     }
 
     #[test]

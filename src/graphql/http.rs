@@ -168,14 +168,21 @@ pub fn respond(media: MediaType, batch: BatchResponse, executed: &[Executed]) ->
             (status, entry(response, request_error)?)
         }
         // Batches are outside the spec; each entry follows the rules above,
-        // and the whole answers 200.
+        // and the whole answers 200, unless no operation ran at all: then,
+        // as for one operation, the first refusal's status.
         BatchResponse::Batch(responses) => {
+            let refused = |index: usize, response: &async_graphql::Response| !ran(index) && !response.errors.is_empty();
             let entries = responses
                 .iter()
                 .enumerate()
-                .map(|(index, response)| entry(response, !ran(index) && !response.errors.is_empty()))
+                .map(|(index, response)| entry(response, refused(index, response)))
                 .collect::<AppResult<Vec<_>>>()?;
-            (StatusCode::OK, Value::Array(entries))
+            let all_refused = responses.iter().enumerate().all(|(index, response)| refused(index, response));
+            let status = match responses.first() {
+                Some(first) if all_refused && media == MediaType::GraphqlResponseJson => request_error_status(first),
+                _ => StatusCode::OK,
+            };
+            (status, Value::Array(entries))
         }
     };
     // A spent read budget is an HTTP matter whatever the media type: 429 with
@@ -184,7 +191,11 @@ pub fn respond(media: MediaType, batch: BatchResponse, executed: &[Executed]) ->
         BatchResponse::Single(response) => vec![response],
         BatchResponse::Batch(responses) => responses.iter().collect(),
     };
-    let budget_waits: Option<Vec<u64>> = responses.iter().map(|response| rate_limited(response)).collect();
+    let budget_waits: Option<Vec<u64>> = responses
+        .iter()
+        .enumerate()
+        .map(|(index, response)| if ran(index) { None } else { rate_limited(response) })
+        .collect();
     let retry_after = budget_waits.and_then(|waits| waits.into_iter().max());
     let status = if retry_after.is_some() { StatusCode::TOO_MANY_REQUESTS } else { status };
     let mut answer = (status, [(header::CONTENT_TYPE, media.content_type())], body.to_string()).into_response();
@@ -211,13 +222,12 @@ fn entry(response: &async_graphql::Response, request_error: bool) -> AppResult<V
     Ok(value)
 }
 
-/// The wait of a response refused, before running, because the caller's read
-/// budget was spent.
+/// The wait of a response that did not run because the caller's read budget
+/// was spent.
 fn rate_limited(response: &async_graphql::Response) -> Option<u64> {
     let [error] = response.errors.as_slice() else { return None };
     let refused = AppError::from(error);
-    (refused.code == ErrorCode::RateLimited && response.data == async_graphql::Value::Null)
-        .then(|| refused.retry_after.unwrap_or(1))
+    (refused.code == ErrorCode::RateLimited).then(|| refused.retry_after.unwrap_or(1))
 }
 
 /// The status of the first error's code; every code the request phase gives

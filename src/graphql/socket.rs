@@ -16,7 +16,14 @@
 //! Running subscriptions also check the viewer's access to their site before
 //! they push an event (`live`).
 
-use std::{str::FromStr, sync::Arc, time::Duration};
+use std::{
+    str::FromStr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use async_graphql::{
     Data,
@@ -58,6 +65,8 @@ struct Access {
     held: Mutex<Option<(Credential, Viewer)>>,
     /// Notified when a check before an operation finds access gone.
     lost: Notify,
+    /// `connection_init` carried a credential that does not resolve.
+    refused: AtomicBool,
 }
 
 impl Access {
@@ -104,7 +113,12 @@ pub async fn serve(
     protocol: WebSocketProtocols,
 ) {
     let upgrade_credential = Credential::from_headers(&headers).zip(ctx.viewer.clone());
-    let access = Arc::new(Access { app: app.clone(), held: Mutex::new(upgrade_credential), lost: Notify::new() });
+    let access = Arc::new(Access {
+        app: app.clone(),
+        held: Mutex::new(upgrade_credential),
+        lost: Notify::new(),
+        refused: AtomicBool::new(false),
+    });
     let (mut sink, source) = socket.split();
 
     // Every operation the client starts waits for a fresh check.
@@ -149,7 +163,12 @@ pub async fn serve(
                         return;
                     }
                 }
-                Some(WsMessage::Close(code, reason)) => break Some((code, reason)),
+                // graphql-transport-ws closes a refused `connection_init`
+                // with 4403, where async-graphql says 1002.
+                Some(WsMessage::Close(code, reason)) => {
+                    let code = if access.refused.load(Ordering::Relaxed) { CLOSE_FORBIDDEN } else { code };
+                    break Some((code, reason));
+                }
                 None => break None,
             },
             () = access.lost.notified() => break Some((CLOSE_FORBIDDEN, "access ended".to_owned())),
@@ -187,6 +206,7 @@ async fn connection_data(access: &Access, mut ctx: RequestContext, params: &serd
     {
         let found = credential.resolve(&access.app.db).await.map_err(|err| err.message)?;
         let Some(found) = found else {
+            access.refused.store(true, Ordering::Relaxed);
             return Err("the credential in connectionParams is not valid".to_owned());
         };
         ctx.session_token = credential.session_token().map(str::to_owned);
