@@ -239,3 +239,48 @@ async fn every_answer_the_server_gives_is_documented() {
         assert_eq!(content.as_object().unwrap().keys().collect::<Vec<_>>(), [&served]);
     }
 }
+
+/// The pattern the document gives `webhook_url` (with `\uXXXX` and `\xXX`
+/// escapes as JSON Schema writes them, which the regex crate reads too).
+fn webhook_url_pattern(document: &Value) -> regex::Regex {
+    let body = &document["paths"]["/api/webhook"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+    let pattern = body["properties"]["webhook_url"]["pattern"].as_str().expect("webhook_url has a pattern");
+    regex::Regex::new(pattern).unwrap()
+}
+
+#[tokio::test]
+async fn the_webhook_url_pattern_describes_what_the_server_takes() {
+    for app in common::apps().await {
+        let document = app.client().get("/api/openapi.json").await.expect(200).clone();
+        let pattern = webhook_url_pattern(&document);
+        let (client, site) = app.user_with_site("Hook", "hook-pattern.example").await;
+        app.collect(common::traffic::pageview(site, "hooked", "https://hook-pattern.example/")).await.expect(202);
+        let dry_run = |url: &str| {
+            let body = json!({ "siteId": site, "tracker_vid": "hooked", "webhook_url": url, "dry_run": true });
+            client.post("/api/webhook", body)
+        };
+        // A port, an address literal of either kind, upper case and a query:
+        // the server takes them, and so does the document.
+        for url in [
+            "https://hooks.example.com:8443/x",
+            "http://1.1.1.1/hook",
+            "https://[2606:4700:4700::1111]:8443/x",
+            "https://Hooks.Example.com/x",
+            "https://hooks.example.com?token=1",
+            "https://hooks.example.com",
+        ] {
+            assert!(pattern.is_match(url), "the document refuses {url}");
+            dry_run(url).await.expect(200);
+        }
+        // What the server refuses, the document refuses too.
+        for url in [
+            "ftp://hooks.example.com/x",
+            "https://hooks example.com/",
+            "https://hooks.example.com:99999/",
+            "hooks.example.com",
+        ] {
+            assert!(!pattern.is_match(url), "the document takes {url}");
+            assert_eq!(dry_run(url).await.status.as_u16(), 400, "{url}");
+        }
+    }
+}

@@ -93,7 +93,16 @@ pub fn introspection_schema() -> AppSchema {
     builder(true).finish()
 }
 
+/// What introspection answers for `__schema { description }`: async-graphql
+/// serves this text and its SDL export leaves it out, so it is added here and
+/// `schema.graphql` prints as the served schema does.
+const SCHEMA_DESCRIPTION: &str = "A GraphQL Schema defines the capabilities of a GraphQL server. It exposes all available types and directives on the server, as well as the entry points for query, mutation, and subscription operations.";
+
 /// The SDL that `schema.graphql` holds.
 pub fn sdl() -> String {
-    builder(true).finish().sdl()
+    let sdl = builder(true).finish().sdl();
+    match sdl.rfind("schema {") {
+        Some(at) => format!("{}\"\"\"\n{SCHEMA_DESCRIPTION}\n\"\"\"\n{}", &sdl[..at], &sdl[at..]),
+        None => sdl,
+    }
 }

@@ -142,14 +142,20 @@ pub fn web_url() -> Value {
     })
 }
 
-/// A webhook target: like [`web_url`], but its limit counts bytes, so only
-/// ASCII whitespace may surround it.
+/// A webhook target: an http(s) URL whose host is a name, an IPv4 address
+/// or a bracketed IPv6 address, with an optional port, as the server takes
+/// it; its limit counts bytes, so only ASCII whitespace may surround it.
+/// Private, loopback and reserved addresses, which the SSRF guard refuses
+/// when the hook is called, cannot be told apart by a pattern.
 pub fn webhook_url() -> Value {
     let ws = r"[\t\n\x0b\x0c\r ]*";
+    let label = "[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?";
+    let host = format!(r"({label}(\.{label})*|\[[0-9A-Fa-f:.]+\])");
+    let port = "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?";
     json!({
         "type": "string",
         "maxLength": 2048,
-        "pattern": format!(r"^{ws}https?://[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(/[\x21-\x7e]*)?{ws}$"),
+        "pattern": format!(r"^{ws}https?://{host}{port}([/?#][\x21-\x7e]*)?{ws}$"),
     })
 }
 
