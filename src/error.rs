@@ -1,5 +1,6 @@
 //! The one error type. REST answers it as `{"code", "message"}` with the code's
-//! status; GraphQL carries the same code in `extensions.code`.
+//! status, plus `"field"` when one input is at fault; GraphQL carries the same
+//! code in `extensions.code` and the field in `extensions.field`.
 
 use axum::{
     Json,
@@ -124,7 +125,12 @@ impl ErrorCode {
 #[derive(Debug, Clone)]
 pub struct AppError {
     pub code: ErrorCode,
+    /// For a refused input, `"<field>: <problem>"`.
     pub message: String,
+    /// The input at fault, as the caller sent it: a services names it as
+    /// its GraphQL argument or input field; the executor turns that into the
+    /// REST or form name a document filled it from.
+    pub field: Option<String>,
     /// Seconds for the `Retry-After` header (429 and 503).
     pub retry_after: Option<u64>,
 }
@@ -133,7 +139,36 @@ pub type AppResult<T> = Result<T, AppError>;
 
 impl AppError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), retry_after: None }
+        Self { code, message: message.into(), field: None, retry_after: None }
+    }
+
+    /// One input is at fault: the message names it (`"<field>: <problem>"`)
+    /// and `field` carries it as data.
+    pub fn invalid(code: ErrorCode, field: &str, problem: impl std::fmt::Display) -> Self {
+        Self { field: Some(field.to_owned()), ..Self::new(code, format!("{field}: {problem}")) }
+    }
+
+    /// What is wrong with the field, in words for a person, without the
+    /// field's name; the whole message when no field is at fault.
+    pub fn problem(&self) -> &str {
+        self.field
+            .as_deref()
+            .and_then(|field| self.message.strip_prefix(field))
+            .and_then(|rest| rest.strip_prefix(": "))
+            .unwrap_or(&self.message)
+    }
+
+    /// The same error about another name of the same input (the name the
+    /// caller used for it).
+    pub fn renamed(mut self, field: String) -> Self {
+        if let Some(old) = self.field.take() {
+            let problem = self.message.strip_prefix(&old).and_then(|rest| rest.strip_prefix(": "));
+            if let Some(problem) = problem {
+                self.message = format!("{field}: {problem}");
+            }
+            self.field = Some(field);
+        }
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -142,7 +177,7 @@ impl AppError {
 
     /// A field failed validation; the message names the field.
     pub fn validation(field: &str, problem: impl std::fmt::Display) -> Self {
-        Self::new(ErrorCode::ValidationError, format!("{field}: {problem}"))
+        Self::invalid(ErrorCode::ValidationError, field, problem)
     }
 
     /// Text holding the NUL character, which PostgreSQL's text cannot store:
@@ -187,26 +222,32 @@ impl AppError {
 
 /// Whether a database error passes if the same work is tried again: a locked
 /// or busy SQLite file, a lost or refused PostgreSQL connection, a deadlock or
-/// serialization failure between instances. The one rule for every retry.
+/// serialization failure between instances. The one rule for every retry,
+/// read from the error's kind and the database's own code, not its text.
 pub fn is_transient(err: &sea_orm::DbErr) -> bool {
-    if matches!(err, sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_)) {
-        return true;
+    use sea_orm::{DbErr, RuntimeErr, sqlx::Error};
+    match err {
+        DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => true,
+        DbErr::Exec(RuntimeErr::SqlxError(err)) | DbErr::Query(RuntimeErr::SqlxError(err)) => match err.as_ref() {
+            Error::Io(_) | Error::PoolTimedOut | Error::PoolClosed | Error::WorkerCrashed | Error::Tls(_) => true,
+            Error::Database(err) => err.code().is_some_and(|code| transient_code(&code)),
+            _ => false,
+        },
+        _ => false,
     }
-    let text = err.to_string().to_lowercase();
-    [
-        "locked",
-        "busy",
-        "connection",
-        "closed",
-        "terminating",
-        "timed out",
-        "broken pipe",
-        "shutting down",
-        "deadlock detected",
-        "could not serialize",
-    ]
-    .iter()
-    .any(|sign| text.contains(sign))
+}
+
+/// A database's own error code for a condition that passes: SQLite's
+/// BUSY (5) and LOCKED (6), whatever their extended code (the low byte);
+/// PostgreSQL's serialization failure and deadlock (40001, 40P01), lost or
+/// refused connections (class 08), shutdowns (57P01-57P03) and too many
+/// connections (53300).
+fn transient_code(code: &str) -> bool {
+    // SQLSTATEs are five characters; SQLite's codes are shorter numbers.
+    if code.len() == 5 {
+        return matches!(code, "40001" | "40P01" | "57P01" | "57P02" | "57P03" | "53300") || code.starts_with("08");
+    }
+    code.parse::<i32>().is_ok_and(|sqlite| matches!(sqlite & 0xff, 5 | 6))
 }
 
 impl From<sea_orm::DbErr> for AppError {
@@ -229,15 +270,69 @@ impl From<sea_orm::TransactionError<AppError>> for AppError {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_database_codes_are_known_by_number() {
+        for (code, transient) in [
+            ("5", true),
+            ("517", true),
+            ("6", true),
+            ("262", true),
+            ("19", false),
+            ("2067", false),
+            ("40001", true),
+            ("40P01", true),
+            ("08006", true),
+            ("57P01", true),
+            ("23505", false),
+            ("42P01", false),
+        ] {
+            assert_eq!(transient_code(code), transient, "{code}");
+        }
+    }
+
+    #[test]
+    fn graphql_validation_errors_name_their_input() {
+        for (message, field) in [
+            (r#"Invalid value for argument "input.maxClicks", expected type "Int""#, Some("input.maxClicks")),
+            (r#"Invalid value for argument "siteId", expected type "Int""#, Some("siteId")),
+            (r#"Variable "$siteId" of required type "Int!" was not provided."#, Some("siteId")),
+            ("Variable domain is not defined.", Some("domain")),
+            (r#"Unknown field "nope" on type "Query"."#, None),
+            ("Invalid value for argument \"", None),
+        ] {
+            assert_eq!(graphql_input_named(message).as_deref(), field, "{message}");
+        }
+    }
+
+    #[test]
+    fn a_refused_input_keeps_its_problem_apart_from_its_name() {
+        let err = AppError::validation("linkType", "must be content, ad or bio");
+        assert_eq!(
+            (err.message.as_str(), err.problem()),
+            ("linkType: must be content, ad or bio", "must be content, ad or bio")
+        );
+        let renamed = err.renamed("link_type".to_owned());
+        assert_eq!(renamed.message, "link_type: must be content, ad or bio");
+        assert_eq!(renamed.field.as_deref(), Some("link_type"));
+        assert_eq!(AppError::not_found("site").problem(), "site not found");
+    }
+}
+
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     code: &'static str,
     message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
 }
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let body = ErrorBody { code: self.code.as_str(), message: &self.message };
+        let body = ErrorBody { code: self.code.as_str(), message: &self.message, field: self.field.as_deref() };
         let mut response = (self.status(), Json(body)).into_response();
         if let Some(secs) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -251,9 +346,12 @@ impl From<AppError> for async_graphql::Error {
         use async_graphql::ErrorExtensions;
         let mut gql = async_graphql::Error::new(err.message);
         let code = err.code.as_str();
-        let retry_after = err.retry_after;
+        let (retry_after, field) = (err.retry_after, err.field);
         gql = gql.extend_with(|_, ext| {
             ext.set("code", code);
+            if let Some(field) = field {
+                ext.set("field", field);
+            }
             if let Some(secs) = retry_after {
                 ext.set("retryAfter", secs);
             }
@@ -296,8 +394,48 @@ pub fn classify_graphql_error(err: &mut async_graphql::ServerError) {
         let limit = GRAPHQL_LIMIT_MESSAGES.iter().any(|opening| err.message.starts_with(opening))
             || err.message.ends_with(GRAPHQL_STACK_LIMIT);
         let code = if limit { ErrorCode::BadRequest } else { ErrorCode::ValidationError };
-        err.extensions.get_or_insert_with(Default::default).set("code", code.as_str());
+        let field = if limit { None } else { graphql_input_named(&err.message) };
+        if let Some(field) = &field {
+            err.message = format!("{field}: {}", wrong_type_problem(&err.message));
+        }
+        let extensions = err.extensions.get_or_insert_with(Default::default);
+        extensions.set("code", code.as_str());
+        if let Some(field) = field {
+            extensions.set("field", field);
+        }
     }
+}
+
+/// What async-graphql's message about a value of the wrong type says, in
+/// the words our own checks use.
+fn wrong_type_problem(message: &str) -> String {
+    let expected = message.split("expected type \"").nth(1).and_then(|rest| rest.split('"').next());
+    match expected.map(|ty| ty.trim_end_matches('!')) {
+        Some("String") => "must be text".to_owned(),
+        Some("Int") => "must be a whole number".to_owned(),
+        Some("Float") => "must be a number".to_owned(),
+        Some("Boolean") => "must be true or false".to_owned(),
+        Some(ty) if ty.starts_with('[') => "must be a list".to_owned(),
+        Some(ty) => format!("must be a {ty}"),
+        None if message.contains("not defined") || message.contains("not provided") => "is required".to_owned(),
+        None => "is not a valid value".to_owned(),
+    }
+}
+
+/// The input a GraphQL validation error of async-graphql's is about: the
+/// argument path of a value of the wrong type (`Invalid value for argument
+/// "input.maxClicks", ...`) or the variable that is missing or mistyped
+/// (`Variable "$siteId" ...`, `Variable siteId is not defined.`). This reads
+/// the library's own wording; our errors carry their field as data.
+fn graphql_input_named(message: &str) -> Option<String> {
+    let quoted = |rest: &str| rest.split('"').next().filter(|name| !name.is_empty()).map(str::to_owned);
+    if let Some(rest) = message.strip_prefix("Invalid value for argument \"") {
+        return quoted(rest);
+    }
+    if let Some(name) = message.strip_prefix("Variable ").and_then(|rest| rest.strip_suffix(" is not defined.")) {
+        return Some(name.trim_start_matches('$').to_owned()).filter(|name| !name.is_empty() && !name.contains(' '));
+    }
+    message.strip_prefix("Variable \"$").and_then(quoted)
 }
 
 impl From<&async_graphql::ServerError> for AppError {
@@ -310,6 +448,10 @@ impl From<&async_graphql::ServerError> for AppError {
             async_graphql::Value::Number(n) => n.as_u64(),
             _ => None,
         });
-        Self { code, message: err.message, retry_after }
+        let field = ext.and_then(|ext| ext.get("field")).and_then(|value| match value {
+            async_graphql::Value::String(field) => Some(field.clone()),
+            _ => None,
+        });
+        Self { code, message: err.message, field, retry_after }
     }
 }

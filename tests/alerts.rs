@@ -393,11 +393,11 @@ async fn destinations_are_checked_tested_and_managed_by_admins() {
         for (input, code, field) in bad {
             let reply = client.graphql(CREATE, json!({ "site": site, "input": input })).await;
             assert_eq!(gql_error_code(&reply), code, "{input}: {reply}");
+            // The field as the caller sent it: inside the `input` argument.
             let message = reply["errors"][0]["message"].as_str().unwrap();
-            assert!(
-                message.starts_with(&format!("{field} ")) || message.starts_with(&format!("{field}:")),
-                "{message}"
-            );
+            let named = format!("input.{field}");
+            assert!(message.starts_with(&format!("{named}:")), "{message}");
+            assert_eq!(reply["errors"][0]["extensions"]["field"], named.as_str(), "{reply}");
         }
         let unknown_trigger = client
             .graphql(CREATE, json!({ "site": site, "input": { "name": "a", "url": "https://example.com/", "trigger": "SOMETIMES" } }))

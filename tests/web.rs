@@ -253,9 +253,9 @@ async fn the_sign_up_form_follows_the_api_rules() {
         let client = app.client();
         let email = format!("{}@example.com", common::unique("form"));
         let cases: [(&str, &str, &str, u16, &str); 4] = [
-            ("Ann", "not-an-email", "correct horse", 400, r#"id="email-error">Must be a valid email address"#),
-            ("Ann", &email, "short", 400, r#"id="password-error">Password must be at least 8 characters"#),
-            ("  ", &email, "correct horse", 400, r#"id="name-error">Must not be empty"#),
+            ("Ann", "not-an-email", "correct horse", 400, r#"id="email-error">Email: must be a valid email address"#),
+            ("Ann", &email, "short", 400, r#"id="password-error">Password: must be at least 8 characters"#),
+            ("  ", &email, "correct horse", 400, r#"id="name-error">Name: must not be empty"#),
             ("Ann", &email, "correct horse", 303, ""),
         ];
         for (name, address, password, status, shows) in cases {
@@ -272,7 +272,9 @@ async fn the_sign_up_form_follows_the_api_rules() {
         let again =
             post_form(&client, "/signup", &[("name", "Ann"), ("email", &email), ("password", "correct horse")], &[])
                 .await;
-        assert!(expect_page(&again, 409).contains(r#"id="email-error">An account with this email already exists"#));
+        assert!(
+            expect_page(&again, 409).contains(r#"id="email-error">Email: an account with this email already exists"#)
+        );
     }
 }
 

@@ -94,7 +94,7 @@ async fn a_link_is_created_edited_turned_off_and_deleted_through_the_forms() {
         // Delete asks for confirmation first.
         let unconfirmed = post_form(&client, &format!("/links/{id}"), &[("action", "delete")], &[]).await;
         let html = expect_page(&unconfirmed, 400);
-        assert!(html.contains("confirm: tick the box to confirm"), "{html}");
+        assert!(html.contains("Confirmation: tick the box to confirm"), "{html}");
         let deleted = post_form(&client, &format!("/links/{id}"), &[("action", "delete"), ("confirm", "1")], &[]).await;
         assert_eq!(location(&deleted), "/links?done=link-deleted");
         expect_page(&client.get(&format!("/links/{id}")).await, 404);
@@ -108,12 +108,12 @@ async fn link_forms_show_the_api_errors_beside_their_fields() {
         let (client, _) = app.user_with_site("Lena", "shop.example").await;
         location(&post_form(&client, "/links", &LINK_FIELDS, &[]).await);
         let cases: [(&str, &str, u16, &str); 6] = [
-            ("slug", "bad slug!", 400, r#"id="create-slug-error">slug: must be 1 to"#),
-            ("slug", "spring", 409, r#"id="create-slug-error">this slug is already used on this site"#),
-            ("destination", "ftp://files.example/", 400, r#"id="create-destination-error">"#),
-            ("max_clicks", "many", 400, r#"id="create-max_clicks-error">max_clicks: must be a whole number"#),
-            ("max_clicks", "0", 400, r#"id="create-max_clicks-error">max_clicks: must be at least 1"#),
-            ("expires_at", "soon", 400, r#"id="create-expires_at-error">expires_at: must be a date and time"#),
+            ("slug", "bad slug!", 400, r#"id="create-slug-error">Slug: must be 1 to"#),
+            ("slug", "spring", 409, r#"id="create-slug-error">Slug: this slug is already used on this site"#),
+            ("destination", "ftp://files.example/", 400, r#"id="create-destination-error">Destination URL: "#),
+            ("max_clicks", "many", 400, r#"id="create-max_clicks-error">Most clicks: must be a whole number"#),
+            ("max_clicks", "0", 400, r#"id="create-max_clicks-error">Most clicks: must be at least 1"#),
+            ("expires_at", "soon", 400, r#"id="create-expires_at-error">Expires (UTC): must be a date and time"#),
         ];
         for (field, value, status, shows) in cases {
             let mut fields: Vec<(&str, &str)> =

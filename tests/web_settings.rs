@@ -53,9 +53,9 @@ async fn settings_pages_change_the_site_members_keys_secret_and_account() {
         assert!(page.contains("data-mode=&#34;cookieless&#34; data-respect-dnt"), "{page}");
         assert!(page.contains("The site settings were saved."));
         for (field, value, shows) in [
-            ("hot_threshold", "hot", r#"id="site-hot_threshold-error">hot_threshold: must be a whole number"#),
-            ("tracking_mode", "sometimes", "trackingMode"),
-            ("retention_days", "0", r#"id="site-retention_days-error">"#),
+            ("hot_threshold", "hot", r#"id="site-hot_threshold-error">Hot threshold: must be a whole number"#),
+            ("tracking_mode", "sometimes", r#"id="site-tracking_mode-error">Tracking mode: "#),
+            ("retention_days", "0", r#"id="site-retention_days-error">Keep visitor data for (days): "#),
         ] {
             let mut fields: Vec<(&str, &str)> = save.iter().filter(|(name, _)| *name != field).copied().collect();
             fields.push((field, value));

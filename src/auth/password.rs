@@ -10,19 +10,22 @@ use crate::error::{AppError, AppResult, ErrorCode};
 pub const MIN_LEN: usize = 8;
 pub const MAX_LEN: usize = 128;
 
-/// Length rules, checked before any hashing so a huge password costs nothing.
-pub fn validate(password: &str) -> AppResult<()> {
+/// Length rules, checked before any hashing so a huge password costs nothing;
+/// `field` names the input the password came in.
+pub fn validate(field: &str, password: &str) -> AppResult<()> {
     let len = password.chars().count();
     if len < MIN_LEN {
-        return Err(AppError::new(
+        return Err(AppError::invalid(
             ErrorCode::PasswordTooShort,
-            format!("password must be at least {MIN_LEN} characters"),
+            field,
+            format!("must be at least {MIN_LEN} characters"),
         ));
     }
     if len > MAX_LEN {
-        return Err(AppError::new(
+        return Err(AppError::invalid(
             ErrorCode::PasswordTooLong,
-            format!("password must be at most {MAX_LEN} characters"),
+            field,
+            format!("must be at most {MAX_LEN} characters"),
         ));
     }
     Ok(())

@@ -5,7 +5,14 @@
 //! and answers typed data or an `AppError`, with no HTTP answer built and
 //! read back on the way.
 
-use async_graphql::{Data, Variables};
+use async_graphql::{
+    Data, Variables,
+    parser::{
+        parse_query,
+        types::{ExecutableDocument, Selection, SelectionSet},
+    },
+};
+use async_graphql_value::Value;
 use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 
@@ -53,18 +60,98 @@ impl Answer {
 
 /// Runs `document` with `variables` as `ctx`'s caller. The first error, if
 /// any, is the answer: documents run in process are written here and ask for
-/// nothing that fails on its own.
+/// nothing that fails on its own. A refused input is named by the variable
+/// the caller filled (`link_type` for a REST body, a form's own name), not
+/// by the GraphQL argument it fed.
 pub async fn run(
     schema: &AppSchema,
     app: &AppState,
     ctx: RequestContext,
-    document: &str,
+    document: &'static str,
     variables: serde_json::Value,
 ) -> AppResult<Answer> {
     let request = async_graphql::Request::new(document).variables(Variables::from_json(variables));
     let response = schema.execute(prepare(request, app, ctx)).await;
     if let Some(error) = response.errors.first() {
-        return Err(AppError::from(error));
+        let error = AppError::from(error);
+        let parsed = parse_query(document).ok();
+        let variable =
+            parsed.as_ref().zip(error.field.as_deref()).and_then(|(parsed, field)| variable_for(parsed, field));
+        return Err(match variable {
+            Some(variable) => error.renamed(variable),
+            None => error,
+        });
     }
     Ok(Answer { data: response.data, headers: response.http_headers })
+}
+
+/// The variable of `document` that fills the argument at `path` (`slug`, or
+/// `input.linkType` for a field of an input object), in any field.
+fn variable_for(document: &ExecutableDocument, path: &str) -> Option<String> {
+    let (argument, inner) = match path.split_once('.') {
+        Some((argument, inner)) => (argument, Some(inner)),
+        None => (path, None),
+    };
+    let mut sets: Vec<&SelectionSet> = document.operations.iter().map(|(_, op)| &op.node.selection_set.node).collect();
+    sets.extend(document.fragments.values().map(|fragment| &fragment.node.selection_set.node));
+    while let Some(set) = sets.pop() {
+        for selection in &set.items {
+            match &selection.node {
+                Selection::Field(field) => {
+                    for (name, value) in &field.node.arguments {
+                        if name.node != argument {
+                            continue;
+                        }
+                        let value = match (inner, &value.node) {
+                            (None, value) => value,
+                            (Some(inner), Value::Object(fields)) => match fields.get(inner) {
+                                Some(value) => value,
+                                None => continue,
+                            },
+                            // The whole input object is one variable: the
+                            // field is inside it.
+                            (Some(inner), Value::Variable(variable)) => return Some(format!("{variable}.{inner}")),
+                            _ => continue,
+                        };
+                        if let Value::Variable(variable) = value {
+                            return Some(variable.to_string());
+                        }
+                    }
+                    sets.push(&field.node.selection_set.node);
+                }
+                Selection::InlineFragment(inline) => sets.push(&inline.node.selection_set.node),
+                Selection::FragmentSpread(_) => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_argument_is_named_by_the_variable_that_filled_it() {
+        let document = r#"
+            mutation Create($siteId: Int!, $link_type: String, $dest: String!, $changes: SiteUpdateInput!) {
+              createLink(input: { siteId: $siteId, linkType: $link_type, destinationUrl: $dest, slug: "fixed" }) { id }
+              updateSite(id: 1, patch: $changes) { id }
+            }
+            query Stats($range: String) { ...F }
+            fragment F on Query { stats(siteId: 1, timeRange: $range) { timeRange } }
+        "#;
+        let document = parse_query(document).unwrap();
+        for (path, variable) in [
+            ("input.linkType", Some("link_type")),
+            ("input.destinationUrl", Some("dest")),
+            ("input.slug", None),
+            ("patch.name", Some("changes.name")),
+            ("input.nope", None),
+            ("timeRange", Some("range")),
+            ("siteId", None),
+        ] {
+            assert_eq!(variable_for(&document, path).as_deref(), variable, "{path}");
+        }
+    }
 }

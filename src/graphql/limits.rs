@@ -24,7 +24,7 @@ use async_graphql::{
         NextSubscribe, NextValidation, ResolveInfo,
     },
     parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet},
-    registry::MetaType,
+    registry::{MetaType, Registry},
 };
 
 use futures_util::stream::{BoxStream, StreamExt};
@@ -79,11 +79,14 @@ pub fn refusal(message: impl Into<String>) -> ServerError {
     refused(AppError::bad_request(message))
 }
 
-/// A refusal before any resolver runs, with `err`'s code, message and wait.
+/// A refusal before any resolver runs, with `err`'s code, message, field and wait.
 fn refused(err: AppError) -> ServerError {
     let mut refusal = ServerError::new(err.message, None);
     let extensions = refusal.extensions.get_or_insert_with(Default::default);
     extensions.set("code", err.code.as_str());
+    if let Some(field) = err.field {
+        extensions.set("field", field);
+    }
     if let Some(secs) = err.retry_after {
         extensions.set("retryAfter", secs);
     }
@@ -126,6 +129,10 @@ impl Extension for LimitsExtension {
         };
         if let Some(path) = super::nul::in_variables(&document, variables, &field_types) {
             return Err(refused(AppError::nul_character(&path)));
+        }
+        let types = RegistryTypes(&ctx.schema_env.registry);
+        if let Some((path, problem)) = super::variables::wrong_type(&document, variables, &types) {
+            return Err(refused(AppError::validation(&path, problem)));
         }
         let roots = RootFields::of(&document);
         if roots.introspection && !self.introspection {
@@ -202,8 +209,64 @@ impl Extension for LimitsExtension {
             self.over_budget.store(true, Ordering::Relaxed);
             return Ok(Some(Value::Null));
         }
-        next.run(ctx, info).await
+        let (parent, name) = (info.parent_type, info.name);
+        next.run(ctx, info).await.map_err(|err| qualify_field(&ctx.schema_env.registry, parent, name, err))
     }
+}
+
+/// The schema's types, as the variable check reads them.
+struct RegistryTypes<'a>(&'a Registry);
+
+impl super::variables::Types for RegistryTypes<'_> {
+    fn input_fields(&self, name: &str) -> Option<Vec<(String, String, bool)>> {
+        match self.0.types.get(name) {
+            Some(MetaType::InputObject { input_fields, .. }) => Some(
+                input_fields
+                    .values()
+                    .map(|field| (field.name.clone(), field.ty.clone(), field.default_value.is_some()))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    fn accepts(&self, name: &str, value: &Value) -> bool {
+        match self.0.types.get(name) {
+            Some(MetaType::Scalar { is_valid: Some(is_valid), .. }) => is_valid(value),
+            Some(MetaType::Enum { enum_values, .. }) => match value {
+                Value::Enum(value) => enum_values.contains_key(value.as_str()),
+                Value::String(value) => enum_values.contains_key(value.as_str()),
+                _ => false,
+            },
+            _ => true,
+        }
+    }
+}
+
+/// Names a refused input as the caller sent it. A service names a field of
+/// an input object by itself (`linkType`); the caller sent it inside an
+/// argument (`input.linkType`), which this finds from the field's arguments.
+fn qualify_field(registry: &Registry, parent: &str, field: &str, mut err: ServerError) -> ServerError {
+    let Some(Value::String(name)) = err.extensions.as_ref().and_then(|ext| ext.get("field")).cloned() else {
+        return err;
+    };
+    let Some(MetaType::Object { fields, .. }) = registry.types.get(parent) else { return err };
+    let Some(meta) = fields.get(field) else { return err };
+    if name.contains('.') || meta.args.contains_key(name.as_str()) {
+        return err;
+    }
+    let holder = meta.args.iter().find(|(_, arg)| {
+        let ty = arg.ty.trim_matches(|c| matches!(c, '[' | ']' | '!'));
+        matches!(registry.types.get(ty), Some(MetaType::InputObject { input_fields, .. }) if input_fields.contains_key(name.as_str()))
+    });
+    if let Some((argument, _)) = holder {
+        let qualified = format!("{argument}.{name}");
+        if let Some(problem) = err.message.strip_prefix(&format!("{name}: ")) {
+            err.message = format!("{qualified}: {problem}");
+        }
+        err.extensions.get_or_insert_with(Default::default).set("field", qualified);
+    }
+    err
 }
 
 /// What the root fields of a document's operations are.

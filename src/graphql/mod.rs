@@ -25,6 +25,7 @@ pub mod session;
 pub mod sites;
 pub mod socket;
 pub mod types;
+pub mod variables;
 pub mod visitor;
 pub mod webhooks;
 

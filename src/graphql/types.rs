@@ -19,6 +19,10 @@ impl ScalarType for Timestamp {
         }
     }
 
+    fn is_valid(value: &Value) -> bool {
+        matches!(value, Value::String(text) if time::parse_iso(text).is_some())
+    }
+
     fn to_value(&self) -> Value {
         Value::String(time::iso(self.0))
     }

@@ -54,11 +54,20 @@ async fn run(
         Body::Mapped { map, .. } => map(body)?,
     };
     let variables = with_parameters(op, variables, &path, query.as_deref())?;
-    let output = bridge.run(op.document, Value::Object(variables)).await?;
+    let output = bridge.run(op.document, Value::Object(variables)).await.map_err(|err| named_as_sent(op, err))?;
     Ok(match op.output {
         Output::Whole => output.whole(),
         Output::Field(name) => output.field(name),
     })
+}
+
+/// A refused input, named as the body named it when the route reshaped its body.
+fn named_as_sent(op: &Operation, err: AppError) -> AppError {
+    let Body::Mapped { field, .. } = &op.body else { return err };
+    match err.field.as_deref().and_then(field) {
+        Some(name) => err.renamed(name),
+        None => err,
+    }
 }
 
 /// Adds the row's path and query parameters to the variables, each converted to its kind.

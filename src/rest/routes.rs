@@ -62,6 +62,8 @@ const fn param(name: &'static str, kind: Kind, required: bool) -> Param {
 pub type SchemaFn = fn() -> Value;
 /// Reshapes a REST body into the document's variables.
 pub type BodyMap = fn(Map<String, Value>) -> AppResult<Map<String, Value>>;
+/// The body field a refused variable path (`input.linkType`) came from.
+pub type FieldMap = fn(&str) -> Option<String>;
 
 /// Where the JSON body goes.
 pub enum Body {
@@ -72,10 +74,12 @@ pub enum Body {
         except: &'static [&'static str],
     },
     /// A body the route reshapes before it becomes the variables; `schema`
-    /// describes it for OpenAPI.
+    /// describes it for OpenAPI, `field` names a refused input as the body
+    /// did.
     Mapped {
         schema: SchemaFn,
         map: BodyMap,
+        field: FieldMap,
     },
 }
 
@@ -179,6 +183,16 @@ fn site_update_body() -> Value {
     json!({ "type": "object", "properties": properties })
 }
 
+/// A field of the `input` variable is the body's field of the same name.
+fn input_field(path: &str) -> Option<String> {
+    path.strip_prefix("input.").map(str::to_owned)
+}
+
+fn link_update_field(path: &str) -> Option<String> {
+    let field = path.strip_prefix("input.")?;
+    LINK_UPDATE_FIELDS.iter().find(|(_, input, _)| *input == field).map(|(key, _, _)| (*key).to_owned())
+}
+
 fn site_update_input(body: Map<String, Value>) -> AppResult<Map<String, Value>> {
     let input: Map<String, Value> = SITE_UPDATE_FIELDS
         .iter()
@@ -234,7 +248,11 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         document: doc!("update_user"),
-        body: Body::Mapped { schema: super::auth::update_user_body, map: super::auth::update_user_input },
+        body: Body::Mapped {
+            schema: super::auth::update_user_body,
+            map: super::auth::update_user_input,
+            field: |path| Some(path.to_owned()),
+        },
         ..op("POST", "/api/auth/update-user", "updateUser", "auth", "Change the user's name or image")
     },
     Operation {
@@ -271,7 +289,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         document: doc!("site_update"),
         path_param: Some(SITE_PATH_ID),
-        body: Body::Mapped { schema: site_update_body, map: site_update_input },
+        body: Body::Mapped { schema: site_update_body, map: site_update_input, field: input_field },
         ..op("PUT", "/api/sites/{id}", "updateSite", "sites", "Change a site (admins)")
     },
     Operation {
@@ -313,7 +331,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         document: doc!("link_update"),
         path_param: Some(TEXT_ID),
-        body: Body::Mapped { schema: link_update_body, map: link_update_input },
+        body: Body::Mapped { schema: link_update_body, map: link_update_input, field: link_update_field },
         ..op("PUT", "/api/links/{id}", "updateLink", "links", "Change the fields given")
     },
     Operation {

@@ -15,9 +15,9 @@ use crate::{
     time::{DAY_MS, now_ms},
 };
 
-const MAX_NAME_LEN: usize = 100;
-const MAX_EMAIL_LEN: usize = 254;
-const MAX_URL_LEN: usize = 2048;
+pub const MAX_NAME_LEN: usize = 100;
+pub const MAX_EMAIL_LEN: usize = 254;
+pub const MAX_URL_LEN: usize = 2048;
 /// Deleting an account without re-entering the password needs a fresh sign-in.
 const FRESH_SESSION_MS: i64 = DAY_MS;
 
@@ -98,8 +98,8 @@ pub fn callback_url(raw: &str, base_origin: &str) -> AppResult<String> {
     if same_origin { Ok(url.to_string()) } else { Err(refuse()) }
 }
 
-fn email_in_use() -> AppError {
-    AppError::new(ErrorCode::EmailInUse, "an account with this email already exists")
+fn email_in_use(field: &str) -> AppError {
+    AppError::invalid(ErrorCode::EmailInUse, field, "an account with this email already exists")
 }
 
 pub async fn find(db: &impl ConnectionTrait, user_id: i64) -> AppResult<user::Model> {
@@ -126,9 +126,9 @@ pub async fn sign_up(
     let name = validate_name(name)?;
     let email = normalize_email("email", email)?;
     let image = image.map(validate_image).transpose()?.flatten();
-    password::validate(&password)?;
+    password::validate("password", &password)?;
     if find_by_email(db, &email).await?.is_some() {
-        return Err(email_in_use());
+        return Err(email_in_use("email"));
     }
     let password_hash = password::hash(password).await?;
     let txn = db.begin().await?;
@@ -144,7 +144,7 @@ pub async fn sign_up(
     }
     .insert(&txn)
     .await
-    .map_err(|err| if is_unique_violation(&err) { email_in_use() } else { err.into() })?;
+    .map_err(|err| if is_unique_violation(&err) { email_in_use("email") } else { err.into() })?;
     orgs::create_personal(&txn, &user).await?;
     let token = sessions::create(&txn, user.id, true, meta).await?;
     txn.commit().await?;
@@ -207,16 +207,17 @@ pub async fn change_email(db: &impl ConnectionTrait, user_id: i64, new_email: &s
         return Ok(user);
     }
     if find_by_email(db, &email).await?.is_some() {
-        return Err(email_in_use());
+        return Err(email_in_use("newEmail"));
     }
     let mut active: user::ActiveModel = user.into();
     active.email = Set(email);
     active.updated_at = Set(now_ms());
-    active.update(db).await.map_err(|err| if is_unique_violation(&err) { email_in_use() } else { err.into() })
+    active.update(db).await.map_err(|err| if is_unique_violation(&err) { email_in_use("newEmail") } else { err.into() })
 }
 
-async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
-    let wrong = || AppError::new(ErrorCode::InvalidPassword, "the password is not correct");
+/// `field` names the input the password came in.
+async fn check_password(field: &str, user: &user::Model, password: String) -> AppResult<()> {
+    let wrong = || AppError::invalid(ErrorCode::InvalidPassword, field, "the password is not correct");
     if password.chars().count() > password::MAX_LEN {
         return Err(wrong());
     }
@@ -225,7 +226,7 @@ async fn check_password(user: &user::Model, password: String) -> AppResult<()> {
 
 /// Sets a password without the current one (the `seed --demo` account).
 pub async fn set_password(db: &impl ConnectionTrait, user_id: i64, new: String) -> AppResult<user::Model> {
-    password::validate(&new)?;
+    password::validate("password", &new)?;
     let user = find(db, user_id).await?;
     let mut active: user::ActiveModel = user.into();
     active.password_hash = Set(password::hash(new).await?);
@@ -249,9 +250,9 @@ pub async fn change_password(
     revoke_other_sessions: bool,
     meta: &RequestMeta,
 ) -> AppResult<(Option<String>, user::Model)> {
-    password::validate(&new)?;
+    password::validate("newPassword", &new)?;
     let user = find(db, user_id).await?;
-    check_password(&user, current).await?;
+    check_password("currentPassword", &user, current).await?;
     let password_hash = password::hash(new).await?;
     let txn = db.begin().await?;
     let mut active: user::ActiveModel = user.into();
@@ -282,10 +283,11 @@ pub async fn delete(
 ) -> AppResult<()> {
     let user = find(db, user_id).await?;
     match password {
-        Some(password) => check_password(&user, password).await?,
+        Some(password) => check_password("password", &user, password).await?,
         None if now_ms() - session_created_at > FRESH_SESSION_MS => {
-            return Err(AppError::new(
+            return Err(AppError::invalid(
                 ErrorCode::SessionExpired,
+                "password",
                 "sign in again or give your password to delete the account",
             ));
         }

@@ -11,8 +11,8 @@ use crate::{
     time::now_ms,
 };
 
-const MAX_ID_LEN: usize = 128;
-const MAX_TEXT_LEN: usize = 256;
+pub const MAX_ID_LEN: usize = 128;
+pub const MAX_TEXT_LEN: usize = 256;
 const MAX_TRAITS_BYTES: usize = 8192;
 pub const DEFAULT_SOURCE: &str = "api";
 
@@ -94,7 +94,7 @@ async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: IdentifyInpu
         None => None,
     };
     if user_id.is_none() && email.is_none() {
-        return Err(AppError::validation("user_id", "user_id or email is required"));
+        return Err(AppError::validation("userId", "a user id or an email is required"));
     }
     let traits = match input.traits {
         None | Some(serde_json::Value::Null) => "{}".to_owned(),

@@ -52,7 +52,7 @@ pub async fn invite(
         .one(db)
         .await?;
     if already.is_some() {
-        return Err(AppError::new(ErrorCode::Conflict, "that person is already a member"));
+        return Err(AppError::invalid(ErrorCode::Conflict, "email", "that person is already a member"));
     }
     let now = now_ms();
     let pending = pending_for(db, org_id, &email).await?;

@@ -22,10 +22,10 @@ pub const LINK_TYPES: [&str; 3] = ["content", "ad", "bio"];
 pub const MAX_SLUG_LEN: usize = 64;
 pub const GENERATED_SLUG_LEN: usize = 7;
 pub const MAX_URL_LEN: usize = 2048;
-const MAX_LABEL_LEN: usize = 256;
-const MAX_NOTES_LEN: usize = 2000;
-const MAX_TAGS: usize = 20;
-const MAX_TAG_LEN: usize = 50;
+pub const MAX_LABEL_LEN: usize = 256;
+pub const MAX_NOTES_LEN: usize = 2000;
+pub const MAX_TAGS: usize = 20;
+pub const MAX_TAG_LEN: usize = 50;
 const ID_PREFIX: &str = "lnk_";
 
 /// `lnk_<id>`, the id clients see.
@@ -53,7 +53,7 @@ pub fn validate_slug(slug: &str) -> AppResult<()> {
 /// An absolute http(s) URL of at most 2048 characters, with no control
 /// characters; `javascript:`, `data:` and protocol-relative URLs are refused.
 pub fn validate_destination(raw: &str) -> AppResult<String> {
-    let invalid = |why: &str| AppError::new(ErrorCode::InvalidUrl, format!("destinationUrl {why}"));
+    let invalid = |why: &str| AppError::invalid(ErrorCode::InvalidUrl, "destinationUrl", why);
     let raw = raw.trim();
     if raw.is_empty() {
         return Err(invalid("is required"));
@@ -67,9 +67,9 @@ pub fn validate_destination(raw: &str) -> AppResult<String> {
     if raw.starts_with("//") {
         return Err(invalid("must name its scheme (http or https)"));
     }
-    let url = Url::parse(raw).map_err(|_| invalid("must be an absolute http(s) URL"))?;
+    let url = Url::parse(raw).map_err(|_| invalid("enter a full web address starting with https://"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("must be an absolute http(s) URL"));
+        return Err(invalid("enter a full web address starting with https://"));
     }
     Ok(raw.to_owned())
 }
@@ -86,7 +86,7 @@ fn validate_link_type(value: Option<String>) -> AppResult<String> {
     match value.as_deref().map(str::trim) {
         None | Some("") => Ok("content".to_owned()),
         Some(kind) if LINK_TYPES.contains(&kind) => Ok(kind.to_owned()),
-        Some(_) => Err(AppError::validation("link_type", "must be content, ad or bio")),
+        Some(_) => Err(AppError::validation("linkType", "must be content, ad or bio")),
     }
 }
 
@@ -118,7 +118,7 @@ fn random_slug() -> String {
 }
 
 fn slug_taken() -> AppError {
-    AppError::new(ErrorCode::SlugTaken, "this slug is already used on this site")
+    AppError::invalid(ErrorCode::SlugTaken, "slug", "this slug is already used on this site")
 }
 
 async fn slug_exists(db: &impl ConnectionTrait, site_id: i64, slug: &str) -> AppResult<bool> {
@@ -149,7 +149,7 @@ pub struct NewLink {
 
 fn validate_max_clicks(max_clicks: Option<i64>) -> AppResult<Option<i64>> {
     if max_clicks.is_some_and(|max| max < 1) {
-        return Err(AppError::validation("max_clicks", "must be at least 1"));
+        return Err(AppError::validation("maxClicks", "must be at least 1"));
     }
     Ok(max_clicks)
 }

@@ -16,7 +16,7 @@ use crate::{
 
 pub const DEFAULT_HIGH_VALUE_PATTERNS: [&str; 5] = ["/pricing", "/demo", "/contact", "/signup", "/trial"];
 pub const DEFAULT_HOT_THRESHOLD: i32 = 70;
-const MAX_NAME_LEN: usize = 100;
+pub const MAX_NAME_LEN: usize = 100;
 const MAX_PATTERNS: usize = 50;
 const MAX_PATTERN_LEN: usize = 200;
 

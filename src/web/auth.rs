@@ -15,6 +15,7 @@ use serde_json::json;
 use super::{
     bridge, error,
     error::{WebError, WebResult},
+    forms::{self, Input, input},
     frame,
     layout::Layout,
     nav,
@@ -104,25 +105,19 @@ pub async fn signup_form(request: Request) -> Response {
     show_form(true, request).await
 }
 
-/// Puts the API's error beside the field it is about.
+/// The sign-in and sign-up forms' inputs, each filling the variable of its name.
+const INPUTS: [Input; 3] =
+    [input("name", "Name", "name"), input("email", "Email", "email"), input("password", "Password", "password")];
+
+/// Puts the API's refusal beside the input it is about, under its label; a
+/// wrong email or password, which must not say which, goes beside the password.
 fn place_error(err: &AppError, errors: &mut Errors) {
-    let message = err.message.clone();
-    let (field, text) = match message.split_once(": ") {
-        Some((field @ ("name" | "email" | "password"), text)) => (Some(field), text.to_owned()),
-        _ => (None, message.clone()),
-    };
-    let text = {
-        let mut chars = text.chars();
-        chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
-    };
+    let (field, message) = forms::placed(err, &INPUTS);
     match (err.code, field) {
-        (ErrorCode::EmailInUse, _) | (_, Some("email")) => errors.email = Some(text),
-        (_, Some("name")) => errors.name = Some(text),
-        (ErrorCode::PasswordTooShort | ErrorCode::PasswordTooLong, _) | (_, Some("password")) => {
-            errors.password = Some(text)
-        }
-        (ErrorCode::InvalidEmailOrPassword, _) => errors.password = Some(text),
-        _ => errors.form = Some(text),
+        (_, "email") => errors.email = Some(message),
+        (_, "name") => errors.name = Some(message),
+        (_, "password") | (ErrorCode::InvalidEmailOrPassword, _) => errors.password = Some(message),
+        _ => errors.form = Some(message),
     }
 }
 

@@ -1,15 +1,19 @@
-//! The forms of the links and settings pages as one table, like the pages:
-//! each row names the page it belongs to, the `action` value that picks it,
-//! the GraphQL mutation it runs through the bridge (so the API's role checks
-//! and error codes apply unchanged), how the form's fields become the
-//! mutation's variables, and what follows success.
+//! Every form of the web app as rows of tables, like the pages: each row
+//! names the `action` value that picks it, the GraphQL mutation it runs
+//! through the one executor (so the API's role checks and error codes apply
+//! unchanged), how the form's fields become the mutation's variables, the
+//! inputs a refusal can be about, with their labels, and what follows
+//! success. A page's rows are its `forms`; the site switcher, on every
+//! page, is `SWITCH_SITE`.
 //!
 //! Success answers 303 back to a page with `done=<key>`, so a reload does not
 //! send the form again; the key picks a fixed sentence, so nothing from the
 //! address is shown. A secret (a new API key, a new signing secret) cannot
 //! travel in an address, so those forms show the page at once, with the
-//! secret, instead. A refused form shows the page again with what was typed
-//! and the API's message beside the field it concerns.
+//! secret, instead; so do forms whose answer the page shows (a webhook's
+//! dry run). A refused form shows the page again with what was typed and
+//! the refusal beside the input it concerns, under that input's label:
+//! the error names the variable the input filled (`AppError::field`).
 
 use std::collections::HashMap;
 
@@ -76,6 +80,22 @@ pub enum Done {
     Redirect(fn(&FormInput, &Value) -> String),
     /// The page again, showing once the secret read from the answer.
     ShowSecret(fn(&Value) -> Option<String>),
+    /// The page again, which shows the mutation's answer (`FormState::answer`).
+    Show,
+}
+
+/// An input of a form that a refusal can be about.
+pub struct Input {
+    /// The form field's name.
+    pub name: &'static str,
+    /// Its label on the page: a refusal is shown under it, in its words.
+    pub label: &'static str,
+    /// The variable it fills, or `variable.field` inside an input object.
+    pub variable: &'static str,
+}
+
+pub const fn input(name: &'static str, label: &'static str, variable: &'static str) -> Input {
+    Input { name, label, variable }
 }
 
 pub struct Form {
@@ -83,9 +103,29 @@ pub struct Form {
     pub action: &'static str,
     pub document: &'static str,
     pub variables: fn(&FormInput) -> AppResult<Value>,
-    /// `(field named in the API's message, or its error code, the input it concerns)`.
-    pub fields: &'static [(&'static str, &'static str)],
+    /// The inputs a refusal can name; a refusal about none of them is shown
+    /// above the form.
+    pub inputs: &'static [Input],
     pub done: Done,
+}
+
+/// Where a refusal goes and what it says: beside its input, as
+/// "<label>: <problem>", or above the form (empty name).
+pub fn placed(err: &AppError, inputs: &[Input]) -> (&'static str, String) {
+    let concerned = err
+        .field
+        .as_deref()
+        .and_then(|field| inputs.iter().find(|input| input.variable == field || input.name == field));
+    match concerned {
+        Some(input) => (input.name, format!("{}: {}", input.label, err.problem())),
+        None => ("", sentence(err.problem())),
+    }
+}
+
+/// `text` starting with a capital letter.
+pub fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// What a form just did, for the page it comes back to.
@@ -100,6 +140,8 @@ pub struct FormState {
     pub error: Option<String>,
     /// Shown once: a new API key or signing secret.
     pub secret: Option<String>,
+    /// The answer of a `Done::Show` form.
+    pub answer: Option<Value>,
 }
 
 impl FormState {
@@ -178,11 +220,42 @@ pub fn is_page_error(code: ErrorCode) -> bool {
     )
 }
 
-/// Which input an error message is about, from the field it starts with
-/// (`field: problem`, or `field problem`).
-pub fn field_of(message: &str, fields: &[(&str, &'static str)]) -> Option<&'static str> {
-    let named = message.split([':', ' ']).next()?.trim();
-    fields.iter().find(|(api, _)| *api == named).map(|(_, input)| *input)
+const SELECT_SITE: &str = include_str!("documents/select_site.graphql");
+
+/// The site switcher on every page (`POST /site`): remembers the chosen site,
+/// then goes back where the switcher was.
+pub const SWITCH_SITE: Form = Form {
+    action: "switch",
+    document: SELECT_SITE,
+    variables: |input| {
+        let site = input.text("site").parse::<i64>().map_err(|_| AppError::validation("site", "choose a site"))?;
+        Ok(serde_json::json!({ "siteId": site }))
+    },
+    inputs: &[],
+    done: Done::Redirect(|input, _| super::nav::safe_next(input.fields.get("next").map(String::as_str))),
+};
+
+/// The POST route of a form that belongs to no page: it goes where its row
+/// says, and a refusal is an error page.
+pub fn route_alone(form: &'static Form) -> axum::routing::MethodRouter<RouterState> {
+    axum::routing::post(move |State(state): State<RouterState>, request: Request| async move {
+        let run = async {
+            let (mut parts, body) = request.into_parts();
+            let fields = read_form(body).await?;
+            if frame::require_signed_in(&parts).is_err() {
+                let next = super::nav::safe_next(fields.get("next").map(String::as_str));
+                return Err(super::error::WebError::SignIn(next));
+            }
+            let input = FormInput { fields: &fields, site_id: 0, id: None, site_chosen: false };
+            let answer = bridge::run(&mut parts, &state, form.document, (form.variables)(&input)?).await?;
+            let to = match form.done {
+                Done::Redirect(to) => to(&input, &answer.data),
+                Done::ShowSecret(_) | Done::Show => "/".to_owned(),
+            };
+            Ok::<_, super::error::WebError>((answer.cookies, Redirect::to(&to)).into_response())
+        };
+        run.await.unwrap_or_else(IntoResponse::into_response)
+    })
 }
 
 /// The POST route of a page whose forms are rows of `forms`.
@@ -231,20 +304,23 @@ async fn submit(
                 shown.values.clear();
                 axum::http::StatusCode::OK
             }
+            Done::Show => {
+                shown.answer = Some(answer.data);
+                axum::http::StatusCode::OK
+            }
         },
         Err(err) => {
-            // A code the form maps to an input (an unknown member's email is
-            // NOT_FOUND) is shown beside it; other page-wide errors are pages.
-            let by_code = form.fields.iter().find(|(name, _)| *name == err.code.as_str()).map(|(_, input)| *input);
-            if by_code.is_none() && is_page_error(err.code) {
+            // About the whole request (gone, not allowed, overloaded): a page.
+            if is_page_error(err.code) {
                 return Err(err.into());
             }
-            shown.field = by_code.or_else(|| field_of(&err.message, form.fields)).unwrap_or_default().to_owned();
-            shown.error = Some(err.message.clone());
+            let (field, message) = placed(&err, form.inputs);
+            shown.field = field.to_owned();
+            shown.error = Some(message);
             err.status()
         }
     };
-    let mut response = frame::show_with(page, state, &mut parts, None, shown).await?;
+    let mut response = frame::show(page, state, &mut parts, shown).await?;
     *response.status_mut() = status;
     Ok(response)
 }

@@ -19,7 +19,7 @@ use super::{
     error::{WebError, WebResult},
     forms::FormState,
     layout::{FrameData, Layout},
-    pages::{Access, IdFrom, Page, PageInput, SiteFrom, visitor::Outcome},
+    pages::{Access, IdFrom, Page, PageInput, SiteFrom},
 };
 use crate::{
     RouterState,
@@ -39,7 +39,7 @@ const FRAME_ONLY: &str = concat!("query Welcome { ...Frame }\n", include_str!("d
 pub fn route(page: &'static Page) -> MethodRouter<RouterState> {
     get(move |State(state): State<RouterState>, request: Request| async move {
         let (mut parts, _) = request.into_parts();
-        show(page, &state, &mut parts, None).await.unwrap_or_else(IntoResponse::into_response)
+        show(page, &state, &mut parts, FormState::default()).await.unwrap_or_else(IntoResponse::into_response)
     })
 }
 
@@ -111,24 +111,8 @@ pub async fn resolve_site(
     Ok((answer.as_i64(), None))
 }
 
-/// Runs the row for this request; `outcome` is what a form on the page just did.
-pub async fn show(
-    page: &'static Page,
-    state: &RouterState,
-    parts: &mut Parts,
-    outcome: Option<Outcome>,
-) -> WebResult<Response> {
-    show_with(page, state, parts, outcome, FormState::default()).await
-}
-
-/// `show`, with what a form of the forms table just did.
-pub async fn show_with(
-    page: &'static Page,
-    state: &RouterState,
-    parts: &mut Parts,
-    outcome: Option<Outcome>,
-    form: FormState,
-) -> WebResult<Response> {
+/// Runs the row for this request; `form` is what a form of the page just did.
+pub async fn show(page: &'static Page, state: &RouterState, parts: &mut Parts, form: FormState) -> WebResult<Response> {
     require_signed_in(parts)?;
     let query = query_map(parts);
     let id = object_id(page, parts, state, &query).await?;
@@ -165,7 +149,6 @@ pub async fn show_with(
         site_query,
         query,
         now: now_ms(),
-        outcome,
         form,
         access,
         base_url: state.app.config.base_url(),

@@ -10,7 +10,6 @@
 //! policy allows no inline script or style. JavaScript only enhances: the
 //! live stream, copy buttons and submit-on-change; every page works without it.
 
-mod actions;
 mod assets;
 mod auth;
 mod bridge;
@@ -41,8 +40,7 @@ pub fn routes(state: AppState) -> Router<RouterState> {
     });
     pages
         .route("/links/{id}/qr.svg", get(qr::serve))
-        .route(pages::VISITOR.path, post(actions::visitor))
-        .route("/site", post(actions::switch_site))
+        .route("/site", forms::route_alone(&forms::SWITCH_SITE))
         .route("/login", get(auth::login_form).post(auth::login))
         .route("/signup", get(auth::signup_form).post(auth::signup))
         .route("/logout", post(auth::logout))

@@ -28,8 +28,13 @@ impl std::fmt::Display for RefusedTarget {
 
 impl std::error::Error for RefusedTarget {}
 
-pub fn refused(message: impl Into<String>) -> AppError {
-    AppError::new(ErrorCode::InvalidWebhookUrl, message)
+/// The field a webhook target arrives in (`sendWebhook`'s input); other
+/// inputs that take a target rename it (`AppError::renamed`).
+pub const FIELD: &str = "webhookUrl";
+
+/// A refused target: `problem` says what is wrong in words for a person.
+pub fn refused(problem: impl std::fmt::Display) -> AppError {
+    AppError::invalid(ErrorCode::InvalidWebhookUrl, FIELD, problem)
 }
 
 fn is_public_v4(ip: Ipv4Addr) -> bool {
@@ -108,14 +113,14 @@ fn is_teams(url: &Url) -> bool {
 /// the scheme is checked.
 pub fn check_url(raw: &str, kind: WebhookType, allow_any: bool) -> AppResult<Url> {
     if raw.len() > MAX_URL_LEN {
-        return Err(refused(format!("webhook_url must be at most {MAX_URL_LEN} characters")));
+        return Err(refused(format!("must be at most {MAX_URL_LEN} characters")));
     }
-    let url = Url::parse(raw.trim()).map_err(|_| refused("webhook_url is not an absolute URL"))?;
+    let url = Url::parse(raw.trim()).map_err(|_| refused("enter a full web address starting with https://"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(refused("webhook_url must use http or https"));
+        return Err(refused("must start with https:// or http://"));
     }
     let Some(host) = url.host() else {
-        return Err(refused("webhook_url has no host"));
+        return Err(refused("must name a host, as in https://hooks.example.com/..."));
     };
     if allow_any {
         return Ok(url);
@@ -127,14 +132,14 @@ pub fn check_url(raw: &str, kind: WebhookType, allow_any: bool) -> AppResult<Url
         Host::Domain(_) => None,
     };
     if literal.is_some_and(|ip| !is_public(ip)) {
-        return Err(refused("webhook_url points to a private, loopback or reserved address"));
+        return Err(refused("points to a private, loopback or reserved address"));
     }
     match kind {
         WebhookType::ChatOne if url.scheme() != "https" || !is_slack(&url) => {
-            Err(refused("chat_one targets must be Slack incoming-webhook URLs (https://hooks.slack.com/services/...)"))
+            Err(refused("a Slack target must be an incoming-webhook address (https://hooks.slack.com/services/...)"))
         }
         WebhookType::ChatTwo if url.scheme() != "https" || !is_teams(&url) => {
-            Err(refused("chat_two targets must be Microsoft Teams workflow URLs"))
+            Err(refused("a Teams target must be a Microsoft Teams workflow address"))
         }
         _ => Ok(url),
     }
@@ -152,7 +157,7 @@ impl Resolve for PublicOnlyResolver {
             // The refusal does not say which address a name resolved to: it
             // would map this server's internal network for whoever asks.
             if addrs.iter().any(|addr| !is_public(addr.ip())) {
-                let message = "webhook_url's host does not resolve to a public address".to_owned();
+                let message = "its host does not resolve to a public address".to_owned();
                 return Err(Box::new(RefusedTarget(message)) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)

@@ -35,7 +35,7 @@ impl WebhookType {
     pub fn parse(value: Option<&str>) -> AppResult<WebhookType> {
         let value = value.map(str::trim).filter(|v| !v.is_empty()).unwrap_or("custom");
         WebhookType::ALL.into_iter().find(|kind| kind.as_str() == value).ok_or_else(|| {
-            AppError::validation("webhook_type", "must be custom, crm_one, crm_two, chat_one or chat_two")
+            AppError::validation("webhookType", "must be custom, crm_one, crm_two, chat_one or chat_two")
         })
     }
 

@@ -190,8 +190,17 @@ impl Reply {
         assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.text);
         assert_eq!(self.body["code"], code, "unexpected error code; body: {}", self.text);
         assert!(self.body["message"].as_str().is_some_and(|m| !m.is_empty()), "error body lacks a message");
-        let keys: Vec<_> = self.body.as_object().expect("error body is an object").keys().collect();
-        assert_eq!(keys.len(), 2, "error body has exactly code and message: {}", self.text);
+        let body = self.body.as_object().expect("error body is an object");
+        assert!(
+            body.keys().all(|key| ["code", "message", "field"].contains(&key.as_str())),
+            "error body has code, message and at most field: {}",
+            self.text
+        );
+        // A refused input names its field as data, and the message names it too.
+        if code == "VALIDATION_ERROR" {
+            let field = body.get("field").and_then(Value::as_str).unwrap_or_else(|| panic!("no field: {}", self.text));
+            assert!(self.body["message"].as_str().is_some_and(|m| m.starts_with(field)), "{}", self.text);
+        }
     }
 
     pub fn set_cookies(&self) -> Vec<String> {

@@ -5,6 +5,12 @@
 
 use serde_json::{Value, json};
 
+use crate::{
+    auth::password,
+    service::{accounts, identify, links, sites},
+    webhook::guard,
+};
+
 /// Unicode White_Space: what `str::trim` removes.
 const WS: &str = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000";
 /// C0, DEL and C1: refused in names, ids and URLs.
@@ -41,38 +47,42 @@ pub fn choice(values: &[&str], empty: bool) -> Value {
 pub fn person_name() -> Value {
     json!({
         "type": "string",
-        "maxLength": 100,
+        "maxLength": accounts::MAX_NAME_LEN,
         "pattern": format!("^[^{CONTROLS}]*[^{WS}{CONTROLS}][^{CONTROLS}]*$"),
     })
 }
 
 pub fn email() -> Value {
-    json!({ "type": "string", "format": "email", "maxLength": 254 })
+    json!({ "type": "string", "format": "email", "maxLength": accounts::MAX_EMAIL_LEN })
 }
 
 /// A new password; sign-in takes any string and answers 401 when it is wrong.
 pub fn new_password() -> Value {
-    json!({ "type": "string", "minLength": 8, "maxLength": 128, "pattern": NO_NUL })
+    json!({ "type": "string", "minLength": password::MIN_LEN, "maxLength": password::MAX_LEN, "pattern": NO_NUL })
 }
 
 /// An http(s) URL, or empty to remove it.
 pub fn image() -> Value {
-    json!({ "type": "string", "maxLength": 2048, "pattern": format!("^(https?://[^{WS}{CONTROLS}]+)?$") })
+    json!({
+        "type": "string",
+        "maxLength": accounts::MAX_URL_LEN,
+        "pattern": format!("^(https?://[^{WS}{CONTROLS}]+)?$"),
+    })
 }
 
 /// A path on this site (a same-origin absolute URL is accepted too).
 pub fn callback_url() -> Value {
     let char = format!(r"[^{WS}{CONTROLS}\\]");
-    json!({ "type": "string", "maxLength": 2048, "pattern": format!(r"^/([^/{WS}{CONTROLS}\\]{char}*)?$") })
+    json!({ "type": "string", "maxLength": accounts::MAX_URL_LEN, "pattern": format!(r"^/([^/{WS}{CONTROLS}\\]{char}*)?$") })
 }
 
 /// A site's name on creation: empty means the domain.
 pub fn new_site_name() -> Value {
-    json!({ "type": "string", "pattern": trimmed(0, 100) })
+    json!({ "type": "string", "pattern": trimmed(0, sites::MAX_NAME_LEN) })
 }
 
 pub fn site_name() -> Value {
-    json!({ "type": "string", "pattern": trimmed(1, 100) })
+    json!({ "type": "string", "pattern": trimmed(1, sites::MAX_NAME_LEN) })
 }
 
 /// A host name (a URL works too: its host is kept).
@@ -90,7 +100,7 @@ pub fn optional_host() -> Value {
 pub fn visitor_id() -> Value {
     json!({
         "type": "string",
-        "maxLength": 128,
+        "maxLength": identify::MAX_ID_LEN,
         "pattern": format!("^[^{CONTROLS}]*[^{WS}{CONTROLS}][^{CONTROLS}]*$"),
         "not": { "enum": ["null", "undefined", "anonymous", "0", "none", "nil", "nan", "false", "true", "-1", "[object object]", "guest"] },
     })
@@ -112,16 +122,31 @@ pub fn text(max: usize) -> Value {
 }
 
 pub fn label() -> Value {
-    text(256)
+    text(links::MAX_LABEL_LEN)
+}
+
+/// The slug characters, 1 to `links::MAX_SLUG_LEN` of them.
+fn slug_pattern() -> String {
+    format!("[A-Za-z0-9_-]{{1,{}}}", links::MAX_SLUG_LEN)
 }
 
 /// A link's slug; empty on creation picks one.
 pub fn new_slug() -> Value {
-    json!({ "type": "string", "pattern": format!("^[{WS}]*([A-Za-z0-9_-]{{1,64}})?[{WS}]*$") })
+    json!({ "type": "string", "pattern": format!("^[{WS}]*({})?[{WS}]*$", slug_pattern()) })
 }
 
 pub fn slug() -> Value {
-    json!({ "type": "string", "pattern": format!("^[{WS}]*[A-Za-z0-9_-]{{1,64}}[{WS}]*$") })
+    json!({ "type": "string", "pattern": format!("^[{WS}]*{}[{WS}]*$", slug_pattern()) })
+}
+
+/// A slug exactly, with nothing around it.
+pub fn exact_slug() -> Value {
+    json!({ "pattern": format!("^{}$", slug_pattern()) })
+}
+
+/// A link's notes.
+pub fn notes() -> Value {
+    text(links::MAX_NOTES_LEN)
 }
 
 pub fn link_type() -> Value {
@@ -129,7 +154,7 @@ pub fn link_type() -> Value {
 }
 
 pub fn tags() -> Value {
-    json!({ "type": "array", "maxItems": 20, "items": { "type": "string", "pattern": trimmed(1, 50) } })
+    json!({ "type": "array", "maxItems": links::MAX_TAGS, "items": { "type": "string", "pattern": trimmed(1, links::MAX_TAG_LEN) } })
 }
 
 /// An absolute http(s) URL naming a host: what every URL field accepts.
@@ -137,7 +162,7 @@ pub fn tags() -> Value {
 pub fn web_url() -> Value {
     json!({
         "type": "string",
-        "maxLength": 2048,
+        "maxLength": links::MAX_URL_LEN,
         "pattern": format!(r"^[{WS}]*https?://[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(/[\x21-\x7e]*)?[{WS}]*$"),
     })
 }
@@ -154,7 +179,7 @@ pub fn webhook_url() -> Value {
     let port = "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?";
     json!({
         "type": "string",
-        "maxLength": 2048,
+        "maxLength": guard::MAX_URL_LEN,
         "pattern": format!(r"^{ws}https?://{host}{port}([/?#][\x21-\x7e]*)?{ws}$"),
     })
 }

@@ -162,7 +162,11 @@ pub fn build(types: &schema::Types) -> Result<Value, String> {
             "schemas": {
                 "Error": {
                     "type": "object",
-                    "properties": { "code": { "type": "string" }, "message": { "type": "string" } },
+                    "properties": {
+                        "code": { "type": "string" },
+                        "message": { "type": "string" },
+                        "field": { "type": "string", "description": "The input at fault, as the request named it." },
+                    },
                     "required": ["code", "message"],
                 },
             },

@@ -47,18 +47,10 @@ fn checked(input: &DestinationInput, effects: &Effects) -> AppResult<(String, We
         return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_CHARS} characters")));
     }
     // The rules are `POST /api/webhook`'s; the messages name this input's fields.
-    let kind =
-        WebhookType::parse(Some(&input.webhook_type)).map_err(|err| renamed(err, "webhook_type", "webhookType"))?;
+    let kind = WebhookType::parse(Some(&input.webhook_type))?;
     let url = guard::check_url(&input.url, kind, effects.allow_any_webhook_target)
-        .map_err(|err| renamed(err, "webhook_url", "url"))?;
+        .map_err(|err| err.renamed("url".to_owned()))?;
     Ok((name.to_owned(), kind, url.to_string()))
-}
-
-fn renamed(mut err: AppError, field: &str, as_named: &str) -> AppError {
-    if let Some(rest) = err.message.strip_prefix(field) {
-        err.message = format!("{as_named}{rest}");
-    }
-    err
 }
 
 /// The site's destinations, oldest first. Admins only.

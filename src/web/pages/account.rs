@@ -11,7 +11,7 @@ use crate::{
     error::{AppError, AppResult},
     web::{
         bridge, format,
-        forms::{self, Done, Form, FormState},
+        forms::{self, Done, Form, FormState, input},
         layout::Layout,
     },
 };
@@ -30,28 +30,28 @@ pub const FORMS: [Form; 6] = [
         action: "accept-invitation",
         document: ACCEPT_INVITATION,
         variables: |input| Ok(json!({ "id": input.text("invitation") })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-accepted")),
     },
     Form {
         action: "decline-invitation",
         document: DECLINE_INVITATION,
         variables: |input| Ok(json!({ "id": input.text("invitation") })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-declined")),
     },
     Form {
         action: "name",
         document: UPDATE_NAME,
         variables: |input| Ok(json!({ "name": input.text("name") })),
-        fields: &[("name", "name")],
+        inputs: &[input("name", "Your name", "name")],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "name-saved")),
     },
     Form {
         action: "email",
         document: CHANGE_EMAIL,
         variables: |input| Ok(json!({ "email": input.text("email") })),
-        fields: &[("EMAIL_IN_USE", "email"), ("email", "email"), ("newEmail", "email")],
+        inputs: &[input("email", "Email", "email")],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "email-saved")),
     },
     Form {
@@ -64,12 +64,9 @@ pub const FORMS: [Form; 6] = [
                 json!({ "current": raw("current_password"), "new": raw("new_password"), "others": input.flag("others")? }),
             )
         },
-        fields: &[
-            ("INVALID_PASSWORD", "current_password"),
-            ("PASSWORD_TOO_SHORT", "new_password"),
-            ("PASSWORD_TOO_LONG", "new_password"),
-            ("currentPassword", "current_password"),
-            ("newPassword", "new_password"),
+        inputs: &[
+            input("current_password", "Current password", "current"),
+            input("new_password", "New password", "new"),
         ],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "password-saved")),
     },
@@ -81,7 +78,7 @@ pub const FORMS: [Form; 6] = [
             let password = input.fields.get("password").filter(|p| !p.is_empty()).cloned();
             Ok(json!({ "password": password }))
         },
-        fields: &[("INVALID_PASSWORD", "password"), ("SESSION_EXPIRED", "password"), ("confirm", "confirm")],
+        inputs: &[input("password", "Password", "password"), input("confirm", "Confirmation", "confirm")],
         done: Done::Redirect(|_, _| "/login".to_owned()),
     },
 ];

@@ -12,7 +12,7 @@ use crate::{
     error::{AppError, AppResult},
     web::{
         bridge, format,
-        forms::{self, Done, Form, FormInput, FormState},
+        forms::{self, Done, Form, FormInput, FormState, Input, input},
         layout::Layout,
     },
 };
@@ -25,13 +25,12 @@ const RETRY: &str = include_str!("../documents/retry_delivery.graphql");
 
 const PATH: &str = "/settings/alerts";
 
-/// The API's field names and error codes, and the inputs they concern.
-const FIELDS: [(&str, &str); 5] = [
-    ("name", "name"),
-    ("url", "url"),
-    ("INVALID_WEBHOOK_URL", "url"),
-    ("webhookType", "webhook_type"),
-    ("trigger", "trigger"),
+/// The destination form's inputs, each filling a field of `$input`.
+const INPUTS: [Input; 4] = [
+    input("name", "Name", "input.name"),
+    input("url", "Target URL", "input.url"),
+    input("webhook_type", "Payload", "input.webhookType"),
+    input("trigger", "Fires when", "input.trigger"),
 ];
 
 /// The choices of the type and trigger menus: (value, label).
@@ -69,21 +68,21 @@ pub const FORMS: [Form; 5] = [
         action: "create",
         document: CREATE,
         variables: |input| Ok(json!({ "siteId": input.site_id, "input": destination_input(input)? })),
-        fields: &FIELDS,
+        inputs: &INPUTS,
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "alert-created")),
     },
     Form {
         action: "save",
         document: UPDATE,
         variables: |input| Ok(json!({ "id": input.text("destination"), "input": destination_input(input)? })),
-        fields: &FIELDS,
+        inputs: &INPUTS,
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "alert-saved")),
     },
     Form {
         action: "test",
         document: TEST,
         variables: |input| Ok(json!({ "id": input.text("destination") })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, answer| {
             let delivered = answer["testDestination"]["success"].as_bool().unwrap_or(false);
             forms::back_to(input, PATH, if delivered { "alert-tested" } else { "alert-test-failed" })
@@ -96,14 +95,14 @@ pub const FORMS: [Form; 5] = [
             input.confirmed()?;
             Ok(json!({ "id": input.text("destination") }))
         },
-        fields: &[("confirm", "confirm")],
+        inputs: &[input("confirm", "Confirmation", "confirm")],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "alert-deleted")),
     },
     Form {
         action: "retry",
         document: RETRY,
         variables: |input| Ok(json!({ "id": input.text("delivery") })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "delivery-retried")),
     },
 ];

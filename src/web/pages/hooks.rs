@@ -27,7 +27,7 @@ pub const FORMS: [Form; 1] = [Form {
         input.confirmed()?;
         Ok(json!({ "orgId": input.text("org") }))
     },
-    fields: &[],
+    inputs: &[],
     done: Done::Redirect(|input, _| forms::back_to(input, PATH, "secret-rotated")),
 }];
 

@@ -38,14 +38,14 @@ pub const FORMS: [Form; 3] = [
         action: "update",
         document: UPDATE_LINK,
         variables: |input| Ok(json!({ "id": input.id()?, "input": LinkFields::read(input, false)? })),
-        fields: &link_form::API_FIELDS,
+        inputs: &link_form::INPUTS,
         done: Done::Redirect(|input, _| this_link(input, "link-saved")),
     },
     Form {
         action: "toggle",
         document: UPDATE_LINK,
         variables: |input| Ok(json!({ "id": input.id()?, "input": { "isActive": input.flag("active")? } })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, answer| {
             let on = answer["updateLink"]["isActive"].as_bool().unwrap_or(false);
             this_link(input, if on { "link-on" } else { "link-off" })
@@ -58,7 +58,7 @@ pub const FORMS: [Form; 3] = [
             input.confirmed()?;
             Ok(json!({ "id": input.id()? }))
         },
-        fields: &[("confirm", "confirm")],
+        inputs: &[forms::input("confirm", "Confirmation", "confirm")],
         done: Done::Redirect(|input, _| forms::back_to(input, "/links", "link-deleted")),
     },
 ];

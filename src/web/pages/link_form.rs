@@ -7,28 +7,23 @@ use serde_json::{Map, Value, json};
 use crate::{
     error::{AppError, AppResult},
     time,
-    web::forms::{FormInput, FormState},
+    web::forms::{FormInput, FormState, Input, input},
 };
 
-/// Where the API's messages and codes point in the form.
-pub const API_FIELDS: [(&str, &str); 17] = [
-    ("INVALID_URL", "destination"),
-    ("destinationUrl", "destination"),
-    ("destination_url", "destination"),
-    ("SLUG_TAKEN", "slug"),
-    ("slug", "slug"),
-    ("campaign", "campaign"),
-    ("source", "source"),
-    ("medium", "medium"),
-    ("content", "content"),
-    ("notes", "notes"),
-    ("link_type", "link_type"),
-    ("linkType", "link_type"),
-    ("tags", "tags"),
-    ("expires_at", "expires_at"),
-    ("expiresAt", "expires_at"),
-    ("max_clicks", "max_clicks"),
-    ("maxClicks", "max_clicks"),
+/// The link form's inputs, each filling a field of `$input` (creating and
+/// editing alike), with the labels `link_fields.html` shows.
+pub const INPUTS: [Input; 11] = [
+    input("destination", "Destination URL", "input.destinationUrl"),
+    input("slug", "Slug", "input.slug"),
+    input("campaign", "Campaign", "input.campaign"),
+    input("source", "Source", "input.source"),
+    input("medium", "Medium", "input.medium"),
+    input("content", "Content", "input.content"),
+    input("notes", "Notes", "input.notes"),
+    input("link_type", "Type", "input.linkType"),
+    input("tags", "Tags", "input.tags"),
+    input("expires_at", "Expires (UTC)", "input.expiresAt"),
+    input("max_clicks", "Most clicks", "input.maxClicks"),
 ];
 
 /// The form's values as shown.

@@ -31,7 +31,7 @@ pub const FORMS: [Form; 1] = [Form {
         fields.insert("siteId".to_owned(), json!(input.site_id));
         Ok(json!({ "input": Value::Object(fields) }))
     },
-    fields: &super::link_form::API_FIELDS,
+    inputs: &super::link_form::INPUTS,
     done: Done::Redirect(|input, answer| {
         let id = answer["createLink"]["link"]["id"].as_str().unwrap_or_default();
         let path = format!("/links/{}", crate::web::nav::encode_segment(id));

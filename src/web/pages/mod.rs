@@ -79,8 +79,6 @@ pub struct PageInput {
     pub site_query: Option<String>,
     pub query: HashMap<String, String>,
     pub now: i64,
-    /// The result of a form the page just handled.
-    pub outcome: Option<visitor::Outcome>,
     /// What a form of the page's forms table just did.
     pub form: FormState,
     /// The org the page is about and the viewer's role in it, for pages
@@ -203,7 +201,7 @@ pub const VISITOR: Page = Page {
     params: &[],
     render: visitor::render,
     access: true,
-    forms: &[],
+    forms: &visitor::FORMS,
 };
 
 pub const SESSION: Page = Page {

@@ -13,7 +13,7 @@ use crate::{
     error::{AppError, AppResult},
     web::{
         bridge,
-        forms::{self, Done, Form, FormInput, FormState},
+        forms::{self, Done, Form, FormInput, FormState, Input, input},
         layout::Layout,
     },
 };
@@ -22,19 +22,22 @@ const CREATE_SITE: &str = include_str!("../documents/create_site.graphql");
 const UPDATE_SITE: &str = include_str!("../documents/update_site.graphql");
 const DELETE_SITE: &str = include_str!("../documents/delete_site.graphql");
 
-const SITE_FIELDS: [(&str, &str); 12] = [
-    ("name", "name"),
-    ("domain", "domain"),
-    ("trackingMode", "tracking_mode"),
-    ("tracking_mode", "tracking_mode"),
-    ("firstPartyDomain", "first_party_domain"),
-    ("first_party_domain", "first_party_domain"),
-    ("hot_threshold", "hot_threshold"),
-    ("high_value_patterns", "high_value_patterns"),
-    ("hotThreshold", "hot_threshold"),
-    ("highValuePatterns", "high_value_patterns"),
-    ("retentionDays", "retention_days"),
-    ("retention_days", "retention_days"),
+/// The site form's inputs, each filling a field of `$input`.
+const SITE_INPUTS: [Input; 7] = [
+    input("name", "Name", "input.name"),
+    input("domain", "Domain", "input.domain"),
+    input("tracking_mode", "Tracking mode", "input.trackingMode"),
+    input("first_party_domain", "First-party domain", "input.firstPartyDomain"),
+    input("hot_threshold", "Hot threshold", "input.hotThreshold"),
+    input("high_value_patterns", "High-value pages", "input.highValuePatterns"),
+    input("retention_days", "Keep visitor data for (days)", "input.retentionDays"),
+];
+
+/// The form that adds a site.
+const NEW_SITE_INPUTS: [Input; 3] = [
+    input("domain", "Domain", "input.domain"),
+    input("name", "Name", "input.name"),
+    input("org", "Organisation", "input.orgId"),
 ];
 
 fn whole_number(input: &FormInput, name: &str) -> AppResult<Value> {
@@ -69,7 +72,7 @@ pub const FORMS: [Form; 3] = [
         action: "save",
         document: UPDATE_SITE,
         variables: site_changes,
-        fields: &SITE_FIELDS,
+        inputs: &SITE_INPUTS,
         done: Done::Redirect(|input, _| forms::back_to(input, "/settings", "site-saved")),
     },
     Form {
@@ -80,7 +83,7 @@ pub const FORMS: [Form; 3] = [
                 json!({ "input": { "domain": input.text("domain"), "name": input.optional("name"), "orgId": input.optional("org") } }),
             )
         },
-        fields: &SITE_FIELDS,
+        inputs: &NEW_SITE_INPUTS,
         done: Done::Redirect(|_, answer| {
             let id = answer["createSite"]["id"].as_i64().unwrap_or_default();
             format!("/settings?site={id}&done=site-created")
@@ -93,7 +96,7 @@ pub const FORMS: [Form; 3] = [
             input.confirmed()?;
             Ok(json!({ "id": input.site_id }))
         },
-        fields: &[("confirm", "confirm")],
+        inputs: &[input("confirm", "Confirmation", "confirm")],
         done: Done::Redirect(|_, _| "/settings?done=site-deleted".to_owned()),
     },
 ];

@@ -15,7 +15,7 @@ use crate::{
     error::{AppError, AppResult},
     web::{
         bridge, format,
-        forms::{self, Done, Form, FormState},
+        forms::{self, Done, Form, FormState, input},
         layout::Layout,
     },
 };
@@ -36,14 +36,14 @@ pub const FORMS: [Form; 6] = [
         variables: |input| {
             Ok(json!({ "orgId": input.text("org"), "email": input.text("email"), "role": input.text("role") }))
         },
-        fields: &[("email", "email"), ("role", "role"), ("CONFLICT", "email")],
+        inputs: &[input("email", "Email", "email"), input("role", "Role", "role")],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "member-invited")),
     },
     Form {
         action: "cancel-invitation",
         document: CANCEL_INVITATION,
         variables: |input| Ok(json!({ "id": input.text("invitation") })),
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-canceled")),
     },
     Form {
@@ -52,7 +52,7 @@ pub const FORMS: [Form; 6] = [
         variables: |input| {
             Ok(json!({ "orgId": input.text("org"), "userId": input.text("user"), "role": input.text("role") }))
         },
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "role-changed")),
     },
     Form {
@@ -62,14 +62,14 @@ pub const FORMS: [Form; 6] = [
             input.confirmed()?;
             Ok(json!({ "orgId": input.text("org"), "userId": input.text("user") }))
         },
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "member-removed")),
     },
     Form {
         action: "create-key",
         document: CREATE_API_KEY,
         variables: |input| Ok(json!({ "orgId": input.text("org"), "name": input.text("name") })),
-        fields: &[("name", "name")],
+        inputs: &[input("name", "Name of the new key", "name")],
         done: Done::ShowSecret(|answer| answer["createApiKey"]["key"].as_str().map(str::to_owned)),
     },
     Form {
@@ -79,7 +79,7 @@ pub const FORMS: [Form; 6] = [
             input.confirmed()?;
             Ok(json!({ "id": input.text("key") }))
         },
-        fields: &[],
+        inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "key-revoked")),
     },
 ];

@@ -1,21 +1,70 @@
 //! `/visitor/<tracker_vid>`: one visitor's profile, with two forms that post
 //! back to the page (push to a webhook target, with a dry-run preview, and
-//! identify). `web::actions` runs the forms; this module shows the page and
-//! the forms' outcome.
+//! identify); the page shows what they answered.
 
 use askama::Template;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{PageInput, parts};
 use crate::{
     error::{AppError, AppResult},
-    web::{bridge, format, layout::Layout},
+    web::{
+        bridge, format,
+        forms::{Done, Form, input},
+        layout::Layout,
+    },
 };
 
 use super::visitor_view as view;
 
-pub use view::{IdentifyForm, Notice, Outcome, WebhookForm};
+pub use view::Outcome;
+
+const SEND_WEBHOOK: &str = include_str!("../documents/send_webhook.graphql");
+const IDENTIFY: &str = include_str!("../documents/identify.graphql");
+
+pub const FORMS: [Form; 2] = [
+    Form {
+        action: "webhook",
+        document: SEND_WEBHOOK,
+        variables: |input| {
+            Ok(json!({
+                "siteId": input.site_id,
+                "id": input.id()?,
+                "url": input.text("url"),
+                "type": input.optional("type"),
+                "journey": input.flag("journey")?,
+                "events": input.flag("events")?,
+                "dryRun": input.text("intent") != "send",
+            }))
+        },
+        inputs: &[input("url", "Target URL", "url"), input("type", "Format", "type")],
+        done: Done::Show,
+    },
+    Form {
+        action: "identify",
+        document: IDENTIFY,
+        variables: |input| {
+            Ok(json!({
+                "siteId": input.site_id,
+                "id": input.id()?,
+                "email": input.optional("email"),
+                "userId": input.optional("user_id"),
+                "name": input.optional("name"),
+                "company": input.optional("company"),
+                "phone": input.optional("phone"),
+            }))
+        },
+        inputs: &[
+            input("email", "Email", "email"),
+            input("user_id", "User id", "userId"),
+            input("name", "Name", "name"),
+            input("company", "Company", "company"),
+            input("phone", "Phone", "phone"),
+        ],
+        done: Done::Show,
+    },
+];
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -80,14 +129,13 @@ struct VisitorPage {
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let answer: Answer = bridge::decode(data)?;
     let profile = view::ProfileView::new(answer.visitor, input);
-    let outcome = input.outcome.clone().unwrap_or_default();
+    let (outcome, n) = Outcome::of(&input.form);
     let types = answer
         .webhook_info
         .supported_types
         .into_iter()
         .map(|value| TypeOption { selected: value == outcome.webhook.kind, value })
         .collect();
-    let n = outcome.view();
     let typed = &outcome.identify;
     let identify_inputs = [
         ("email", "Email", "email", &typed.email),

@@ -8,7 +8,7 @@ use super::{
     PageInput, parts,
     visitor::{Fact, MaybeLink},
 };
-use crate::web::format;
+use crate::web::{format, forms::FormState};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -376,35 +376,11 @@ pub struct IdentifyForm {
     pub phone: String,
 }
 
-/// What a form on the page just did.
-#[derive(Clone)]
-pub enum Notice {
-    /// A dry run: the exact request that would be sent.
-    Preview {
-        payload: String,
-        headers: Vec<(String, String)>,
-    },
-    Sent {
-        kind: String,
-        at: String,
-    },
-    Identified {
-        as_whom: String,
-    },
-    /// A refused form; `field` names the input the message is about.
-    WebhookFailed {
-        field: Option<&'static str>,
-        message: String,
-    },
-    IdentifyFailed {
-        field: Option<&'static str>,
-        message: String,
-    },
-}
-
-#[derive(Clone, Default)]
+/// What the page's forms show after one of them was sent: what was typed
+/// (a form that worked is shown empty again, but for the webhook target,
+/// which is often sent twice: previewed, then sent), and the outcome.
+#[derive(Default)]
 pub struct Outcome {
-    pub notice: Option<Notice>,
     pub webhook: WebhookForm,
     pub identify: IdentifyForm,
 }
@@ -417,32 +393,63 @@ pub struct NoticeView {
     pub preview_headers: Vec<(String, String)>,
     pub webhook_error: Option<String>,
     /// The input the webhook error is about; empty for the whole form.
-    pub webhook_field: &'static str,
+    pub webhook_field: String,
     pub identify_error: Option<String>,
-    pub identify_field: &'static str,
+    pub identify_field: String,
 }
 
 impl Outcome {
-    pub fn view(&self) -> NoticeView {
+    /// The forms' values and the notice, from what a form just did.
+    pub fn of(form: &FormState) -> (Outcome, NoticeView) {
+        let mut outcome = Outcome::default();
         let mut view = NoticeView::default();
-        match &self.notice {
-            None => {}
-            Some(Notice::Preview { payload, headers }) => {
-                view.success = Some("Dry run: nothing was sent. This is the exact request.".to_owned());
-                view.preview_payload = Some(payload.clone());
-                view.preview_headers = headers.clone();
-            }
-            Some(Notice::Sent { kind, at }) => view.success = Some(format!("Sent as {kind} at {at}.")),
-            Some(Notice::Identified { as_whom }) => view.success = Some(format!("Identified as {as_whom}.")),
-            Some(Notice::WebhookFailed { field, message }) => {
-                view.webhook_error = Some(message.clone());
-                view.webhook_field = field.unwrap_or("");
-            }
-            Some(Notice::IdentifyFailed { field, message }) => {
-                view.identify_error = Some(message.clone());
-                view.identify_field = field.unwrap_or("");
-            }
+        let value = |action: &str, name: &str| form.value(action, name);
+        if form.sent("webhook") {
+            outcome.webhook = WebhookForm {
+                url: value("webhook", "url"),
+                kind: value("webhook", "type"),
+                journey: value("webhook", "journey") == "1",
+                events: value("webhook", "events") == "1",
+            };
         }
-        view
+        if form.sent("identify") && form.error.is_some() {
+            outcome.identify = IdentifyForm {
+                email: value("identify", "email"),
+                user_id: value("identify", "user_id"),
+                name: value("identify", "name"),
+                company: value("identify", "company"),
+                phone: value("identify", "phone"),
+            };
+        }
+        match (form.action.as_str(), &form.answer, &form.error) {
+            ("webhook", Some(answer), _) => {
+                let sent = &answer["sendWebhook"];
+                if sent["dryRun"].as_bool() == Some(true) {
+                    view.success = Some("Dry run: nothing was sent. This is the exact request.".to_owned());
+                    view.preview_payload = serde_json::to_string_pretty(&sent["payload"]).ok();
+                    view.preview_headers = sent["headers"]
+                        .as_object()
+                        .map(|map| map.iter().map(|(k, v)| (k.clone(), format::json_text(v))).collect())
+                        .unwrap_or_default();
+                } else {
+                    let at = sent["deliveredAt"].as_str().map(format::when).unwrap_or_default();
+                    view.success = Some(format!("Sent as {} at {at}.", format::json_text(&sent["webhookType"])));
+                }
+            }
+            ("identify", Some(answer), _) => {
+                view.success =
+                    Some(format!("Identified as {}.", format::json_text(&answer["identify"]["identifiedAs"])));
+            }
+            ("webhook", None, Some(error)) => {
+                view.webhook_error = Some(error.clone());
+                view.webhook_field = form.field.clone();
+            }
+            ("identify", None, Some(error)) => {
+                view.identify_error = Some(error.clone());
+                view.identify_field = form.field.clone();
+            }
+            _ => {}
+        }
+        (outcome, view)
     }
 }
