@@ -4,6 +4,11 @@ use std::net::IpAddr;
 
 use clap::{Args, ValueEnum};
 
+/// The most one GraphQL operation may cost (`graphql::cost`): lists count
+/// their rows, windows their days. A page of 500 visitors with the list's
+/// fields, one full profile, or eight 30-day reports fit.
+pub const MAX_OPERATION_COST: usize = 25_000;
+
 #[derive(Debug, Clone, Args)]
 pub struct Config {
     /// Database URL: `sqlite://path?mode=rwc` or `postgres://user@host/db`.
@@ -202,6 +207,12 @@ impl Config {
     pub fn base_origin(&self) -> String {
         let base = self.base_url();
         url::Url::parse(&base).map(|url| url.origin().ascii_serialization()).unwrap_or(base)
+    }
+
+    /// QUERY_COST_PER_MINUTE, raised to what one operation may cost, so
+    /// every operation the limits accept can run.
+    pub fn query_cost_per_minute(&self) -> u32 {
+        self.query_cost_per_minute.max(u32::try_from(MAX_OPERATION_COST).unwrap_or(u32::MAX))
     }
 
     pub fn sqlite_read_connections(&self) -> u32 {

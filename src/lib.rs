@@ -10,6 +10,7 @@ pub mod graphql;
 pub mod health;
 pub mod ingest;
 pub mod metrics;
+pub mod request;
 pub mod rest;
 pub mod seed;
 pub mod server;
@@ -21,7 +22,7 @@ pub mod webhook;
 
 use axum::{
     Router,
-    extract::{DefaultBodyLimit, FromRef},
+    extract::DefaultBodyLimit,
     http::{HeaderName, HeaderValue, Method, header},
     middleware,
     response::{IntoResponse, Response},
@@ -34,14 +35,7 @@ use tower_http::{
     trace::TraceLayer,
 };
 
-use crate::{error::AppError, graphql::AppSchema, state::AppState};
-
-/// What route handlers can extract with `State`.
-#[derive(Clone, FromRef)]
-pub struct RouterState {
-    pub app: AppState,
-    pub schema: AppSchema,
-}
+use crate::{error::AppError, server::RouterState, state::AppState};
 
 /// Swagger UI's page loads its own scripts and styles from `/docs`; its
 /// inline styles and the schema's data-URI images need the two allowances.
@@ -68,8 +62,8 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(API_BODY_LIMIT))
         .layer(middleware::from_fn(declared_body_limit(API_BODY_LIMIT)))
         .merge(graphql_routes)
-        .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::authenticate))
-        .layer(middleware::from_fn_with_state(state.clone(), auth::middleware::check_origin))
+        .layer(middleware::from_fn_with_state(state.clone(), request::middleware::authenticate))
+        .layer(middleware::from_fn_with_state(state.clone(), request::middleware::check_origin))
         // Per-request spans for the API; the public hot paths below skip
         // them (they cost a tenth of redirect throughput) and rely on metrics.
         .layer(TraceLayer::new_for_http());
@@ -111,7 +105,7 @@ pub fn app(state: AppState) -> Router {
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready));
     // With METRICS_ADDR, the metrics are on that address only (`serve`).
-    let router = if metrics_here { router.route("/metrics", get(metrics::render)) } else { router };
+    let router = if metrics_here { router.route("/metrics", get(health::metrics)) } else { router };
     router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -130,7 +124,7 @@ pub fn app(state: AppState) -> Router {
                     header::X_CONTENT_TYPE_OPTIONS,
                     HeaderValue::from_static("nosniff"),
                 ))
-                .layer(middleware::from_fn_with_state(state, metrics::track)),
+                .layer(middleware::from_fn_with_state(state, health::track)),
         )
 }
 
@@ -180,11 +174,11 @@ pub async fn serve(
     let router = app(state.clone());
     if let Some(addr) = state.config.metrics_addr {
         let metrics_listener = tokio::net::TcpListener::bind(addr).await?;
-        let metrics_router = Router::new().route("/metrics", get(metrics::render)).with_state(state.clone());
+        let metrics_router = Router::new().route("/metrics", get(health::metrics)).with_state(state.clone());
         tokio::spawn(async move { axum::serve(metrics_listener, metrics_router).await });
     }
     service::privacy::retention::spawn_job(state.db.clone());
-    service::alerts::worker::spawn(state.db.clone(), state.effects.clone(), state.metrics.alerts.clone());
+    service::alerts::worker::spawn(state.db.clone(), state.delivery.clone(), state.metrics.alerts.clone());
     let served = server::run(listener, router, server::Limits::of(&state.config), shutdown).await;
     state.writer.shutdown().await;
     served

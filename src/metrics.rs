@@ -1,16 +1,10 @@
-//! Prometheus metrics at GET /metrics, as Prometheus text 0.0.4 or, when the
-//! scraper asks for it, OpenMetrics 1.0.
+//! The Prometheus metrics the service keeps, rendered as Prometheus text
+//! 0.0.4 or, when the scraper asks for it, OpenMetrics 1.0 (`health` serves
+//! them at GET /metrics).
 
 mod exposition;
 
-use std::time::Instant;
-
-use axum::{
-    extract::{MatchedPath, Request, State},
-    http::{HeaderMap, Method, header},
-    middleware::Next,
-    response::{IntoResponse, Response},
-};
+use axum::{extract::MatchedPath, http::Method};
 use prometheus_client::{
     encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder, text::encode},
     metrics::{counter::Counter, family::Family, histogram::Histogram},
@@ -18,7 +12,7 @@ use prometheus_client::{
 };
 
 pub use self::exposition::Format;
-use crate::{error::AppError, service::alerts::worker::AlertMetrics, state::AppState};
+use crate::service::alerts::worker::AlertMetrics;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -35,7 +29,7 @@ pub struct RouteLabels {
 /// The route pattern, not the raw path, so ids do not explode the label set.
 /// It shares axum's `MatchedPath`, so labelling a request allocates nothing.
 #[derive(Clone, Debug)]
-pub struct Route(Option<MatchedPath>);
+pub struct Route(pub Option<MatchedPath>);
 
 impl Route {
     fn as_str(&self) -> &str {
@@ -63,7 +57,7 @@ impl EncodeLabelValue for Route {
     }
 }
 
-fn method_label(method: &Method) -> &'static str {
+pub fn method_label(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
         Method::POST => "POST",
@@ -136,34 +130,5 @@ impl Metrics {
             Format::OpenMetrics => openmetrics,
             Format::Prometheus => exposition::to_prometheus(&openmetrics),
         })
-    }
-}
-
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = Route(request.extensions().get::<MatchedPath>().cloned());
-    let method = method_label(request.method());
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let labels = RequestLabels { method, route: route.clone(), status: response.status().as_u16() };
-    state.metrics.requests.get_or_create(&labels).inc();
-    state.metrics.latency.get_or_create(&RouteLabels { route }).observe(started.elapsed().as_secs_f64());
-    response
-}
-
-pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    if let Some(token) = state.config.metrics_token.as_deref().filter(|token| !token.is_empty()) {
-        let given = crate::auth::cookie::bearer_token(&headers).unwrap_or_default();
-        if !crate::auth::token::same_secret(&given, token) {
-            return AppError::unauthorized().into_response();
-        }
-    }
-    let format = Format::negotiate(headers.get_all(header::ACCEPT));
-    match state.metrics.render(format) {
-        Ok(text) => {
-            // Caches between scraper and server must not hand one format to a client
-            // that asked for the other.
-            ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "accept")], text).into_response()
-        }
-        Err(err) => AppError::internal(err).into_response(),
     }
 }

@@ -315,7 +315,7 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
         done += 1;
         if pending_events >= BATCH_EVENTS || index + 1 == options.visitors {
             let batch: Vec<&WriteOp> = pending.iter().collect();
-            tracking::apply(db, &batch).await?;
+            tracking::batch::apply(db, &batch).await?;
             pending.clear();
             pending_events = 0;
             progress(done);

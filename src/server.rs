@@ -26,7 +26,7 @@ use std::{
 use axum::{
     Router,
     body::Body,
-    extract::ConnectInfo,
+    extract::{ConnectInfo, FromRef},
     http::{Request, Response, StatusCode, header},
     response::IntoResponse,
 };
@@ -45,7 +45,16 @@ use tower::ServiceExt;
 use crate::{
     config::Config,
     error::{AppError, ErrorCode},
+    graphql::AppSchema,
+    state::AppState,
 };
+
+/// What route handlers can extract with `State`.
+#[derive(Clone, FromRef)]
+pub struct RouterState {
+    pub app: AppState,
+    pub schema: AppSchema,
+}
 
 /// The largest body any route takes (collect's batch); larger ones are
 /// refused before they are read.

@@ -11,10 +11,15 @@ use crate::{
     config::Config,
     db::checkpoint::Checkpoints,
     enrich::GeoIp,
-    ingest::{SaltCache, link_cache::LinkCache, site_cache::SiteCache, writer::Writer},
     metrics::Metrics,
-    service::tracking::Activity,
-    service::{alerts::worker::AlertsDue, effects::Effects},
+    service::{
+        alerts::due::AlertsDue,
+        delivery::Delivery,
+        tracking::{
+            Activity, link_cache::LinkCache, live::LiveStream, salt_cache::SaltCache, site_cache::SiteCache,
+            writer::Writer,
+        },
+    },
     time::Clock,
     webhook::WebhookClient,
 };
@@ -50,10 +55,10 @@ pub struct Shared {
     pub sites: Arc<SiteCache>,
     /// Short links as the redirect sees them.
     pub links: Arc<LinkCache>,
-    /// Tells every instance's caches about changes.
+    /// Signals to and from the other instances: changes, revoked access.
     pub cluster: Arc<Cluster>,
-    /// What services need to carry out their side effects.
-    pub effects: Effects,
+    /// What sending webhooks and alerts needs.
+    pub delivery: Delivery,
     pub metrics: Metrics,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
@@ -89,7 +94,13 @@ impl AppState {
         let (live, _) = broadcast::channel(1024);
         let sites = Arc::new(SiteCache::default());
         let links = Arc::new(LinkCache::default());
-        let cluster = Cluster::start(db.clone(), sites.clone(), links.clone(), live.clone());
+        let cluster = Cluster::start(db.clone());
+        // The caches forget what changed, here or on another instance.
+        let (site_cache, link_cache) = (sites.clone(), links.clone());
+        cluster.on_change(move |change| {
+            site_cache.forget(change);
+            link_cache.forget(change);
+        });
         let checkpoints = Checkpoints::start(
             &db,
             &config.database_url,
@@ -99,14 +110,11 @@ impl AppState {
         let writer = Writer::spawn(
             db.clone(),
             config.collect_queue_capacity,
-            live.clone(),
-            cluster.clone(),
+            LiveStream::connect(cluster.clone(), live.clone()),
             alerts_due.clone(),
             checkpoints,
         );
-        let effects = Effects {
-            cluster: cluster.clone(),
-            writer: writer.clone(),
+        let delivery = Delivery {
             webhooks,
             base_url: config.base_url(),
             allow_any_webhook_target: config.webhook_unsafe_allow_any_target,
@@ -118,10 +126,7 @@ impl AppState {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
             sign_in_limiter: KeyedLimiter::per_minute(config.auth_account_rate_limit_per_minute),
             invite_limiter: KeyedLimiter::per_hour(INVITATIONS_PER_HOUR),
-            read_budget: ReadBudget::per_minute(
-                config.query_cost_per_minute,
-                u32::try_from(crate::graphql::MAX_COMPLEXITY).unwrap_or(u32::MAX),
-            ),
+            read_budget: ReadBudget::per_minute(config.query_cost_per_minute()),
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
             site_collect_limiter: KeyedLimiter::per_second(config.collect_site_rate_limit_per_second),
             base_origin: config.base_origin(),
@@ -135,7 +140,7 @@ impl AppState {
             sites,
             links,
             cluster,
-            effects,
+            delivery,
             metrics,
         })))
     }

@@ -186,7 +186,7 @@ async fn a_failing_receiver_gets_retries_with_one_id_and_valid_signatures() {
         tokio::time::sleep(Duration::from_millis(700)).await;
         assert_eq!(inbox.at("flaky").len(), 1, "not before it is due");
 
-        app.state.effects.clock.advance(7_000);
+        app.state.delivery.clock.advance(7_000);
         eventually("the second attempt", async || inbox.at("flaky").len() == 2).await;
         eventually("the second attempt settled", async || {
             state().await["attempts"] == 2 && !state().await["nextAttemptAt"].is_null()
@@ -194,9 +194,9 @@ async fn a_failing_receiver_gets_retries_with_one_id_and_valid_signatures() {
         .await;
         let second = state().await;
         let due = leadtrail::time::parse_iso(second["nextAttemptAt"].as_str().unwrap()).unwrap();
-        let wait = due - app.state.effects.clock.now();
+        let wait = due - app.state.delivery.clock.now();
         assert!((4 * 60_000 - 1_000..=6 * 60_000).contains(&wait), "the second retry comes after 5 min ± 20%: {wait}");
-        app.state.effects.clock.advance(6 * 60_000 + 1_000);
+        app.state.delivery.clock.advance(6 * 60_000 + 1_000);
         eventually("the third attempt", async || inbox.at("flaky").len() == 3).await;
         eventually("delivered", async || state().await["status"] == "DELIVERED").await;
 
@@ -253,7 +253,7 @@ async fn refusals_are_final_and_retry_after_is_honoured() {
 
         // Half a day passes: 410 and 400 are never tried again.
         for _ in 0..4 {
-            app.state.effects.clock.advance(3 * HOUR_MS);
+            app.state.delivery.clock.advance(3 * HOUR_MS);
             tokio::time::sleep(Duration::from_millis(800)).await;
         }
         assert_eq!(inbox.at("gone").len(), 1);
@@ -308,7 +308,7 @@ async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
         // The first gap is longer than any wait between attempts, so the run starts again at
         // the second; 25 hours after the first failure the destination is still on.
         for (hours, attempts) in [(14, 2), (11, 3), (12, 4)] {
-            app.state.effects.clock.advance(hours * HOUR_MS);
+            app.state.delivery.clock.advance(hours * HOUR_MS);
             eventually("the next attempt", async || inbox.at("broken").len() == attempts).await;
             eventually("settled", async || {
                 destination(&client, site, "down").await["deliveries"][0]["attempts"] == attempts
@@ -317,7 +317,7 @@ async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
             assert!(destination(&client, site, "down").await["disabledReason"].is_null(), "after {attempts} attempts");
         }
         // A day and more of failures in a row: turned off, with the reason.
-        app.state.effects.clock.advance(3 * HOUR_MS);
+        app.state.delivery.clock.advance(3 * HOUR_MS);
         eventually("turned off", async || !destination(&client, site, "down").await["disabledReason"].is_null()).await;
         let down = destination(&client, site, "down").await;
         let reason = down["disabledReason"].as_str().unwrap();
@@ -325,7 +325,7 @@ async fn a_day_of_failures_turns_the_destination_off_until_it_is_saved() {
         let attempts = inbox.at("broken").len();
         // Turned off: its pending delivery waits, and new visitors fire nothing.
         identify(&app, &client, site, "v2").await;
-        app.state.effects.clock.advance(11 * HOUR_MS);
+        app.state.delivery.clock.advance(11 * HOUR_MS);
         tokio::time::sleep(Duration::from_millis(1200)).await;
         assert_eq!(inbox.at("broken").len(), attempts);
         let metrics = app.client().get("/metrics").await.text;

@@ -157,10 +157,7 @@ async fn sqlite_checkpoints_run_beside_the_writer_and_keep_the_log_bounded() {
         let database = database.split('?').next().unwrap();
         let log = std::fs::metadata(format!("{database}-wal")).unwrap().len();
         let page_size = 4_096;
-        assert!(
-            log <= u64::from(leadtrail::db::checkpoint::BACKSTOP_PAGES) * page_size * 2,
-            "the log stays bounded: {log} bytes"
-        );
+        assert!(log <= u64::from(leadtrail::db::BACKSTOP_PAGES) * page_size * 2, "the log stays bounded: {log} bytes");
     }
 }
 

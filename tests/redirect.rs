@@ -248,12 +248,12 @@ async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
         let link = std::sync::Arc::new(link);
 
         let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));
-        let failed = tracking::apply(&app.state.db, &[&first, &duplicate]).await;
+        let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate]).await;
         assert!(failed.is_err(), "{}: a repeated click key breaks the batch", app.backend);
 
         for round in 0..3 {
             let next = click_on(&link, &format!("next-{round}"));
-            tracking::apply(&app.state.db, &[&next]).await.unwrap();
+            tracking::batch::apply(&app.state.db, &[&next]).await.unwrap();
         }
         let mut keys: Vec<String> = app.clicks().await.into_iter().map(|click| click.click_key).collect();
         keys.sort();

@@ -1,10 +1,8 @@
-//! Who is calling: session cookies, API keys, passwords, roles, and the request
-//! middleware that resolves them.
+//! Who a caller is and what they may do: the viewer, roles, session cookies,
+//! API key and session tokens, passwords, rate limits. Resolving a request's
+//! caller is `request`'s.
 
-pub mod client_ip;
 pub mod cookie;
-pub mod credential;
-pub mod middleware;
 pub mod password;
 pub mod rate_limit;
 pub mod token;

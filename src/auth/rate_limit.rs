@@ -96,9 +96,8 @@ pub struct ReadBudget {
 }
 
 impl ReadBudget {
-    /// `points` is raised to `floor`, so every operation the limits accept can run.
-    pub fn per_minute(points: u32, floor: u32) -> Self {
-        Self { limiter: KeyedLimiter::per_minute(points.max(floor)) }
+    pub fn per_minute(points: u32) -> Self {
+        Self { limiter: KeyedLimiter::per_minute(points) }
     }
 
     pub fn charge(&self, request: &RequestContext, cost: usize) -> AppResult<()> {

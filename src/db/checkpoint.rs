@@ -21,10 +21,6 @@ use tokio::sync::mpsc;
 
 use crate::config::SqliteSync;
 
-/// Pages past which a commit checkpoints on its own connection after all.
-/// Under load the task keeps the log well below it (about 1,000 pages in the
-/// collect benchmark).
-pub const BACKSTOP_PAGES: u32 = 4_000;
 /// Batches commit every few milliseconds under load: one checkpoint covers
 /// all that committed while it waited.
 const COALESCE: Duration = Duration::from_millis(20);

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     error::AppResult,
-    service::{alerts, tracking},
+    service::alerts::{self, trigger},
 };
 
 /// What fires a destination, once per visitor.
@@ -27,28 +27,28 @@ pub enum AlertTrigger {
     FormSubmitted,
 }
 
-impl From<AlertTrigger> for tracking::AlertTrigger {
+impl From<AlertTrigger> for trigger::AlertTrigger {
     fn from(trigger: AlertTrigger) -> Self {
         match trigger {
-            AlertTrigger::BecameHot => tracking::AlertTrigger::BecameHot,
-            AlertTrigger::Identified => tracking::AlertTrigger::Identified,
-            AlertTrigger::FormSubmitted => tracking::AlertTrigger::FormSubmitted,
+            AlertTrigger::BecameHot => trigger::AlertTrigger::BecameHot,
+            AlertTrigger::Identified => trigger::AlertTrigger::Identified,
+            AlertTrigger::FormSubmitted => trigger::AlertTrigger::FormSubmitted,
         }
     }
 }
 
-impl From<tracking::AlertTrigger> for AlertTrigger {
-    fn from(trigger: tracking::AlertTrigger) -> Self {
+impl From<trigger::AlertTrigger> for AlertTrigger {
+    fn from(trigger: trigger::AlertTrigger) -> Self {
         match trigger {
-            tracking::AlertTrigger::BecameHot => AlertTrigger::BecameHot,
-            tracking::AlertTrigger::Identified => AlertTrigger::Identified,
-            tracking::AlertTrigger::FormSubmitted => AlertTrigger::FormSubmitted,
+            trigger::AlertTrigger::BecameHot => AlertTrigger::BecameHot,
+            trigger::AlertTrigger::Identified => AlertTrigger::Identified,
+            trigger::AlertTrigger::FormSubmitted => AlertTrigger::FormSubmitted,
         }
     }
 }
 
 fn trigger_of(stored: &str) -> AlertTrigger {
-    tracking::AlertTrigger::parse(stored).map_or(AlertTrigger::BecameHot, AlertTrigger::from)
+    trigger::AlertTrigger::parse(stored).map_or(AlertTrigger::BecameHot, AlertTrigger::from)
 }
 
 #[derive(InputObject)]
@@ -229,14 +229,14 @@ impl AlertMutation {
         input: DestinationInput,
     ) -> AppResult<Destination> {
         let app = ctx.app();
-        Ok(Destination(alerts::create(&*ctx.db().await?, &app.effects, ctx.viewer()?, site_id, input.into()).await?))
+        Ok(Destination(alerts::create(&*ctx.db().await?, &app.delivery, ctx.viewer()?, site_id, input.into()).await?))
     }
 
     /// Replaces every field; clears a `disabledReason`.
     async fn update_destination(&self, ctx: &Context<'_>, id: ID, input: DestinationInput) -> AppResult<Destination> {
         let app = ctx.app();
         let id = parse_id(&id, "destination")?;
-        Ok(Destination(alerts::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, id, input.into()).await?))
+        Ok(Destination(alerts::update(&*ctx.db().await?, &app.delivery, ctx.viewer()?, id, input.into()).await?))
     }
 
     /// Deletes the destination and all its deliveries; the delivery log keeps their attempts.
@@ -249,13 +249,15 @@ impl AlertMutation {
     async fn test_destination(&self, ctx: &Context<'_>, id: ID) -> AppResult<WebhookDelivery> {
         let app = ctx.app();
         let id = parse_id(&id, "destination")?;
-        Ok(WebhookDelivery::from(alerts::test(&*ctx.db().await?, &app.effects, ctx.viewer()?, id).await?))
+        Ok(WebhookDelivery::from(alerts::test(&*ctx.db().await?, &app.delivery, ctx.viewer()?, id).await?))
     }
 
     /// Sends a failed delivery again now, with its `webhook-id`, and answers it.
     async fn retry_delivery(&self, ctx: &Context<'_>, id: ID) -> AppResult<AlertDelivery> {
         let app = ctx.app();
         let id = parse_id(&id, "delivery")?;
-        Ok(AlertDelivery(alerts::retry(&*ctx.db().await?, &app.effects, &app.metrics.alerts, ctx.viewer()?, id).await?))
+        Ok(AlertDelivery(
+            alerts::retry(&*ctx.db().await?, &app.delivery, &app.metrics.alerts, ctx.viewer()?, id).await?,
+        ))
     }
 }

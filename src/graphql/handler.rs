@@ -21,7 +21,7 @@ use super::{
 use crate::{
     auth::{RequestContext, cookie},
     error::{AppError, AppResult, ErrorCode},
-    rest::extract::RawBody,
+    request::extract::RawBody,
     state::AppState,
 };
 

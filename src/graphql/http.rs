@@ -14,7 +14,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{MAX_BATCH, limits::Executed};
+use super::limits::{Executed, MAX_BATCH};
 use crate::error::{AppError, AppResult, ErrorCode};
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";

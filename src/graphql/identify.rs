@@ -116,7 +116,7 @@ impl IdentifyMutation {
             source: input.source,
             source_detail: input.source_detail,
         };
-        let command = identify::identify(&*ctx.db().await?, &app.effects, ctx.viewer()?, input).await?;
+        let command = identify::identify(&*ctx.db().await?, &app.writer, ctx.viewer()?, input).await?;
         let identified_as = command.email.clone().or_else(|| command.user_id.clone()).unwrap_or_default();
         let tracker_vid = command.tracker_vid;
         Ok(IdentifyResult {

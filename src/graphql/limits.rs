@@ -29,8 +29,21 @@ use async_graphql::{
 
 use futures_util::stream::{BoxStream, StreamExt};
 
-use super::{MAX_COMPLEXITY, MAX_DEPTH, MAX_ROOT_FIELDS, errors::with_codes, gate::Gate};
+use super::{errors::with_codes, gate::Gate};
 use crate::{auth::RequestContext, error::AppError, state::AppState};
+
+/// Deep enough for every nested query we document, shallow enough to stop
+/// abuse. Queries that select only introspection are exempt (`Limits`).
+pub const MAX_DEPTH: usize = 12;
+/// Lists count their rows (`cost`): a page of 500 visitors with the list's
+/// fields, or one full profile, fits; 500 visitors with their sessions' events
+/// does not.
+pub const MAX_COMPLEXITY: usize = crate::config::MAX_OPERATION_COST;
+/// Operations in one batched request.
+pub const MAX_BATCH: usize = 10;
+/// Top-level fields one operation may select, aliases counted: each is a
+/// read of its own, and a page's document needs a handful.
+pub const MAX_ROOT_FIELDS: usize = 20;
 
 /// Introspection fields one request may resolve. graphql-js's full
 /// introspection query resolves about 8,000 of them on this schema; the

@@ -315,7 +315,7 @@ impl LinkMutation {
             tags: input.tags,
         };
         let (link, site) =
-            links::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?, changes)
+            links::update(&*ctx.db().await?, &app.cluster, ctx.viewer()?, links::parse_public_id(&id)?, changes)
                 .await?;
         Ok(Link::new(link, site))
     }
@@ -323,7 +323,7 @@ impl LinkMutation {
     /// Deletes the link and its clicks. Members and up.
     async fn delete_link(&self, ctx: &Context<'_>, id: ID) -> AppResult<SuccessPayload> {
         let app = ctx.app();
-        links::delete(&*ctx.db().await?, &app.effects, ctx.viewer()?, links::parse_public_id(&id)?).await?;
+        links::delete(&*ctx.db().await?, &app.cluster, ctx.viewer()?, links::parse_public_id(&id)?).await?;
         Ok(SuccessPayload { success: true })
     }
 }

@@ -63,18 +63,7 @@ pub type Subscription = live::LiveSubscription;
 
 pub type AppSchema = Schema<Query, Mutation, Subscription>;
 
-/// Deep enough for every nested query we document, shallow enough to stop
-/// abuse. Queries that select only introspection are exempt (`limits`).
-pub const MAX_DEPTH: usize = 12;
-/// Lists count their rows (`cost`): a page of 500 visitors with the list's
-/// fields, or one full profile, fits; 500 visitors with their sessions' events
-/// does not.
-pub const MAX_COMPLEXITY: usize = 25_000;
-/// Operations in one batched request.
-pub const MAX_BATCH: usize = 10;
-/// Top-level fields one operation may select, aliases counted: each is a
-/// read of its own, and a page's document needs a handful.
-pub const MAX_ROOT_FIELDS: usize = 20;
+pub use limits::{MAX_BATCH, MAX_COMPLEXITY, MAX_DEPTH, MAX_ROOT_FIELDS};
 
 /// The depth and complexity limits are `limits::Limits`, not async-graphql's
 /// own: those name no error code and cannot tell schema tooling from queries.

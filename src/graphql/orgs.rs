@@ -110,7 +110,7 @@ impl OrgMutation {
     async fn delete_org(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<bool> {
         let org_id = parse_id(&org_id, "organization")?;
         let app = ctx.app();
-        orgs::delete(&*ctx.db().await?, &app.effects, ctx.viewer()?, org_id).await?;
+        orgs::delete(&*ctx.db().await?, &app.cluster, ctx.viewer()?, org_id).await?;
         Ok(true)
     }
 

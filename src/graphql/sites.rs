@@ -95,12 +95,12 @@ impl SiteMutation {
             respect_do_not_track: input.respect_do_not_track,
         };
         let app = ctx.app();
-        Ok(Site(sites::update(&*ctx.db().await?, &app.effects, ctx.viewer()?, id, changes).await?))
+        Ok(Site(sites::update(&*ctx.db().await?, &app.cluster, ctx.viewer()?, id, changes).await?))
     }
 
     /// Deletes the site with all its data. Admins only.
     async fn delete_site(&self, ctx: &Context<'_>, id: i64) -> AppResult<SuccessPayload> {
-        sites::delete(&*ctx.db().await?, &ctx.app().effects, ctx.viewer()?, id).await?;
+        sites::delete(&*ctx.db().await?, &ctx.app().cluster, ctx.viewer()?, id).await?;
         Ok(SuccessPayload { success: true })
     }
 

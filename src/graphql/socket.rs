@@ -38,8 +38,9 @@ use tokio::sync::{Mutex, Notify, broadcast::error::RecvError};
 
 use super::{AppSchema, executor};
 use crate::{
-    auth::{RequestContext, Viewer, credential::Credential},
+    auth::{RequestContext, Viewer},
     cluster::AccessRevoked,
+    request::credential::Credential,
     state::AppState,
 };
 

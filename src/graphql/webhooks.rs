@@ -179,7 +179,7 @@ impl WebhookMutation {
             include_events: input.include_events.unwrap_or(true),
             dry_run,
         };
-        let exported = webhooks::export(&*ctx.db().await?, &app.effects, ctx.viewer()?, command).await?;
+        let exported = webhooks::export(&*ctx.db().await?, &app.delivery, ctx.viewer()?, command).await?;
         Ok(WebhookResult {
             success: true,
             tracker_vid: exported.tracker_vid,

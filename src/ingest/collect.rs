@@ -15,10 +15,11 @@ use url::Url;
 
 use super::wire::{self, WireEvent, WireTime};
 use crate::{
-    auth::{client_ip::ClientIp, rate_limit::address_key},
+    auth::rate_limit::address_key,
     enrich::{geo, source, source::Utm, user_agent},
     error::{AppError, AppResult},
-    rest::extract::RawBody,
+    request::client_ip::ClientIp,
+    request::extract::RawBody,
     service::{
         identify, salts,
         sites::{self, high_value_patterns},

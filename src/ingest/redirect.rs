@@ -11,12 +11,12 @@ use axum::{
 use std::time::Duration;
 
 use crate::{
-    auth::client_ip::ClientIp,
     enrich::{geo, user_agent},
     error::{AppError, AppResult},
-    ingest::link_cache::CLICK_LIMIT_REACHED,
-    rest::extract::ApiPath,
+    request::client_ip::ClientIp,
+    request::extract::ApiPath,
     service::links,
+    service::tracking::link_cache::CLICK_LIMIT_REACHED,
     service::tracking::{ClickCommand, Client},
     state::AppState,
     time::now_ms,

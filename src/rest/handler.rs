@@ -13,12 +13,12 @@ use serde_json::{Map, Value};
 
 use super::{
     bridge::{Bridge, PublicBridge},
-    extract::JsonBody,
-    routes::{Body, Kind, Operation, Output, Param},
+    operation::{Body, Kind, Operation, Output, Param},
 };
 use crate::{
-    RouterState,
     error::{AppError, AppResult},
+    request::extract::JsonBody,
+    server::RouterState,
 };
 
 /// The method router for one row.

@@ -10,8 +10,8 @@ use axum::{
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
-use super::{bridge::Bridge, handler::with_parameters, routes::Operation};
-use crate::{RouterState, error::AppError, service::privacy};
+use super::{bridge::Bridge, handler::with_parameters, operation::Operation};
+use crate::{error::AppError, server::RouterState, service::privacy};
 
 /// `GET /api/visitor/{id}/export`: the visitor's stored facts as a JSON
 /// download, streamed from the database a page at a time.

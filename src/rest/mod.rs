@@ -3,15 +3,15 @@
 
 mod auth;
 pub mod bridge;
-pub mod extract;
 mod handler;
 mod hooks;
 pub mod openapi;
+pub mod operation;
 pub mod routes;
 
 use axum::Router;
 
-use crate::RouterState;
+use crate::server::RouterState;
 
 pub fn routes() -> Router<RouterState> {
     routes::OPERATIONS.iter().fold(Router::new(), |router, op| {

@@ -65,7 +65,7 @@ pub async fn find_org(
 pub async fn orgs(db: &impl ConnectionTrait, viewer: &Viewer) -> AppResult<Vec<(org::Model, Role)>> {
     match viewer {
         Viewer::ApiKey { org_id, .. } => Ok(vec![find_org(db, viewer, *org_id, Role::Viewer).await?]),
-        Viewer::User { user_id, .. } => Ok(super::orgs::memberships(db, *user_id)
+        Viewer::User { user_id, .. } => Ok(memberships(db, *user_id)
             .await?
             .into_iter()
             .map(|(member, org)| (org, Role::parse(&member.role)))
@@ -121,4 +121,16 @@ pub async fn site_or_first(
             Ok(site)
         }
     }
+}
+
+/// The user's memberships with their orgs, oldest first.
+pub async fn memberships(db: &impl ConnectionTrait, user_id: i64) -> AppResult<Vec<(member::Model, org::Model)>> {
+    let rows = member::Entity::find()
+        .filter(member::Column::UserId.eq(user_id))
+        .find_also_related(org::Entity)
+        .order_by_asc(member::Column::CreatedAt)
+        .order_by_asc(member::Column::Id)
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().filter_map(|(member, org)| org.map(|org| (member, org))).collect())
 }

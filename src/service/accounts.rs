@@ -10,7 +10,7 @@ use entity::user;
 use super::{is_unique_violation, orgs, sessions};
 use crate::{
     auth::{RequestMeta, password},
-    cluster::{AccessRevoked, Cluster},
+    cluster::{AccessRevoked, Changed, Cluster},
     error::{AppError, AppResult, ErrorCode},
     time::{DAY_MS, now_ms},
 };
@@ -297,7 +297,7 @@ pub async fn delete(
     let deleted_orgs = orgs::delete_solely_owned(&txn, user_id).await?;
     user::Entity::delete_by_id(user_id).exec(&txn).await?;
     txn.commit().await?;
-    cluster.all_changed().await;
+    cluster.changed(Changed::All).await;
     cluster.access_revoked(AccessRevoked::User { user_id }).await;
     for org_id in deleted_orgs {
         cluster.access_revoked(AccessRevoked::Org { org_id }).await;

@@ -4,7 +4,10 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 
 use entity::identity;
 
-use super::{access, accounts, effects::Effects, tracking::IdentifyCommand};
+use super::{
+    access, accounts,
+    tracking::{IdentifyCommand, writer::Writer},
+};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
@@ -73,12 +76,12 @@ pub struct IdentifyInput {
 /// the batch writer store it, answering once it is committed.
 pub async fn identify(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    writer: &Writer,
     viewer: &Viewer,
     input: IdentifyInput,
 ) -> AppResult<IdentifyCommand> {
     let command = prepare(db, viewer, input).await?;
-    effects.writer.identify(command.clone()).await?;
+    writer.identify(command.clone()).await?;
     Ok(command)
 }
 

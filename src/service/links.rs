@@ -11,9 +11,10 @@ use url::Url;
 
 use entity::{link, site};
 
-use super::{access, effects::Effects, is_unique_violation};
+use super::{access, is_unique_violation};
 use crate::{
     auth::{Role, Viewer},
+    cluster::{Changed, Cluster},
     error::{AppError, AppResult, ErrorCode},
     time::now_ms,
 };
@@ -241,7 +242,7 @@ pub struct LinkChanges {
 /// Members and up.
 pub async fn update(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    cluster: &Cluster,
     viewer: &Viewer,
     link_id: i64,
     changes: LinkChanges,
@@ -289,7 +290,7 @@ pub async fn update(
     }
     row.updated_at = Set(now_ms());
     let link = row.update(db).await.map_err(|err| if is_unique_violation(&err) { slug_taken() } else { err.into() })?;
-    effects.cluster.link_changed(link.id, site.id).await;
+    cluster.changed(Changed::Link { link_id: link.id, site_id: site.id }).await;
     Ok((link, site))
 }
 
@@ -297,13 +298,13 @@ pub async fn update(
 /// Members and up.
 pub async fn delete(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    cluster: &Cluster,
     viewer: &Viewer,
     link_id: i64,
 ) -> AppResult<(link::Model, site::Model)> {
     let (link, site) = find(db, viewer, link_id, Role::Member).await?;
     link::Entity::delete_by_id(link.id).exec(db).await?;
-    effects.cluster.link_changed(link.id, site.id).await;
+    cluster.changed(Changed::Link { link_id: link.id, site_id: site.id }).await;
     Ok((link, site))
 }
 

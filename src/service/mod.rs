@@ -6,7 +6,7 @@ pub mod accounts;
 pub mod alerts;
 pub mod analytics;
 pub mod api_keys;
-pub mod effects;
+pub mod delivery;
 pub mod identify;
 pub mod invitations;
 pub mod link_stats;

@@ -12,6 +12,7 @@ use entity::{member, org, user};
 use super::parent_lock;
 use crate::{
     auth::Role,
+    cluster::{AccessRevoked, Changed, Cluster},
     error::{AppError, AppResult},
     time::now_ms,
 };
@@ -73,21 +74,9 @@ pub async fn create_personal(db: &impl ConnectionTrait, user: &user::Model) -> A
     Ok(org)
 }
 
-/// The user's memberships with their orgs, oldest first.
-pub async fn memberships(db: &impl ConnectionTrait, user_id: i64) -> AppResult<Vec<(member::Model, org::Model)>> {
-    let rows = member::Entity::find()
-        .filter(member::Column::UserId.eq(user_id))
-        .find_also_related(org::Entity)
-        .order_by_asc(member::Column::CreatedAt)
-        .order_by_asc(member::Column::Id)
-        .all(db)
-        .await?;
-    Ok(rows.into_iter().filter_map(|(member, org)| org.map(|org| (member, org))).collect())
-}
-
 /// The org a user acts in when a request names none: their oldest membership.
 pub async fn primary(db: &impl ConnectionTrait, user_id: i64) -> AppResult<(member::Model, org::Model)> {
-    memberships(db, user_id).await?.into_iter().next().ok_or_else(|| AppError::not_found("organization"))
+    super::access::memberships(db, user_id).await?.into_iter().next().ok_or_else(|| AppError::not_found("organization"))
 }
 
 /// Deletes every org where `user_id` is the only owner; the database cascades
@@ -126,13 +115,13 @@ pub async fn delete_solely_owned(txn: &DatabaseTransaction, user_id: i64) -> App
 /// on every instance. Owners only.
 pub async fn delete(
     db: &impl ConnectionTrait,
-    effects: &super::effects::Effects,
+    cluster: &Cluster,
     viewer: &crate::auth::Viewer,
     org_id: i64,
 ) -> AppResult<()> {
     super::access::find_org(db, viewer, org_id, Role::Owner).await?;
     org::Entity::delete_by_id(org_id).exec(db).await?;
-    effects.cluster.all_changed().await;
-    effects.cluster.access_revoked(crate::cluster::AccessRevoked::Org { org_id }).await;
+    cluster.changed(Changed::All).await;
+    cluster.access_revoked(AccessRevoked::Org { org_id }).await;
     Ok(())
 }

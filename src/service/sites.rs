@@ -7,9 +7,10 @@ use sea_orm::{
 
 use entity::{org, site};
 
-use super::{access, effects::Effects, is_unique_violation, orgs, parent_lock};
+use super::{access, is_unique_violation, orgs, parent_lock};
 use crate::{
     auth::{Role, Viewer},
+    cluster::{Changed, Cluster},
     error::{AppError, AppResult, ErrorCode},
     time::now_ms,
 };
@@ -181,7 +182,7 @@ pub async fn create(db: &DatabaseConnection, viewer: &Viewer, max_sites: u32, ne
 /// Changes what is given, and tells every instance's caches. Admins only.
 pub async fn update(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    cluster: &Cluster,
     viewer: &Viewer,
     site_id: i64,
     changes: SiteChanges,
@@ -224,17 +225,17 @@ pub async fn update(
         active.respect_do_not_track = Set(respect);
     }
     let site = active.update(db).await?;
-    effects.cluster.site_changed(site.id).await;
+    cluster.changed(Changed::Site { site_id: site.id }).await;
     Ok(site)
 }
 
 /// Deletes the site; the database cascades to its links, visitors, sessions,
 /// events, identities, clicks and deliveries. Its collect and short links stop
 /// answering on every instance.
-pub async fn delete(db: &impl ConnectionTrait, effects: &Effects, viewer: &Viewer, site_id: i64) -> AppResult<()> {
+pub async fn delete(db: &impl ConnectionTrait, cluster: &Cluster, viewer: &Viewer, site_id: i64) -> AppResult<()> {
     let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
     site::Entity::delete_by_id(site.id).exec(db).await?;
-    effects.cluster.site_changed(site.id).await;
+    cluster.changed(Changed::Site { site_id: site.id }).await;
     Ok(())
 }
 

@@ -5,13 +5,10 @@
 use std::sync::LazyLock;
 
 use axum::{
-    extract::Path,
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use sha2::{Digest, Sha256};
-
-use super::error;
 
 struct Asset {
     name: &'static str,
@@ -35,14 +32,13 @@ pub static CSS: LazyLock<String> = LazyLock::new(|| versioned("app.css"));
 pub static APP_JS: LazyLock<String> = LazyLock::new(|| versioned("app.js"));
 pub static LIVE_JS: LazyLock<String> = LazyLock::new(|| versioned("live.js"));
 
-/// GET /assets/{name}; the `v` query only busts caches.
-pub async fn serve(Path(name): Path<String>) -> Response {
-    let Some(asset) = ASSETS.iter().find(|asset| asset.name == name) else {
-        return error::page(&crate::error::AppError::not_found("asset"), None);
-    };
+/// The asset called `name`, with its type and a year's caching; `None`
+/// when there is none (the route answers with the 404 page).
+pub fn serve(name: &str) -> Option<Response> {
+    let asset = ASSETS.iter().find(|asset| asset.name == name)?;
     let mut response = (StatusCode::OK, asset.body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
-    response
+    Some(response)
 }

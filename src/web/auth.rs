@@ -2,8 +2,6 @@
 //! mutations as the API (`signIn`, `signUp`, `signOut`), so the account
 //! rules, error codes and the credential rate limit are the API's own.
 
-use std::collections::HashMap;
-
 use askama::Template;
 use axum::{
     extract::{Request, State},
@@ -15,31 +13,20 @@ use serde_json::json;
 use super::{
     bridge, error,
     error::{WebError, WebResult},
-    forms::{self, Input, input},
+    forms::{self, Input, input, read_form},
     frame,
     layout::Layout,
     nav,
 };
 use crate::{
-    RouterState,
     auth::{RequestContext, cookie},
     error::{AppError, ErrorCode},
+    server::RouterState,
 };
 
 const SIGN_IN: &str = include_str!("documents/sign_in.graphql");
 const SIGN_UP: &str = include_str!("documents/sign_up.graphql");
 const SIGN_OUT: &str = include_str!("documents/sign_out.graphql");
-
-/// Form bodies are a few fields; anything larger is refused.
-pub const FORM_LIMIT: usize = 64 * 1024;
-
-/// An urlencoded form body as its fields (the last of a repeated name wins).
-pub async fn read_form(body: axum::body::Body) -> WebResult<HashMap<String, String>> {
-    let bytes = axum::body::to_bytes(body, FORM_LIMIT)
-        .await
-        .map_err(|_| AppError::new(ErrorCode::PayloadTooLarge, "the form is too large"))?;
-    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
-}
 
 #[derive(Default)]
 struct Errors {

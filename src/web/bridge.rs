@@ -9,10 +9,10 @@ use axum::{
 use serde_json::Value;
 
 use crate::{
-    RouterState,
     auth::RequestContext,
     error::{AppError, AppResult},
     graphql::executor,
+    server::RouterState,
 };
 
 /// A document's `data`, and the cookies its resolvers set (sign-in, sign-out).

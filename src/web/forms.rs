@@ -17,23 +17,10 @@
 
 use std::collections::HashMap;
 
-use axum::{
-    extract::{Request, State},
-    response::{IntoResponse, Redirect, Response},
-};
 use serde_json::Value;
 
-use super::{
-    auth::read_form,
-    bridge,
-    error::WebResult,
-    frame,
-    pages::{Page, SiteFrom},
-};
-use crate::{
-    RouterState,
-    error::{AppError, AppResult, ErrorCode},
-};
+use super::{error::WebResult, nav};
+use crate::error::{AppError, AppResult, ErrorCode};
 
 /// What the mutation's variables are made from.
 pub struct FormInput<'a> {
@@ -44,6 +31,26 @@ pub struct FormInput<'a> {
     pub id: Option<&'a str>,
     /// Whether the address chose the site (`?site=N`), to keep it.
     pub site_chosen: bool,
+}
+
+/// Form bodies are a few fields; anything larger is refused.
+pub const FORM_LIMIT: usize = 64 * 1024;
+
+/// An urlencoded form body as its fields (the last of a repeated name wins).
+pub async fn read_form(body: axum::body::Body) -> WebResult<HashMap<String, String>> {
+    let bytes = axum::body::to_bytes(body, FORM_LIMIT)
+        .await
+        .map_err(|_| AppError::new(ErrorCode::PayloadTooLarge, "the form is too large"))?;
+    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// A checkbox: absent, empty, `0` or `false` is off; `1`, `on` or `true` is on.
+pub fn flag(name: &str, raw: Option<&str>) -> AppResult<bool> {
+    match raw.map(str::trim) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "on" | "true") => Ok(true),
+        Some(_) => Err(AppError::validation(name, "must be 1 or 0")),
+    }
 }
 
 impl FormInput<'_> {
@@ -60,7 +67,7 @@ impl FormInput<'_> {
 
     /// A checkbox.
     pub fn flag(&self, name: &str) -> AppResult<bool> {
-        super::pages::flag(name, self.fields.get(name).map(String::as_str))
+        flag(name, self.fields.get(name).map(String::as_str))
     }
 
     /// The page's object id; forms on pages without one do not ask.
@@ -232,95 +239,26 @@ pub const SWITCH_SITE: Form = Form {
         Ok(serde_json::json!({ "siteId": site }))
     },
     inputs: &[],
-    done: Done::Redirect(|input, _| super::nav::safe_next(input.fields.get("next").map(String::as_str))),
+    done: Done::Redirect(|input, _| nav::safe_next(input.fields.get("next").map(String::as_str))),
 };
 
-/// The POST route of a form that belongs to no page: it goes where its row
-/// says, and a refusal is an error page.
-pub fn route_alone(form: &'static Form) -> axum::routing::MethodRouter<RouterState> {
-    axum::routing::post(move |State(state): State<RouterState>, request: Request| async move {
-        let run = async {
-            let (mut parts, body) = request.into_parts();
-            let fields = read_form(body).await?;
-            if frame::require_signed_in(&parts).is_err() {
-                let next = super::nav::safe_next(fields.get("next").map(String::as_str));
-                return Err(super::error::WebError::SignIn(next));
-            }
-            let input = FormInput { fields: &fields, site_id: 0, id: None, site_chosen: false };
-            let answer = bridge::run(&mut parts, &state, form.document, (form.variables)(&input)?).await?;
-            let to = match form.done {
-                Done::Redirect(to) => to(&input, &answer.data),
-                Done::ShowSecret(_) | Done::Show => "/".to_owned(),
-            };
-            Ok::<_, super::error::WebError>((answer.cookies, Redirect::to(&to)).into_response())
-        };
-        run.await.unwrap_or_else(IntoResponse::into_response)
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The POST route of a page whose forms are rows of `forms`.
-pub fn route(page: &'static Page, forms: &'static [Form]) -> axum::routing::MethodRouter<RouterState> {
-    axum::routing::post(move |State(state): State<RouterState>, request: Request| async move {
-        submit(page, forms, &state, request).await.unwrap_or_else(IntoResponse::into_response)
-    })
-}
-
-async fn submit(
-    page: &'static Page,
-    forms: &'static [Form],
-    state: &RouterState,
-    request: Request,
-) -> WebResult<Response> {
-    let (mut parts, body) = request.into_parts();
-    frame::require_signed_in(&parts)?;
-    let fields = read_form(body).await?;
-    let action = fields.get("action").map(String::as_str).unwrap_or_default();
-    let form = forms.iter().find(|form| form.action == action).ok_or_else(|| {
-        let names: Vec<&str> = forms.iter().map(|form| form.action).collect();
-        AppError::validation("action", format!("must be one of {}", names.join(", ")))
-    })?;
-    let query = frame::query_map(&parts);
-    let id = frame::object_id(page, &mut parts, state, &query).await?;
-    let (site, site_query) = frame::resolve_site(page, &mut parts, state, &query, id.as_deref()).await?;
-    // Creating a site needs no site; every other form acts on the page's.
-    let site_id = match site {
-        Some(site) => site,
-        None if page.site == SiteFrom::CurrentOrNone => 0,
-        None => return Err(AppError::not_found("site").into()),
-    };
-    let input = FormInput { fields: &fields, site_id, id: id.as_deref(), site_chosen: site_query.is_some() };
-    let ran = match (form.variables)(&input) {
-        Ok(variables) => bridge::run(&mut parts, state, form.document, variables).await,
-        Err(err) => Err(err),
-    };
-    let mut shown = FormState { action: form.action.to_owned(), values: fields.clone(), ..FormState::default() };
-    let status = match ran {
-        Ok(answer) => match form.done {
-            Done::Redirect(to) => {
-                return Ok((answer.cookies, Redirect::to(&to(&input, &answer.data))).into_response());
-            }
-            Done::ShowSecret(read) => {
-                shown.secret = read(&answer.data);
-                shown.values.clear();
-                axum::http::StatusCode::OK
-            }
-            Done::Show => {
-                shown.answer = Some(answer.data);
-                axum::http::StatusCode::OK
-            }
-        },
-        Err(err) => {
-            // About the whole request (gone, not allowed, overloaded): a page.
-            if is_page_error(err.code) {
-                return Err(err.into());
-            }
-            let (field, message) = placed(&err, form.inputs);
-            shown.field = field.to_owned();
-            shown.error = Some(message);
-            err.status()
+    #[test]
+    fn flags_take_checkbox_values_and_refuse_the_rest() {
+        let cases = [
+            (None, Ok(false)),
+            (Some(""), Ok(false)),
+            (Some("0"), Ok(false)),
+            (Some("on"), Ok(true)),
+            (Some("1"), Ok(true)),
+            (Some("true"), Ok(true)),
+            (Some("yes please"), Err(())),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(flag("hot", raw).map_err(|_| ()), expected, "{raw:?}");
         }
-    };
-    let mut response = frame::show(page, state, &mut parts, shown).await?;
-    *response.status_mut() = status;
-    Ok(response)
+    }
 }

@@ -22,9 +22,9 @@ use super::{
     pages::{Access, IdFrom, Page, PageInput, SiteFrom},
 };
 use crate::{
-    RouterState,
     auth::{RequestContext, Role},
     error::AppError,
+    server::RouterState,
     time::now_ms,
 };
 

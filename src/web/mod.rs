@@ -23,29 +23,40 @@ pub mod nav;
 mod pages;
 mod qr;
 mod security;
+mod submit;
 
 use axum::{
-    Router, middleware,
+    Router,
+    extract::Path,
+    middleware,
+    response::Response,
     routing::{get, post},
 };
 
-use crate::{RouterState, auth::middleware::authenticate, state::AppState};
+use crate::{request::middleware::authenticate, server::RouterState, state::AppState};
 
 /// Every web route, with the caller resolved, cross-site posts refused and
 /// the security headers set.
 pub fn routes(state: AppState) -> Router<RouterState> {
     let pages = pages::PAGES.iter().fold(Router::new(), |router, page| {
         let route = frame::route(page);
-        router.route(page.path, if page.forms.is_empty() { route } else { route.merge(forms::route(page, page.forms)) })
+        router
+            .route(page.path, if page.forms.is_empty() { route } else { route.merge(submit::route(page, page.forms)) })
     });
     pages
         .route("/links/{id}/qr.svg", get(qr::serve))
-        .route("/site", forms::route_alone(&forms::SWITCH_SITE))
+        .route("/site", submit::route_alone(&forms::SWITCH_SITE))
         .route("/login", get(auth::login_form).post(auth::login))
         .route("/signup", get(auth::signup_form).post(auth::signup))
         .route("/logout", post(auth::logout))
-        .route("/assets/{name}", get(assets::serve))
+        .route("/assets/{name}", get(asset))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), security::check_origin))
         .layer(middleware::from_fn_with_state(state, security::headers))
+}
+
+/// GET /assets/{name}; the `v` query only busts caches. An unknown asset is
+/// the 404 page, like any other unknown address of the web app.
+async fn asset(Path(name): Path<String>) -> Response {
+    assets::serve(&name).unwrap_or_else(|| error::page(&crate::error::AppError::not_found("asset"), None))
 }

@@ -9,7 +9,7 @@ use axum::{
 use serde_json::json;
 
 use super::{bridge, error::WebResult, frame};
-use crate::{RouterState, error::AppError};
+use crate::{error::AppError, server::RouterState};
 
 const LINK_QR: &str = include_str!("documents/link_qr.graphql");
 
@@ -26,7 +26,7 @@ pub async fn serve(State(state): State<RouterState>, request: Request) -> Respon
         let file: String =
             slug.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
         let mut response = ([(header::CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"))], svg).into_response();
-        if super::pages::flag("download", query.get("download").map(String::as_str))? {
+        if super::forms::flag("download", query.get("download").map(String::as_str))? {
             let disposition = format!("attachment; filename=\"qr-{file}.svg\"");
             let value = HeaderValue::from_str(&disposition).map_err(AppError::internal)?;
             response.headers_mut().insert(header::CONTENT_DISPOSITION, value);

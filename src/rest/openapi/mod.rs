@@ -13,7 +13,10 @@ use tokio::sync::OnceCell;
 
 use crate::{error::AppError, graphql};
 
-use super::routes::{Body, OPERATIONS, Operation, Output};
+use super::{
+    operation::{Body, Operation, Output},
+    routes::OPERATIONS,
+};
 
 /// The document is the same for the life of the process; build it once.
 static DOCUMENT: OnceCell<Value> = OnceCell::const_new();

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{
-    super::routes::{Kind, Operation, Param},
+    super::operation::{Kind, Operation, Param},
     fields,
 };
 

@@ -1,7 +1,9 @@
 //! Alerts (design §15): a site's saved destinations that fire on their own,
 //! managed by the org's admins. The outbox and its worker deliver them.
 
+pub mod due;
 pub mod outbox;
+pub mod trigger;
 pub mod worker;
 
 use sea_orm::{
@@ -13,9 +15,9 @@ use entity::{alert_delivery, alert_destination, site, visitor, webhook_delivery}
 
 use super::{
     access,
-    effects::Effects,
+    alerts::trigger::AlertTrigger,
+    delivery::Delivery,
     parent_lock,
-    tracking::AlertTrigger,
     webhooks::{self, AlertAttempt, Attempt, ExportRequest},
 };
 use crate::{
@@ -41,14 +43,14 @@ pub struct DestinationInput {
 }
 
 /// A checked input: the name trimmed, the type known, the target allowed.
-fn checked(input: &DestinationInput, effects: &Effects) -> AppResult<(String, WebhookType, String)> {
+fn checked(input: &DestinationInput, sending: &Delivery) -> AppResult<(String, WebhookType, String)> {
     let name = input.name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
         return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_CHARS} characters")));
     }
     // The rules are `POST /api/webhook`'s; the messages name this input's fields.
     let kind = WebhookType::parse(Some(&input.webhook_type))?;
-    let url = guard::check_url(&input.url, kind, effects.allow_any_webhook_target)
+    let url = guard::check_url(&input.url, kind, sending.allow_any_webhook_target)
         .map_err(|err| err.renamed("url".to_owned()))?;
     Ok((name.to_owned(), kind, url.to_string()))
 }
@@ -79,20 +81,20 @@ pub async fn find(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppRes
 
 pub async fn create(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     viewer: &Viewer,
     site_id: i64,
     input: DestinationInput,
 ) -> AppResult<alert_destination::Model> {
     let (site, _) = access::site(db, viewer, site_id, Role::Admin).await?;
-    let (name, kind, url) = checked(&input, effects)?;
+    let (name, kind, url) = checked(&input, sending)?;
     let txn = parent_lock::begin::<site::Entity>(db, site.id).await?;
     let count =
         alert_destination::Entity::find().filter(alert_destination::Column::SiteId.eq(site.id)).count(&txn).await?;
     if count >= MAX_DESTINATIONS {
         return Err(AppError::validation("siteId", format!("a site has at most {MAX_DESTINATIONS} destinations")));
     }
-    let now = effects.clock.now();
+    let now = sending.clock.now();
     let created = alert_destination::ActiveModel {
         org_id: Set(site.org_id),
         site_id: Set(site.id),
@@ -120,13 +122,13 @@ pub async fn create(
 /// it back on: the admin has seen the reason.
 pub async fn update(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    sending: &Delivery,
     viewer: &Viewer,
     id: i64,
     input: DestinationInput,
 ) -> AppResult<alert_destination::Model> {
     let destination = find(db, viewer, id).await?;
-    let (name, kind, url) = checked(&input, effects)?;
+    let (name, kind, url) = checked(&input, sending)?;
     // A new target, or a destination the service turned off, starts a fresh
     // run; renaming a failing one does not postpone its turning off.
     let fresh_run = url != destination.url || destination.disabled_reason.is_some();
@@ -143,7 +145,7 @@ pub async fn update(
         active.failing_since = Set(None);
         active.last_failed_at = Set(None);
     }
-    active.updated_at = Set(effects.clock.now());
+    active.updated_at = Set(sending.clock.now());
     active.update(db).await.map_err(|err| match err {
         // Deleted between the read and the write.
         sea_orm::DbErr::RecordNotUpdated => AppError::not_found("destination"),
@@ -185,7 +187,7 @@ pub async fn attempts(db: &impl ConnectionTrait, delivery_id: i64) -> AppResult<
 /// attempt. Admins of its site only.
 pub async fn retry(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     metrics: &worker::AlertMetrics,
     viewer: &Viewer,
     delivery_id: i64,
@@ -205,12 +207,12 @@ pub async fn retry(
         ));
     }
     let claimed_at = std::time::Instant::now();
-    let now = effects.clock.now();
-    let claimed = outbox::claim_failed(db, delivery.id, now + worker::lease_ms(effects))
+    let now = sending.clock.now();
+    let claimed = outbox::claim_failed(db, delivery.id, now + worker::lease_ms(sending))
         .await?
         .ok_or_else(|| AppError::new(ErrorCode::Conflict, "the delivery is being retried already"))?;
     // The outcome, whatever it was, is in the delivery answered below.
-    worker::attempt_within_lease(db, effects, metrics, &claimed, claimed_at).await;
+    worker::attempt_within_lease(db, sending, metrics, &claimed, claimed_at).await;
     alert_delivery::Entity::find_by_id(delivery_id).one(db).await?.ok_or_else(|| AppError::not_found("delivery"))
 }
 
@@ -227,7 +229,7 @@ fn sample_visitor(site_id: i64, now: i64) -> visitor::Model {
         high_value_views: 1,
         form_submits: 1,
         device_type: Some("desktop".to_owned()),
-        ..crate::service::tracking::new_visitor(site_id, "leadtrail-test-visitor", now)
+        ..crate::service::tracking::sessionize::new_visitor(site_id, "leadtrail-test-visitor", now)
     }
 }
 
@@ -235,14 +237,14 @@ fn sample_visitor(site_id: i64, now: i64) -> visitor::Model {
 /// logged attempt. A refused target is INVALID_WEBHOOK_URL.
 pub async fn test(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    sending: &Delivery,
     viewer: &Viewer,
     id: i64,
 ) -> AppResult<webhook_delivery::Model> {
     let destination = find(db, viewer, id).await?;
     let kind = WebhookType::parse(Some(&destination.webhook_type))?;
-    let url = guard::check_url(&destination.url, kind, effects.allow_any_webhook_target)?;
-    let now = effects.clock.now();
+    let url = guard::check_url(&destination.url, kind, sending.allow_any_webhook_target)?;
+    let now = sending.clock.now();
     let mut sample = sample_visitor(destination.site_id, now);
     sample.score = crate::service::scoring::stored_points(&sample);
     let request = ExportRequest {
@@ -250,14 +252,14 @@ pub async fn test(
         tracker_vid: sample.tracker_vid.clone(),
         include_journey: false,
         include_events: false,
-        base_url: effects.base_url.clone(),
+        base_url: sending.base_url.clone(),
         now,
     };
     let prepared = webhooks::prepare_visitor(db, destination.org_id, sample, &request).await?;
     let body = payload::build(kind, &prepared.export).to_string();
     let message_id = signing::message_id();
     let headers = signing::headers_for(&prepared.org.signing_secret, message_id.clone(), &body, now)?;
-    let (outcome, refusal) = match delivery::send(&effects.webhooks, &url, kind, &headers, body).await {
+    let (outcome, refusal) = match delivery::send(&sending.webhooks, &url, kind, &headers, body).await {
         Ok(outcome) => (outcome, None),
         Err(refusal) => (worker::refused(refusal.clone()), Some(refusal)),
     };

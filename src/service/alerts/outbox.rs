@@ -10,7 +10,8 @@ use sea_orm::{
 
 use entity::{alert_delivery, alert_destination, site};
 
-use crate::{service::tracking::AlertTrigger, webhook::retry};
+use super::trigger::AlertTrigger;
+use crate::webhook::retry;
 
 pub const PENDING: &str = "pending";
 pub const DELIVERED: &str = "delivered";
@@ -75,7 +76,7 @@ pub(crate) struct Fired<'a> {
 /// the destination is not added again. Answers how many were added.
 pub(crate) async fn enqueue(db: &impl ConnectionTrait, fired: Vec<Fired<'_>>, now: i64) -> Result<u64, DbErr> {
     let mut added = 0;
-    for chunk in crate::service::tracking::statement_chunks(fired) {
+    for chunk in crate::service::tracking::writes::statement_chunks(fired) {
         let rows = chunk.into_iter().map(|fired| alert_delivery::ActiveModel {
             id: NotSet,
             org_id: Set(fired.destination.org_id),

@@ -3,15 +3,11 @@
 //! signing and SSRF guard as `POST /api/webhook`, sends it, logs the attempt
 //! and schedules the next one (design §15).
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::{counter::Counter, family::Family, gauge::Gauge};
 use rand::Rng;
 use sea_orm::{DatabaseConnection, EntityTrait};
-use tokio::sync::Notify;
 
 use entity::{alert_delivery, alert_destination, visitor};
 
@@ -19,7 +15,7 @@ use super::outbox::{self, DELIVERED, FAILED, PENDING, Settled};
 use crate::{
     error::{AppError, AppResult},
     service::{
-        effects::Effects,
+        delivery::Delivery,
         webhooks::{self, AlertAttempt, Attempt, ExportRequest},
     },
     webhook::{
@@ -49,23 +45,12 @@ pub struct OutcomeLabels {
     pub outcome: &'static str,
 }
 
-/// Wakes the worker when the writer has added deliveries, so the first
-/// attempt does not wait for the next poll.
-#[derive(Clone, Default)]
-pub struct AlertsDue(Arc<Notify>);
-
-impl AlertsDue {
-    pub fn wake(&self) {
-        self.0.notify_one();
-    }
-}
-
 /// Runs the worker until the process ends. A delivery in flight when it ends
 /// is claimed again once its lease lapses: delivery is at least once.
-pub fn spawn(db: DatabaseConnection, effects: Effects, metrics: AlertMetrics) {
+pub fn spawn(db: DatabaseConnection, sending: Delivery, metrics: AlertMetrics) {
     tokio::spawn(async move {
         loop {
-            let claimed = match run_due(&db, &effects, &metrics).await {
+            let claimed = match run_due(&db, &sending, &metrics).await {
                 Ok(claimed) => claimed,
                 Err(err) => {
                     tracing::warn!(error = %err.message, "the alert worker could not read the outbox");
@@ -74,7 +59,7 @@ pub fn spawn(db: DatabaseConnection, effects: Effects, metrics: AlertMetrics) {
             };
             if claimed < CLAIM_LIMIT as usize {
                 tokio::select! {
-                    () = effects.alerts_due.0.notified() => {}
+                    () = sending.alerts_due.woken() => {}
                     () = tokio::time::sleep(POLL) => {}
                 }
             }
@@ -83,25 +68,25 @@ pub fn spawn(db: DatabaseConnection, effects: Effects, metrics: AlertMetrics) {
 }
 
 /// One round: claims what is due and attempts each. Answers how many it claimed.
-pub async fn run_due(db: &DatabaseConnection, effects: &Effects, metrics: &AlertMetrics) -> AppResult<usize> {
-    let oldest = outbox::oldest_due(db, effects.clock.now()).await?;
-    metrics.oldest_due_seconds.set(oldest.map_or(0, |due| (effects.clock.now() - due).max(0) / 1000));
+pub async fn run_due(db: &DatabaseConnection, sending: &Delivery, metrics: &AlertMetrics) -> AppResult<usize> {
+    let oldest = outbox::oldest_due(db, sending.clock.now()).await?;
+    metrics.oldest_due_seconds.set(oldest.map_or(0, |due| (sending.clock.now() - due).max(0) / 1000));
     // Taken before the claim, so the time the claim itself takes counts
     // against the lease too.
     let claimed_at = Instant::now();
-    let now = effects.clock.now();
-    let claimed = outbox::claim(db, now, now + lease_ms(effects), CLAIM_LIMIT).await?;
+    let now = sending.clock.now();
+    let claimed = outbox::claim(db, now, now + lease_ms(sending), CLAIM_LIMIT).await?;
     let count = claimed.len();
     let attempts = claimed
         .into_iter()
-        .map(|delivery| async move { attempt_within_lease(db, effects, metrics, &delivery, claimed_at).await });
+        .map(|delivery| async move { attempt_within_lease(db, sending, metrics, &delivery, claimed_at).await });
     futures_util::future::join_all(attempts).await;
     Ok(count)
 }
 
 /// Long enough for the slowest attempt to finish and be recorded.
-pub(super) fn lease_ms(effects: &Effects) -> i64 {
-    i64::try_from(effects.webhook_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 2 + 30_000
+pub(super) fn lease_ms(sending: &Delivery) -> i64 {
+    i64::try_from(sending.webhook_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 2 + 30_000
 }
 
 /// Room left in the lease after an attempt is cut short, to reschedule it.
@@ -114,12 +99,12 @@ const LEASE_MARGIN: Duration = Duration::from_secs(10);
 /// outcome in the deliveries metric, whichever way the attempt was started.
 pub(super) async fn attempt_within_lease(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     metrics: &AlertMetrics,
     claimed: &alert_delivery::Model,
     claimed_at: Instant,
 ) {
-    let outcome = attempt_or_reschedule(db, effects, claimed, claimed_at).await;
+    let outcome = attempt_or_reschedule(db, sending, claimed, claimed_at).await;
     metrics.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
 }
 
@@ -127,19 +112,19 @@ pub(super) async fn attempt_within_lease(
 /// outcome's metric label.
 async fn attempt_or_reschedule(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     claimed: &alert_delivery::Model,
     claimed_at: Instant,
 ) -> &'static str {
-    let lease = Duration::from_millis(u64::try_from(lease_ms(effects)).unwrap_or(u64::MAX));
+    let lease = Duration::from_millis(u64::try_from(lease_ms(sending)).unwrap_or(u64::MAX));
     let deadline = claimed_at + lease.saturating_sub(LEASE_MARGIN);
-    let err = match tokio::time::timeout_at(deadline.into(), attempt(db, effects, claimed)).await {
+    let err = match tokio::time::timeout_at(deadline.into(), attempt(db, sending, claimed)).await {
         Ok(Ok(label)) => return label,
         Ok(Err(err)) => err,
         Err(_) => AppError::internal("the attempt ran out of time"),
     };
     tracing::warn!(error = %err.message, delivery = claimed.id, "an alert attempt failed on our side");
-    let now = effects.clock.now();
+    let now = sending.clock.now();
     let jitter: f64 = rand::rng().random();
     let (status, next_attempt_at, label) = match retry::next(claimed.attempts, Class::Failed, None, jitter, now) {
         Next::RetryAt(at) => (PENDING, Some(at), "retrying"),
@@ -162,15 +147,15 @@ pub fn webhook_id(delivery: &alert_delivery::Model) -> String {
 /// Answers the outcome's metric label.
 async fn attempt(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     claimed: &alert_delivery::Model,
 ) -> AppResult<&'static str> {
     let destination = alert_destination::Entity::find_by_id(claimed.destination_id)
         .one(db)
         .await?
         .ok_or_else(|| AppError::not_found("destination"))?;
-    let now = effects.clock.now();
-    let (outcome, class) = match send(db, effects, claimed, &destination, now).await? {
+    let now = sending.clock.now();
+    let (outcome, class) = match send(db, sending, claimed, &destination, now).await? {
         Ok(outcome) => {
             let class = retry::classify(outcome.success, outcome.status);
             (outcome, class)
@@ -239,13 +224,13 @@ pub(super) fn target_host(url: &str) -> String {
 /// because the same target will be refused again.
 async fn send(
     db: &DatabaseConnection,
-    effects: &Effects,
+    sending: &Delivery,
     claimed: &alert_delivery::Model,
     destination: &alert_destination::Model,
     now: i64,
 ) -> AppResult<Result<Outcome, AppError>> {
     let kind = WebhookType::parse(Some(&destination.webhook_type))?;
-    let url = match guard::check_url(&destination.url, kind, effects.allow_any_webhook_target) {
+    let url = match guard::check_url(&destination.url, kind, sending.allow_any_webhook_target) {
         Ok(url) => url,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -256,13 +241,13 @@ async fn send(
         tracker_vid: visitor.tracker_vid.clone(),
         include_journey: destination.include_journey,
         include_events: destination.include_events,
-        base_url: effects.base_url.clone(),
+        base_url: sending.base_url.clone(),
         now,
     };
     let prepared = webhooks::prepare_visitor(db, claimed.org_id, visitor, &request).await?;
     let body = payload::build(kind, &prepared.export).to_string();
     let headers = signing::headers_for(&prepared.org.signing_secret, webhook_id(claimed), &body, now)?;
-    Ok(delivery::send(&effects.webhooks, &url, kind, &headers, body).await)
+    Ok(delivery::send(&sending.webhooks, &url, kind, &headers, body).await)
 }
 
 /// A target the SSRF guard refused, as an attempt's outcome.

@@ -13,7 +13,7 @@ use sea_orm::{
 use entity::{event, identity, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, clicks, json_rows, rollup, rollup_store,
+    Activity, EventKind, clicks, json_rows, rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
     triggers,
     writes::{self, Writes},
@@ -165,8 +165,8 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
         .collect();
     writes.add_models(rows, "");
     add_to_page_hours(&mut writes, batch);
-    rollup_store::add_visitor_moves(&mut writes, rollup::visitor_moves(batch));
-    rollup_store::add_session_moves(&mut writes, rollup::session_moves(batch));
+    rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
+    rollup_store::add_session_moves(&mut writes, batch.session_moves());
     clicks::write_clicks(&mut writes, batch);
     let identities: Vec<identity::ActiveModel> = batch
         .identities

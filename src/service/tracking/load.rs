@@ -52,7 +52,7 @@ pub(super) async fn load<'a>(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> 
     if !missing.is_empty() {
         // Another instance may create the same visitor at the same moment:
         // whichever insert loses does nothing and then locks the winner's row.
-        for chunk in super::statement_chunks(missing.clone()) {
+        for chunk in super::writes::statement_chunks(missing.clone()) {
             let rows = chunk.into_iter().map(|((site_id, vid), first)| {
                 let mut row = new_visitor(site_id, vid, first).into_active_model().reset_all();
                 row.id = sea_orm::ActiveValue::NotSet;

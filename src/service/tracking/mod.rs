@@ -1,25 +1,31 @@
-//! Recording visitor activity. The batch writer hands this module a batch of
-//! write operations (collected events, identifies, clicks). In one transaction
-//! it loads and locks what they touch (`load`), works out what changes
-//! (`sessionize`, pure), and writes the result (`flush`).
+//! Recording visitor activity: the write pipeline in one place. Collect,
+//! identify and the redirect hand their writes to the batch writer
+//! (`writer`), which queues them and commits in groups. In one transaction a
+//! batch loads and locks what it touches (`load`), works out what changes
+//! (`sessionize`, pure), and writes the result with its rollups and alert
+//! outbox rows (`flush`); after the commit the live stream hears of it
+//! (`live`). What the hot paths read on every request is cached here too,
+//! and forgotten when the cluster says it changed: sites, links, and the
+//! day's cookieless salt.
 
+pub mod batch;
 mod clicks;
 mod flush;
 mod json_rows;
+pub mod link_cache;
+pub mod live;
 mod load;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;
-mod sessionize;
+pub mod salt_cache;
+pub(crate) mod sessionize;
+pub mod site_cache;
 mod slots;
 mod triggers;
+pub mod writer;
 pub(crate) mod writes;
 
-pub(crate) use sessionize::new_visitor;
-pub use triggers::AlertTrigger;
-
 use std::sync::Arc;
-
-use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
 use crate::enrich::{ClientInfo, Geo, source::Utm};
 
@@ -144,63 +150,4 @@ pub struct Activity {
     pub event_type: &'static str,
     pub page: String,
     pub timestamp: i64,
-}
-
-/// Splits rows into multi-row statements of power-of-two sizes up to 128
-/// rows, so the database reuses eight prepared statements instead of
-/// preparing one for every batch size, and a batch needs few statements.
-pub(crate) fn statement_chunks<T>(rows: Vec<T>) -> impl Iterator<Item = Vec<T>> {
-    const SIZES: [usize; 8] = [128, 64, 32, 16, 8, 4, 2, 1];
-    let mut left = rows.len();
-    let mut rows = rows.into_iter();
-    std::iter::from_fn(move || {
-        let size = SIZES.into_iter().find(|&size| size <= left)?;
-        left -= size;
-        Some(rows.by_ref().take(size).collect())
-    })
-}
-
-/// What a committed batch stored.
-pub struct Applied {
-    /// The stored events, for the live stream.
-    pub activities: Vec<Activity>,
-    /// Alert deliveries the batch added to the outbox.
-    pub alerts_queued: u64,
-}
-
-/// Applies the operations in order, in one transaction with the alerts they
-/// fire, and answers what was stored once it has committed.
-pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
-    if ops.iter().all(|op| matches!(op, WriteOp::Click(_))) {
-        return apply_clicks(db, ops).await;
-    }
-    let txn = db.begin().await?;
-    let mut batch = load::load(&txn, ops).await?;
-    for op in ops {
-        match op {
-            WriteOp::Events(events) => events.iter().for_each(|event| batch.record(event)),
-            WriteOp::Identify(command) => batch.identify(command),
-            WriteOp::Click(click) => batch.click(click),
-        }
-    }
-    let activities = flush::write(&txn, &mut batch).await?;
-    let alerts_queued = flush::queue_alerts(&txn, &batch, crate::time::now_ms()).await?;
-    txn.commit().await?;
-    Ok(Applied { activities, alerts_queued })
-}
-
-/// A batch of redirects only: a click reads nothing and fires no alert, so
-/// the batch is its writes alone, which on SQLite go in one call with their
-/// `BEGIN` and `COMMIT`. This is the redirect's hot path.
-async fn apply_clicks(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
-    let mut batch = sessionize::Batch::new();
-    for op in ops {
-        if let WriteOp::Click(click) = op {
-            batch.click(click);
-        }
-    }
-    let mut writes = writes::Writes::new(db.get_database_backend());
-    clicks::write_clicks(&mut writes, &batch);
-    writes.commit(db).await?;
-    Ok(Applied { activities: Vec::new(), alerts_queued: 0 })
 }

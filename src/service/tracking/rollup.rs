@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use entity::{tracked_session, visitor};
 
-use super::sessionize::Batch;
 use crate::time::HOUR_MS;
 
 /// The rollup row a visitor is counted in.
@@ -121,25 +120,6 @@ impl<K: Ord, T: Tally> Deltas<K, T> {
     pub fn into_rows(self) -> impl Iterator<Item = (K, T)> {
         self.rows.into_iter().filter(|(_, tally)| *tally != T::default())
     }
-}
-
-/// How a batch moves its visitors between rollup rows. A visitor the batch
-/// created is counted even if nothing else changed it (a lone ping).
-pub(super) fn visitor_moves(batch: &Batch<'_>) -> Deltas<VisitorKey, VisitorTally> {
-    let mut deltas = Deltas::new();
-    for slot in batch.visitors.iter().filter(|slot| slot.dirty || slot.counted.is_none()) {
-        deltas.moved(slot.counted.clone(), Some(visitor_entry(&slot.model)));
-    }
-    deltas
-}
-
-/// How a batch moves its sessions between rollup rows.
-pub(super) fn session_moves(batch: &Batch<'_>) -> Deltas<SessionKey, SessionTally> {
-    let mut deltas = Deltas::new();
-    for slot in batch.sessions.iter().filter(|slot| slot.dirty) {
-        deltas.moved(slot.counted.clone(), Some(session_entry(&slot.model)));
-    }
-    deltas
 }
 
 #[cfg(test)]

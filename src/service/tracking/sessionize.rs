@@ -96,6 +96,27 @@ pub(super) struct Batch<'a> {
     pub known_clicks: HashMap<String, KnownClick>,
 }
 
+impl Batch<'_> {
+    /// How the batch moves its visitors between rollup rows. A visitor the
+    /// batch created is counted even if nothing else changed it (a lone ping).
+    pub(super) fn visitor_moves(&self) -> rollup::Deltas<VisitorKey, VisitorTally> {
+        let mut deltas = rollup::Deltas::new();
+        for slot in self.visitors.iter().filter(|slot| slot.dirty || slot.counted.is_none()) {
+            deltas.moved(slot.counted.clone(), Some(rollup::visitor_entry(&slot.model)));
+        }
+        deltas
+    }
+
+    /// How the batch moves its sessions between rollup rows.
+    pub(super) fn session_moves(&self) -> rollup::Deltas<SessionKey, SessionTally> {
+        let mut deltas = rollup::Deltas::new();
+        for slot in self.sessions.iter().filter(|slot| slot.dirty) {
+            deltas.moved(slot.counted.clone(), Some(rollup::session_entry(&slot.model)));
+        }
+        deltas
+    }
+}
+
 impl<'a> Batch<'a> {
     pub fn new() -> Self {
         Batch {

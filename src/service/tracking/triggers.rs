@@ -4,31 +4,8 @@
 //! destination, however often the condition holds again.
 
 use super::sessionize::{Batch, SlotIndex, VisitorIx};
+pub use crate::service::alerts::trigger::AlertTrigger;
 use crate::service::scoring;
-
-/// What fires a destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AlertTrigger {
-    BecameHot,
-    Identified,
-    FormSubmitted,
-}
-
-impl AlertTrigger {
-    pub const ALL: [AlertTrigger; 3] = [AlertTrigger::BecameHot, AlertTrigger::Identified, AlertTrigger::FormSubmitted];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AlertTrigger::BecameHot => "became_hot",
-            AlertTrigger::Identified => "identified",
-            AlertTrigger::FormSubmitted => "form_submitted",
-        }
-    }
-
-    pub fn parse(value: &str) -> Option<AlertTrigger> {
-        AlertTrigger::ALL.into_iter().find(|trigger| trigger.as_str() == value)
-    }
-}
 
 /// How one visitor changed in a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

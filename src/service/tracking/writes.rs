@@ -162,3 +162,17 @@ pub(crate) async fn overlap<T, U>(
     };
     done.map(|done| (done, built))
 }
+
+/// Splits rows into multi-row statements of power-of-two sizes up to 128
+/// rows, so the database reuses eight prepared statements instead of
+/// preparing one for every batch size, and a batch needs few statements.
+pub(crate) fn statement_chunks<T>(rows: Vec<T>) -> impl Iterator<Item = Vec<T>> {
+    const SIZES: [usize; 8] = [128, 64, 32, 16, 8, 4, 2, 1];
+    let mut left = rows.len();
+    let mut rows = rows.into_iter();
+    std::iter::from_fn(move || {
+        let size = SIZES.into_iter().find(|&size| size <= left)?;
+        left -= size;
+        Some(rows.by_ref().take(size).collect())
+    })
+}

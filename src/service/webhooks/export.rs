@@ -8,7 +8,7 @@ use super::{Attempt, ExportRequest};
 use crate::{
     auth::Viewer,
     error::AppResult,
-    service::effects::Effects,
+    service::delivery::Delivery,
     time::now_ms,
     webhook::{WebhookType, delivery, guard, payload, signing},
 };
@@ -37,19 +37,19 @@ pub struct Exported {
 /// A refused target is INVALID_WEBHOOK_URL; a failed delivery DELIVERY_FAILED.
 pub async fn export(
     db: &impl ConnectionTrait,
-    effects: &Effects,
+    sending: &Delivery,
     viewer: &Viewer,
     command: ExportCommand,
 ) -> AppResult<Exported> {
     let kind = command.kind;
-    let url = guard::check_url(&command.webhook_url, kind, effects.allow_any_webhook_target)?;
+    let url = guard::check_url(&command.webhook_url, kind, sending.allow_any_webhook_target)?;
     let now = now_ms();
     let request = ExportRequest {
         site_id: command.site_id,
         tracker_vid: command.tracker_vid,
         include_journey: command.include_journey,
         include_events: command.include_events,
-        base_url: effects.base_url.clone(),
+        base_url: sending.base_url.clone(),
         now,
     };
     let prepared = super::prepare(db, viewer, request).await?;
@@ -64,7 +64,7 @@ pub async fn export(
     }
 
     // A target refused when its name resolved is logged too, then answered 400.
-    let (outcome, refusal) = match delivery::send(&effects.webhooks, &url, kind, &signed, body).await {
+    let (outcome, refusal) = match delivery::send(&sending.webhooks, &url, kind, &signed, body).await {
         Ok(outcome) => (outcome, None),
         Err(refusal) => {
             let outcome = delivery::Outcome {

@@ -5,7 +5,11 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{PageInput, Param, flag, parts};
+use super::{
+    page::{PageInput, Param},
+    parts,
+};
+use crate::web::forms::flag;
 use crate::{
     error::{AppError, AppResult},
     web::{bridge, format, layout::Layout},

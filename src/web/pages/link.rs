@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    PageInput,
     link_form::{self, LinkFields},
+    page::PageInput,
     parts::{self, BarPanel, Tab},
 };
 use crate::{

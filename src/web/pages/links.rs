@@ -7,7 +7,10 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{PageInput, Param, link_form::LinkFields};
+use super::{
+    link_form::LinkFields,
+    page::{PageInput, Param},
+};
 use crate::{
     auth::Role,
     error::{AppError, AppResult},

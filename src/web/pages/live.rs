@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    PageInput,
+    page::PageInput,
     parts::{self, Card},
 };
 use crate::{
@@ -106,11 +106,6 @@ fn clock(iso: &str) -> String {
     }
 }
 
-/// `pageview`, or the custom event's name.
-pub fn what(kind: &str, event_name: &str) -> String {
-    if kind == "pageview" || event_name.is_empty() { kind.to_owned() } else { event_name.to_owned() }
-}
-
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let answer: Answer = bridge::decode(data)?;
     let stream = answer.live_stream;
@@ -143,7 +138,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             time: clock(&e.timestamp),
             who: parts::who(e.identified_user_id.as_deref(), &e.tracker_vid),
             href: parts::visitor_href(input.site_id, &e.tracker_vid),
-            what: what(&e.kind, &e.event_name),
+            what: parts::what(&e.kind, &e.event_name),
             page: e.page,
         })
         .collect();

@@ -12,6 +12,7 @@ mod link_form;
 mod links;
 mod live;
 mod overview;
+mod page;
 mod parts;
 mod session;
 mod settings;
@@ -20,121 +21,15 @@ mod team;
 pub mod visitor;
 mod visitor_view;
 
-use std::collections::HashMap;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-use super::{
-    forms::{Form, FormState},
-    layout::{Layout, Section},
-};
-use crate::{
-    auth::Role,
-    error::{AppError, AppResult},
-};
+pub use self::page::{Access, IdFrom, Page, PageInput, Param, SiteFrom};
+use super::layout::Section;
 
 macro_rules! document {
     ($name:literal) => {
         concat!(include_str!(concat!("../documents/", $name, ".graphql")), include_str!("../documents/frame.graphql"))
     };
-}
-
-/// Where a page's site comes from when the address has no `?site=`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum SiteFrom {
-    /// The signed-in user's current site.
-    Current,
-    /// The most recently active readable site that has the page's visitor,
-    /// so the links in webhook payloads work without a site.
-    Visitor,
-    /// The site of the page's link.
-    Link,
-    /// The current site, and the page works without one (settings, where
-    /// the first site is made).
-    CurrentOrNone,
-}
-
-/// Where a page's object id comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum IdFrom {
-    /// The `{id}` path segment.
-    Path,
-    /// A required query parameter.
-    Query(&'static str),
-}
-
-/// A query parameter and how it fills the document's variables; a value it
-/// cannot take is a 400 page.
-pub struct Param {
-    pub name: &'static str,
-    pub fill: fn(Option<&str>, &mut Map<String, Value>) -> AppResult<()>,
-}
-
-/// What a render function knows besides the document's answer.
-pub struct PageInput {
-    /// 0 when the page works without a site and there is none.
-    pub site_id: i64,
-    pub has_site: bool,
-    /// `site=N` when the address chose the site, to keep it in links.
-    pub site_query: Option<String>,
-    pub query: HashMap<String, String>,
-    pub now: i64,
-    /// What a form of the page's forms table just did.
-    pub form: FormState,
-    /// The org the page is about and the viewer's role in it, for pages
-    /// that show only the actions the role allows.
-    pub access: Option<Access>,
-    pub base_url: String,
-}
-
-/// The org of the page's site (else the viewer's primary org) and the
-/// viewer's role in it. The server checks every action anyway; this only
-/// decides which buttons are shown.
-#[derive(Clone)]
-pub struct Access {
-    pub org_id: String,
-    pub role: Role,
-}
-
-impl PageInput {
-    /// `path`, with `?site=N` when the address chose the site, for links
-    /// and forms that keep it.
-    pub fn with_site(&self, path: &str) -> String {
-        match &self.site_query {
-            Some(query) => format!("{path}?{query}"),
-            None => path.to_owned(),
-        }
-    }
-
-    /// The viewer's role, viewer when unknown.
-    pub fn role(&self) -> Role {
-        self.access.as_ref().map_or(Role::Viewer, |access| access.role)
-    }
-}
-
-impl PageInput {
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.query.get(name).map(String::as_str).filter(|value| !value.is_empty())
-    }
-}
-
-/// Fills the template from the answer (the frame's fields already taken out).
-pub type Render = fn(Layout, &PageInput, Value) -> AppResult<String>;
-
-pub struct Page {
-    pub path: &'static str,
-    pub document: &'static str,
-    /// The navigation entry it belongs to; pages about one object have none.
-    pub section: Option<Section>,
-    pub site: SiteFrom,
-    pub id: Option<IdFrom>,
-    pub params: &'static [Param],
-    pub render: Render,
-    /// Whether the page needs the viewer's org and role (`PageInput::access`,
-    /// and the document variables `orgId`, `orgMember`, `orgAdmin`).
-    pub access: bool,
-    /// The forms posted to the page's path.
-    pub forms: &'static [Form],
 }
 
 /// `range`: passed on; the document's fields accept `24h`, `7d` or `30d`
@@ -146,15 +41,6 @@ const RANGE: Param = Param {
         Ok(())
     },
 };
-
-/// A checkbox: absent, empty, `0` or `false` is off; `1`, `on` or `true` is on.
-pub fn flag(name: &str, raw: Option<&str>) -> AppResult<bool> {
-    match raw.map(str::trim) {
-        None | Some("" | "0" | "false") => Ok(false),
-        Some("1" | "on" | "true") => Ok(true),
-        Some(_) => Err(AppError::validation(name, "must be 1 or 0")),
-    }
-}
 
 pub const OVERVIEW: Page = Page {
     path: "/",
@@ -318,22 +204,6 @@ pub const PAGES: [&Page; 13] =
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flags_take_checkbox_values_and_refuse_the_rest() {
-        let cases = [
-            (None, Ok(false)),
-            (Some(""), Ok(false)),
-            (Some("0"), Ok(false)),
-            (Some("on"), Ok(true)),
-            (Some("1"), Ok(true)),
-            (Some("true"), Ok(true)),
-            (Some("yes please"), Err(())),
-        ];
-        for (raw, expected) in cases {
-            assert_eq!(flag("hot", raw).map_err(|_| ()), expected, "{raw:?}");
-        }
-    }
 
     #[test]
     fn every_page_document_names_the_frame_fragment_once() {

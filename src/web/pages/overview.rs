@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    PageInput,
+    page::PageInput,
     parts::{self, BarPanel, Card, Nodes, Tab},
 };
 use crate::{

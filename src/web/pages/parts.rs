@@ -42,7 +42,7 @@ pub struct Tab {
 }
 
 /// The settings pages, as tabs; the chosen site is kept.
-pub fn settings_tabs(input: &super::PageInput, current: &str) -> Vec<Tab> {
+pub fn settings_tabs(input: &super::page::PageInput, current: &str) -> Vec<Tab> {
     const PAGES: [(&str, &str); 5] = [
         ("/settings", "Sites"),
         ("/settings/team", "Members and API keys"),
@@ -89,4 +89,28 @@ pub fn place(city: Option<&str>, country: Option<&str>) -> String {
 #[derive(Deserialize)]
 pub struct Nodes<T> {
     pub nodes: Vec<T>,
+}
+
+/// A labelled fact of a profile or a session.
+pub struct Fact {
+    pub label: &'static str,
+    pub value: String,
+}
+
+/// A value that may be a link (only http(s) URLs are).
+pub struct MaybeLink {
+    pub text: String,
+    pub href: Option<String>,
+}
+
+impl MaybeLink {
+    pub fn url(text: Option<&str>) -> MaybeLink {
+        let text = format::or_dash(text);
+        MaybeLink { href: format::http_href(&text), text }
+    }
+}
+
+/// What an event was, for a timeline: the custom event's name, else its kind.
+pub fn what(kind: &str, event_name: &str) -> String {
+    if kind == "pageview" || event_name.is_empty() { kind.to_owned() } else { event_name.to_owned() }
 }

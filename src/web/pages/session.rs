@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    PageInput, parts,
-    visitor::{Fact, MaybeLink},
+    page::PageInput,
+    parts::{self, Fact, MaybeLink},
 };
 use crate::{
     error::{AppError, AppResult},
@@ -106,7 +106,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .map(|(i, e)| Step {
             time: format::when_exact(&e.timestamp),
             gap: if i == 0 { "start".to_owned() } else { format!("+{}", format::duration(e.time_on_previous_page)) },
-            what: super::live::what(&e.kind, &e.event_name),
+            what: parts::what(&e.kind, &e.event_name),
             page: e.page,
             title: format::or_dash(e.page_title.as_deref()),
             props: format::json_pairs(&e.props, 8),

@@ -5,7 +5,7 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{PageInput, parts};
+use super::{page::PageInput, parts};
 use crate::{
     error::{AppError, AppResult},
     web::{bridge, format, layout::Layout},

@@ -9,7 +9,7 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{PageInput, parts};
+use super::{page::PageInput, parts};
 use crate::{
     auth::Role,
     error::{AppError, AppResult},

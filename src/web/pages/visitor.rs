@@ -6,11 +6,11 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{PageInput, parts};
+use super::{page::PageInput, parts};
 use crate::{
     error::{AppError, AppResult},
     web::{
-        bridge, format,
+        bridge,
         forms::{Done, Form, input},
         layout::Layout,
     },
@@ -77,24 +77,6 @@ struct Answer {
 #[serde(rename_all = "camelCase")]
 struct WebhookInfo {
     supported_types: Vec<String>,
-}
-
-pub struct Fact {
-    pub label: &'static str,
-    pub value: String,
-}
-
-/// A value that may be a link (only http(s) URLs are).
-pub struct MaybeLink {
-    pub text: String,
-    pub href: Option<String>,
-}
-
-impl MaybeLink {
-    pub fn url(text: Option<&str>) -> MaybeLink {
-        let text = format::or_dash(text);
-        MaybeLink { href: format::http_href(&text), text }
-    }
 }
 
 /// One input of the identify form.

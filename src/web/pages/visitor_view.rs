@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    PageInput, parts,
-    visitor::{Fact, MaybeLink},
+    page::PageInput,
+    parts::{self, Fact, MaybeLink},
 };
 use crate::web::{format, forms::FormState};
 
@@ -221,7 +221,7 @@ fn campaign(source: Option<&str>, medium: Option<&str>, campaign: Option<&str>) 
 fn event_row(event: Event) -> EventRow {
     EventRow {
         time: format::when(&event.timestamp),
-        what: super::live::what(&event.kind, &event.event_name),
+        what: parts::what(&event.kind, &event.event_name),
         page: event.page,
         title: format::or_dash(event.page_title.as_deref()),
         referrer: MaybeLink::url(event.referrer.as_deref()),

@@ -17,14 +17,13 @@ use std::{
 };
 
 use sea_orm::DatabaseConnection;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::{
-    cluster::Cluster,
     db::checkpoint::Checkpoints,
     error::{AppError, AppResult, is_transient},
-    service::alerts::worker::AlertsDue,
-    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp},
+    service::alerts::due::AlertsDue,
+    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp, live::LiveStream},
 };
 
 /// Events per transaction at most.
@@ -105,14 +104,13 @@ impl Writer {
     pub fn spawn(
         db: DatabaseConnection,
         capacity: usize,
-        live: broadcast::Sender<Activity>,
-        cluster: Arc<Cluster>,
+        live: LiveStream,
         alerts_due: AlertsDue,
         checkpoints: Checkpoints,
     ) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
-        let after_commit = AfterCommit { live, cluster, alerts_due, checkpoints };
+        let after_commit = AfterCommit { live, alerts_due, checkpoints };
         tokio::spawn(run(db, commands, healthy.clone(), after_commit));
         Self {
             inner: Arc::new(Inner {
@@ -216,8 +214,7 @@ impl Writer {
 
 /// Who hears about a committed batch.
 struct AfterCommit {
-    live: broadcast::Sender<Activity>,
-    cluster: Arc<Cluster>,
+    live: LiveStream,
     alerts_due: AlertsDue,
     checkpoints: Checkpoints,
 }
@@ -232,10 +229,7 @@ impl AfterCommit {
 
     /// Tells live subscribers here and on every other instance.
     fn publish(&self, activities: Vec<Activity>) {
-        self.cluster.publish(&activities);
-        for activity in activities {
-            self.live.send(activity).ok();
-        }
+        self.live.publish(activities);
     }
 }
 
@@ -312,7 +306,7 @@ async fn write_with_retries(
     let started = Instant::now();
     let mut backoff = Duration::from_millis(20);
     loop {
-        match tracking::apply(db, ops).await {
+        match tracking::batch::apply(db, ops).await {
             Ok(applied) => {
                 healthy.store(true, Ordering::Release);
                 after_commit.committed(applied.alerts_queued);

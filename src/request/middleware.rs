@@ -8,7 +8,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{RequestContext, RequestMeta, client_ip::client_ip, cookie, credential::Credential};
+use super::{client_ip::client_ip, credential::Credential};
+use crate::auth::{RequestContext, RequestMeta, cookie};
 use crate::{
     error::{AppError, ErrorCode},
     state::AppState,

@@ -7,7 +7,7 @@ use cookie::Cookie;
 use sea_orm::ConnectionTrait;
 use serde_json::Value;
 
-use super::{Viewer, cookie as session_cookie};
+use crate::auth::{Viewer, cookie as session_cookie};
 use crate::{
     error::AppResult,
     service::{api_keys, sessions},

@@ -16,7 +16,7 @@ use entity::site;
 use lru::LruCache;
 use sea_orm::ConnectionTrait;
 
-use crate::{error::AppResult, service::sites};
+use crate::{cluster::Changed, error::AppResult, service::sites};
 
 const CAPACITY: usize = 10_000;
 const FRESH_FOR: Duration = Duration::from_secs(30);
@@ -80,6 +80,15 @@ impl SiteCache {
     }
 
     /// Forgets every site, for when an account and its orgs were deleted.
+    /// Forgets what a change on any instance makes stale.
+    pub fn forget(&self, change: Changed) {
+        match change {
+            Changed::Link { .. } => {}
+            Changed::Site { site_id } => self.evict(site_id),
+            Changed::All => self.clear(),
+        }
+    }
+
     pub fn clear(&self) {
         let mut entries = self.lock();
         self.evictions.fetch_add(1, Ordering::AcqRel);

@@ -18,7 +18,7 @@ use lru::LruCache;
 use sea_orm::ConnectionTrait;
 use url::Url;
 
-use crate::{error::AppResult, service::links};
+use crate::{cluster::Changed, error::AppResult, service::links};
 
 const CAPACITY: usize = 50_000;
 const FRESH_FOR: Duration = Duration::from_secs(30);
@@ -195,6 +195,15 @@ impl LinkCache {
     }
 
     /// Forgets every link, for when an account and its orgs were deleted.
+    /// Forgets what a change on any instance makes stale.
+    pub fn forget(&self, change: Changed) {
+        match change {
+            Changed::Link { link_id, site_id } => self.evict(Some(link_id), site_id),
+            Changed::Site { site_id } => self.evict(None, site_id),
+            Changed::All => self.clear(),
+        }
+    }
+
     pub fn clear(&self) {
         let mut entries = self.lock();
         self.evictions.fetch_add(1, Ordering::AcqRel);
