@@ -84,8 +84,19 @@ pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let mut config = Config::defaults().expect("config");
-    let reuse = std::env::var("BENCH_REUSE_DATABASE").ok().filter(|url| !url.is_empty());
+    let mut reuse = std::env::var("BENCH_REUSE_DATABASE").ok().filter(|url| !url.is_empty());
+    // An SQLite file that does not exist yet is made and seeded there, and
+    // kept for the next run.
+    let mut kept = None;
+    if let Some(path) = reuse.as_deref().and_then(sqlite_path).filter(|path| !std::path::Path::new(path).exists()) {
+        println!("seeding a new database at {path}, kept for BENCH_REUSE_DATABASE");
+        kept = reuse.take().map(|url| if url.contains("mode=") { url } else { format!("{url}?mode=rwc") });
+    }
     let (pg, backend) = match (&reuse, postgres) {
+        _ if kept.is_some() => {
+            config.database_url = kept.unwrap_or_default();
+            (None, "SQLite")
+        }
         (Some(url), _) => {
             config.database_url = url.clone();
             (None, if url.starts_with("postgres") { "PostgreSQL" } else { "SQLite" })
@@ -148,6 +159,12 @@ pub async fn start_on(postgres: Option<&str>, configure: impl Fn(&mut Config)) -
         .expect("site body");
     let site = site["site"]["siteId"].as_i64().expect("site id");
     Server { base, state, cookie, site, backend, reused: false, _dir: dir, _pg: pg }
+}
+
+/// The file of an `sqlite://` URL.
+fn sqlite_path(url: &str) -> Option<&str> {
+    let path = url.strip_prefix("sqlite://")?;
+    Some(path.split('?').next().unwrap_or(path))
 }
 
 /// Seeds `visitors` visitors of 30 days' traffic into the bench site and

@@ -317,3 +317,63 @@ async fn an_owner_leaving_while_the_other_deletes_their_account_leaves_no_org_ow
         }
     }
 }
+
+/// `workspace` answers the site and org a page is about with the viewer's
+/// role, its admin-only reads are null below admin, and another org's site,
+/// visitor or link is NOT_FOUND, as the same reads are at the top level.
+#[tokio::test]
+async fn workspace_answers_site_org_and_role_and_hides_what_the_role_may_not_see() {
+    const DOCUMENT: &str = "query($site: Int, $vid: String, $link: ID) {
+        workspace(siteId: $site, trackerVid: $vid, linkId: $link) {
+            site { id } org { id role }
+            traffic(timeRange: \"24h\") { pageviews }
+            members { email }
+            apiKeys { id } invitations { id } webhookSigningSecret destinations { id }
+            webhookDeliveries(first: 5) { id }
+        }
+    }";
+    for app in apps().await {
+        let (owner, site) = app.user_with_site("Wanda", "workspace.example").await;
+        let org = org_of(&owner).await;
+        let team = Team { owner, org: org.clone(), site };
+        app.collect(pageview(site, "ws-visitor", "https://workspace.example/")).await.expect(202);
+        let link = team
+            .owner
+            .post("/api/links", json!({ "siteId": site, "slug": "ws", "destinationUrl": "https://workspace.example/" }))
+            .await;
+        let link_id = link.expect(200)["link"]["id"].as_str().unwrap().to_owned();
+
+        for role in [Role::Viewer, Role::Member, Role::Admin] {
+            let (client, _) = join(&app, &team, &format!("ws-{}", role.name()), role).await;
+            for variables in
+                [json!({}), json!({ "site": site }), json!({ "vid": "ws-visitor" }), json!({ "link": link_id })]
+            {
+                let answer = client.graphql(DOCUMENT, variables.clone()).await;
+                let ws = &answer["data"]["workspace"];
+                assert!(answer.get("errors").is_none(), "{answer}");
+                assert_eq!(ws["site"]["id"], site, "{variables} {answer}");
+                assert_eq!(ws["org"], json!({ "id": org, "role": role.name() }));
+                assert_eq!(ws["traffic"]["pageviews"], 1);
+                assert_eq!(ws["members"].as_array().unwrap().len(), 1 + role as usize + 1, "{answer}");
+                for admin_only in ["apiKeys", "invitations", "webhookSigningSecret", "destinations"] {
+                    assert_eq!(ws[admin_only].is_null(), role < Role::Admin, "{admin_only} for {role:?}: {answer}");
+                }
+                assert_eq!(ws["webhookDeliveries"].is_null(), role < Role::Member, "{answer}");
+            }
+        }
+
+        let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
+        for variables in [json!({ "site": site }), json!({ "vid": "ws-visitor" }), json!({ "link": link_id })] {
+            let answer = stranger.graphql(DOCUMENT, variables.clone()).await;
+            assert_eq!(gql_error_code(&answer), "NOT_FOUND", "{variables} {answer}");
+            assert!(answer["data"].is_null(), "{answer}");
+        }
+        // Without a site of their own, `site` is null and the org is theirs.
+        let (newcomer, _) = app.user("Newcomer").await;
+        let answer = newcomer.graphql(DOCUMENT, json!({})).await;
+        let ws = &answer["data"]["workspace"];
+        assert!(ws["site"].is_null() && ws["traffic"].is_null() && ws["destinations"].is_null(), "{answer}");
+        assert_eq!(ws["org"]["role"], "owner", "{answer}");
+        assert_eq!(ws["members"].as_array().unwrap().len(), 1, "{answer}");
+    }
+}

@@ -212,8 +212,7 @@ pub struct AlertQuery;
 impl AlertQuery {
     /// The site's alert destinations, oldest first. Admins only.
     async fn destinations(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<Vec<Destination>> {
-        let found = alerts::list(&*ctx.db().await?, ctx.viewer()?, site_id).await?;
-        Ok(found.into_iter().map(Destination).collect())
+        destinations(ctx, site_id).await
     }
 }
 
@@ -260,4 +259,12 @@ impl AlertMutation {
             alerts::retry(&*ctx.db().await?, &app.delivery, &app.metrics.alerts, ctx.viewer()?, id).await?,
         ))
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn destinations(ctx: &Context<'_>, site_id: i64) -> AppResult<Vec<Destination>> {
+    let found = alerts::list(&*ctx.db().await?, ctx.viewer()?, site_id).await?;
+    Ok(found.into_iter().map(Destination).collect())
 }

@@ -256,39 +256,12 @@ impl AnalyticsQuery {
         after: Option<String>,
         #[graphql(desc = "Only visitors whose score reaches the site's hot threshold")] hot: Option<bool>,
     ) -> AppResult<VisitorConnection> {
-        let range = TimeRange::parse(time_range.as_deref(), true)?;
-        let bots = match filter.as_deref().map(str::trim).unwrap_or("") {
-            "" => false,
-            "bot" => true,
-            _ => return Err(AppError::validation("filter", "must be bot or empty")),
-        };
-        let limit = visitors::clamp_limit(first)?;
-        let offset = match after {
-            Some(cursor) => usize::decode_cursor(&cursor)
-                .ok()
-                .and_then(|position| position.checked_add(1))
-                .filter(|&offset| offset <= MAX_OFFSET)
-                .ok_or_else(|| AppError::validation("after", "is not a cursor of this list"))?,
-            None => 0,
-        };
-        let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
-        let page =
-            visitors::list_filtered(&*ctx.db().await?, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
-        let shown = page.visitors.len();
-        let mut connection = Connection::with_additional_fields(
-            offset > 0,
-            (offset + shown) < page.total as usize,
-            VisitorListFields { total: page.total },
-        );
-        connection
-            .edges
-            .extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor::new(v))));
-        Ok(connection)
+        site_visitors(ctx, site_id, time_range, filter, first, after, hot).await
     }
 
     /// One visitor's full profile, by `tracker_vid`.
     async fn visitor(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<Visitor> {
-        Ok(Visitor::new(analytics::scored_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, &id, now_ms()).await?))
+        visitor(ctx, site_id, id).await
     }
 
     /// Overview of human traffic in a rolling window: `24h`, `7d` (default) or `30d`.
@@ -307,20 +280,7 @@ impl AnalyticsQuery {
     /// Who is on the site in the last 24 hours, and what they did.
     #[graphql(complexity = "cost::window(Some(\"24h\")) + child_complexity")]
     async fn live_stream(&self, ctx: &Context<'_>, site_id: i64) -> AppResult<LiveStream> {
-        let found = live::stream(&*ctx.db().await?, ctx.viewer()?, site_id, now_ms()).await?;
-        Ok(LiveStream {
-            visitors: found.visitors.into_iter().map(LiveVisitor).collect(),
-            activity: found.activity.into_iter().map(LiveEvent).collect(),
-            stats: LiveStats {
-                unique_visitors: found.stats.unique_visitors,
-                sessions: found.stats.sessions,
-                pageviews: found.stats.pageviews,
-                avg_duration: found.stats.avg_duration,
-            },
-            countries: country_visitors(found.countries),
-            pages: page_views(found.pages),
-            timestamp: Timestamp(found.generated_at),
-        })
+        live_stream(ctx, site_id).await
     }
 
     /// Human traffic over a rolling window (`24h`, `7d` default, or `30d`):
@@ -329,34 +289,7 @@ impl AnalyticsQuery {
     /// was last seen and a session where it ended.
     #[graphql(complexity = "cost::window(time_range.as_deref()) + child_complexity")]
     async fn traffic(&self, ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Traffic> {
-        let range = TimeRange::parse(time_range.as_deref(), false)?;
-        let found = series::traffic(&*ctx.db().await?, ctx.viewer()?, site_id, range, now_ms()).await?;
-        Ok(Traffic {
-            time_range: found.range.as_str().to_owned(),
-            bucket_seconds: found.bucket_ms / 1000,
-            buckets: found
-                .buckets
-                .into_iter()
-                .map(|b| TrafficBucket {
-                    start: Timestamp(b.start),
-                    pageviews: b.pageviews,
-                    visitors: b.visitors,
-                    sessions: b.sessions,
-                })
-                .collect(),
-            unique_visitors: found.totals.visitors,
-            sessions: found.totals.sessions,
-            pageviews: found.totals.pageviews,
-            identified_visitors: found.totals.identified,
-            hot_leads: found.totals.hot,
-            top_pages: page_views(found.pages),
-            countries: country_visitors(found.countries),
-            sources: found
-                .sources
-                .into_iter()
-                .map(|(channel, sessions)| ChannelSessions { channel, sessions })
-                .collect(),
-        })
+        traffic(ctx, site_id, time_range).await
     }
 
     /// The site a visitor link without a site means: among the sites the
@@ -367,9 +300,99 @@ impl AnalyticsQuery {
 
     /// One tracked visit with its timeline (`session` is the sign-in session).
     async fn tracked_session(&self, ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<TrackedSession> {
-        let session_id = parse_id(&id, "session")?;
-        let (model, visitor) =
-            sessions::find_with_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, session_id).await?;
-        Ok(TrackedSession::new(model, visitor.identified_user_id))
+        tracked_session(ctx, site_id, id).await
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn site_visitors(
+    ctx: &Context<'_>,
+    site_id: i64,
+    time_range: Option<String>,
+    filter: Option<String>,
+    first: Option<i64>,
+    after: Option<String>,
+    hot: Option<bool>,
+) -> AppResult<VisitorConnection> {
+    let range = TimeRange::parse(time_range.as_deref(), true)?;
+    let bots = match filter.as_deref().map(str::trim).unwrap_or("") {
+        "" => false,
+        "bot" => true,
+        _ => return Err(AppError::validation("filter", "must be bot or empty")),
+    };
+    let limit = visitors::clamp_limit(first)?;
+    let offset = match after {
+        Some(cursor) => usize::decode_cursor(&cursor)
+            .ok()
+            .and_then(|position| position.checked_add(1))
+            .filter(|&offset| offset <= MAX_OFFSET)
+            .ok_or_else(|| AppError::validation("after", "is not a cursor of this list"))?,
+        None => 0,
+    };
+    let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
+    let page = visitors::list_filtered(&*ctx.db().await?, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
+    let shown = page.visitors.len();
+    let mut connection = Connection::with_additional_fields(
+        offset > 0,
+        (offset + shown) < page.total as usize,
+        VisitorListFields { total: page.total },
+    );
+    connection.edges.extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor::new(v))));
+    Ok(connection)
+}
+
+pub(crate) async fn visitor(ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<Visitor> {
+    Ok(Visitor::new(analytics::scored_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, &id, now_ms()).await?))
+}
+
+pub(crate) async fn live_stream(ctx: &Context<'_>, site_id: i64) -> AppResult<LiveStream> {
+    let found = live::stream(&*ctx.db().await?, ctx.viewer()?, site_id, now_ms()).await?;
+    Ok(LiveStream {
+        visitors: found.visitors.into_iter().map(LiveVisitor).collect(),
+        activity: found.activity.into_iter().map(LiveEvent).collect(),
+        stats: LiveStats {
+            unique_visitors: found.stats.unique_visitors,
+            sessions: found.stats.sessions,
+            pageviews: found.stats.pageviews,
+            avg_duration: found.stats.avg_duration,
+        },
+        countries: country_visitors(found.countries),
+        pages: page_views(found.pages),
+        timestamp: Timestamp(found.generated_at),
+    })
+}
+
+pub(crate) async fn traffic(ctx: &Context<'_>, site_id: i64, time_range: Option<String>) -> AppResult<Traffic> {
+    let range = TimeRange::parse(time_range.as_deref(), false)?;
+    let found = series::traffic(&*ctx.db().await?, ctx.viewer()?, site_id, range, now_ms()).await?;
+    Ok(Traffic {
+        time_range: found.range.as_str().to_owned(),
+        bucket_seconds: found.bucket_ms / 1000,
+        buckets: found
+            .buckets
+            .into_iter()
+            .map(|b| TrafficBucket {
+                start: Timestamp(b.start),
+                pageviews: b.pageviews,
+                visitors: b.visitors,
+                sessions: b.sessions,
+            })
+            .collect(),
+        unique_visitors: found.totals.visitors,
+        sessions: found.totals.sessions,
+        pageviews: found.totals.pageviews,
+        identified_visitors: found.totals.identified,
+        hot_leads: found.totals.hot,
+        top_pages: page_views(found.pages),
+        countries: country_visitors(found.countries),
+        sources: found.sources.into_iter().map(|(channel, sessions)| ChannelSessions { channel, sessions }).collect(),
+    })
+}
+
+pub(crate) async fn tracked_session(ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<TrackedSession> {
+    let session_id = parse_id(&id, "session")?;
+    let (model, visitor) = sessions::find_with_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, session_id).await?;
+    Ok(TrackedSession::new(model, visitor.identified_user_id))
 }

@@ -54,9 +54,7 @@ pub struct InvitationQuery;
 impl InvitationQuery {
     /// The org's open invitations, newest first. Admins only.
     async fn invitations(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Invitation>> {
-        let org_id = parse_id(&org_id, "organization")?;
-        let found = invitations::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
-        Ok(found.into_iter().map(Invitation).collect())
+        org_invitations(ctx, org_id).await
     }
 
     /// The open invitations addressed to the signed-in person's email.
@@ -112,4 +110,13 @@ impl InvitationMutation {
         invitations::cancel(&*ctx.db().await?, ctx.viewer()?, id).await?;
         Ok(true)
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn org_invitations(ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Invitation>> {
+    let org_id = parse_id(&org_id, "organization")?;
+    let found = invitations::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
+    Ok(found.into_iter().map(Invitation).collect())
 }

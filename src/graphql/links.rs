@@ -217,26 +217,7 @@ impl LinkQuery {
     /// The site's links with click counts; the viewer's first site when none is named.
     #[graphql(complexity = "cost::LINKS_PER_SITE * child_complexity")]
     async fn links(&self, ctx: &Context<'_>, site_id: Option<i64>) -> AppResult<LinkList> {
-        let lease = ctx.db().await?;
-        let db = &*lease;
-        let site = access::site_or_first(db, ctx.viewer()?, site_id, Role::Viewer).await?;
-        let now = now_ms();
-        let counts = link_stats::per_link(db, site.id, now).await?;
-        let found = links::list(db, site.id).await?;
-        let stats = LinkStats {
-            total_links: found.len() as i64,
-            total_clicks: counts.values().map(|c| c.total).sum(),
-            clicks_today: counts.values().map(|c| c.today).sum(),
-            top_source: link_stats::top_source(db, site.id).await?,
-        };
-        let links = found
-            .into_iter()
-            .map(|link| {
-                let counts = counts.get(&link.id).copied().unwrap_or_default();
-                Link::with_counts(link, site.clone(), counts)
-            })
-            .collect();
-        Ok(LinkList { links, site_slug: site.slug.clone(), stats })
+        site_links(ctx, site_id).await
     }
 
     async fn link(&self, ctx: &Context<'_>, id: ID) -> AppResult<Link> {
@@ -326,4 +307,30 @@ impl LinkMutation {
         links::delete(&*ctx.db().await?, &app.cluster, ctx.viewer()?, links::parse_public_id(&id)?).await?;
         Ok(SuccessPayload { success: true })
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn site_links(ctx: &Context<'_>, site_id: Option<i64>) -> AppResult<LinkList> {
+    let lease = ctx.db().await?;
+    let db = &*lease;
+    let site = access::site_or_first(db, ctx.viewer()?, site_id, Role::Viewer).await?;
+    let now = now_ms();
+    let counts = link_stats::per_link(db, site.id, now).await?;
+    let found = links::list(db, site.id).await?;
+    let stats = LinkStats {
+        total_links: found.len() as i64,
+        total_clicks: counts.values().map(|c| c.total).sum(),
+        clicks_today: counts.values().map(|c| c.today).sum(),
+        top_source: link_stats::top_source(db, site.id).await?,
+    };
+    let links = found
+        .into_iter()
+        .map(|link| {
+            let counts = counts.get(&link.id).copied().unwrap_or_default();
+            Link::with_counts(link, site.clone(), counts)
+        })
+        .collect();
+    Ok(LinkList { links, site_slug: site.slug.clone(), stats })
 }

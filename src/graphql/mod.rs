@@ -28,6 +28,7 @@ pub mod types;
 pub mod variables;
 pub mod visitor;
 pub mod webhooks;
+pub mod workspace;
 
 use async_graphql::{MergedObject, Schema, SchemaBuilder};
 
@@ -44,6 +45,7 @@ pub struct Query(
     analytics::AnalyticsQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
+    workspace::WorkspaceQuery,
 );
 
 #[derive(MergedObject, Default)]

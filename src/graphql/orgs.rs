@@ -53,16 +53,12 @@ impl OrgQuery {
 
     /// The org's members, oldest first.
     async fn members(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Member>> {
-        let org_id = parse_id(&org_id, "organization")?;
-        let found = members::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
-        Ok(found.into_iter().map(|(member, user)| Member::new(member, &user)).collect())
+        org_members(ctx, org_id).await
     }
 
     /// The org's API keys, revoked ones included. Admins only.
     async fn api_keys(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<ApiKey>> {
-        let org_id = parse_id(&org_id, "organization")?;
-        let keys = api_keys::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
-        Ok(keys.into_iter().map(ApiKey).collect())
+        org_api_keys(ctx, org_id).await
     }
 }
 
@@ -179,4 +175,19 @@ impl Org {
     async fn created_at(&self) -> Timestamp {
         Timestamp(self.org.created_at)
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn org_members(ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<Member>> {
+    let org_id = parse_id(&org_id, "organization")?;
+    let found = members::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
+    Ok(found.into_iter().map(|(member, user)| Member::new(member, &user)).collect())
+}
+
+pub(crate) async fn org_api_keys(ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<ApiKey>> {
+    let org_id = parse_id(&org_id, "organization")?;
+    let keys = api_keys::list(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
+    Ok(keys.into_iter().map(ApiKey).collect())
 }

@@ -149,13 +149,12 @@ impl WebhookQuery {
         org_id: Option<ID>,
         #[graphql(default = 50)] first: u64,
     ) -> AppResult<Vec<WebhookDelivery>> {
-        let found = webhooks::deliveries(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?, first).await?;
-        Ok(found.into_iter().map(WebhookDelivery).collect())
+        webhook_deliveries(ctx, org_id, first).await
     }
 
     /// The Standard Webhooks secret that signs the org's deliveries. Admins only.
     async fn webhook_signing_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
-        Ok(webhooks::signing_secret(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?).await?)
+        webhook_signing_secret(ctx, org_id).await
     }
 }
 
@@ -195,4 +194,20 @@ impl WebhookMutation {
     async fn rotate_webhook_secret(&self, ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
         Ok(webhooks::rotate_secret(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?).await?)
     }
+}
+
+// The reads above as functions, which `workspace` also calls with its site
+// or org filled in.
+
+pub(crate) async fn webhook_deliveries(
+    ctx: &Context<'_>,
+    org_id: Option<ID>,
+    first: u64,
+) -> AppResult<Vec<WebhookDelivery>> {
+    let found = webhooks::deliveries(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?, first).await?;
+    Ok(found.into_iter().map(WebhookDelivery).collect())
+}
+
+pub(crate) async fn webhook_signing_secret(ctx: &Context<'_>, org_id: Option<ID>) -> AppResult<String> {
+    webhooks::signing_secret(&*ctx.db().await?, ctx.viewer()?, self::org_id(org_id)?).await
 }

@@ -1,15 +1,16 @@
 //! Which site a signed-in person is looking at in the web app: the one they
-//! chose last (remembered on their user row), and the site a visitor link
-//! without a site belongs to.
+//! chose last (remembered on their user row), the site a visitor link
+//! without a site belongs to, and, for a page, that site's org and the
+//! viewer's role there.
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
     sea_query::Expr,
 };
 
-use entity::{site, user, visitor};
+use entity::{org, site, user, visitor};
 
-use super::access;
+use super::{access, links, orgs};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -69,4 +70,45 @@ pub async fn site_of_visitor(db: &impl ConnectionTrait, viewer: &Viewer, tracker
         .one(db)
         .await?
         .ok_or_else(|| AppError::not_found("visitor"))
+}
+
+/// What a page is about, as its address names it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Choice<'a> {
+    /// `?site=N`: this site, whatever else is named.
+    pub site: Option<i64>,
+    /// A visitor without a site: the readable site that saw them last.
+    pub visitor: Option<&'a str>,
+    /// A link: its site.
+    pub link: Option<i64>,
+}
+
+/// A page's site and org, with the viewer's role in the org.
+pub struct Workspace {
+    /// `None` when the viewer has no site yet and the address named none.
+    pub site: Option<site::Model>,
+    /// The site's org, else the viewer's primary org (an API key's own).
+    pub org: Option<(org::Model, Role)>,
+}
+
+/// The site the address chose (NOT_FOUND when the viewer cannot read it),
+/// else the visitor's or the link's site, else the current site; and the
+/// org the page acts in.
+pub async fn resolve(db: &impl ConnectionTrait, viewer: &Viewer, choice: Choice<'_>) -> AppResult<Workspace> {
+    let site = match choice {
+        Choice { site: Some(site_id), .. } => Some(access::site(db, viewer, site_id, Role::Viewer).await?.0),
+        Choice { visitor: Some(tracker_vid), .. } => Some(site_of_visitor(db, viewer, tracker_vid).await?),
+        Choice { link: Some(link_id), .. } => Some(links::find(db, viewer, link_id, Role::Viewer).await?.1),
+        Choice { .. } => current_site(db, viewer).await?,
+    };
+    let org = match (&site, viewer) {
+        (Some(site), _) => Some(access::find_org(db, viewer, site.org_id, Role::Viewer).await?),
+        (None, Viewer::ApiKey { org_id, .. }) => Some(access::find_org(db, viewer, *org_id, Role::Viewer).await?),
+        (None, Viewer::User { user_id, .. }) => match orgs::primary(db, *user_id).await {
+            Ok((member, org)) => Some((org, Role::parse(&member.role))),
+            Err(err) if err.code == ErrorCode::NotFound => None,
+            Err(err) => Err(err)?,
+        },
+    };
+    Ok(Workspace { site, org })
 }

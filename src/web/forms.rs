@@ -25,8 +25,8 @@ use crate::error::{AppError, AppResult, ErrorCode};
 /// What the mutation's variables are made from.
 pub struct FormInput<'a> {
     pub fields: &'a HashMap<String, String>,
-    /// The page's site.
-    pub site_id: i64,
+    /// The page's site; `None` only on a page that works without one.
+    pub site_id: Option<i64>,
     /// The page's object id (a link's), when it has one.
     pub id: Option<&'a str>,
     /// Whether the address chose the site (`?site=N`), to keep it.
@@ -54,6 +54,11 @@ pub fn flag(name: &str, raw: Option<&str>) -> AppResult<bool> {
 }
 
 impl FormInput<'_> {
+    /// The page's site; NOT_FOUND on a page that works without one and has none.
+    pub fn site(&self) -> AppResult<i64> {
+        self.site_id.ok_or_else(|| AppError::not_found("site"))
+    }
+
     /// A field, trimmed; empty when absent.
     pub fn text(&self, name: &str) -> String {
         self.fields.get(name).map(|value| value.trim().to_owned()).unwrap_or_default()
@@ -210,7 +215,10 @@ pub fn notice(key: Option<&str>) -> Option<&'static str> {
 
 /// `path` with `done=<key>`, and the site when the address chose it.
 pub fn back_to(input: &FormInput, path: &str, key: &str) -> String {
-    if input.site_chosen { format!("{path}?site={}&done={key}", input.site_id) } else { format!("{path}?done={key}") }
+    match input.site_id.filter(|_| input.site_chosen) {
+        Some(site) => format!("{path}?site={site}&done={key}"),
+        None => format!("{path}?done={key}"),
+    }
 }
 
 /// Errors about the whole request, shown as an error page rather than beside

@@ -28,12 +28,8 @@ use crate::{
     time::now_ms,
 };
 
-const CURRENT_SITE: &str = include_str!("documents/current_site.graphql");
-const VISITOR_SITE: &str = include_str!("documents/visitor_site.graphql");
-const LINK_SITE: &str = include_str!("documents/link_site.graphql");
-const ACCESS: &str = include_str!("documents/access.graphql");
-/// The welcome page's document: only the frame.
-const FRAME_ONLY: &str = concat!("query Welcome { ...Frame }\n", include_str!("documents/frame.graphql"));
+/// The site a form acts on when the address names none.
+const PLACE: &str = include_str!("documents/place.graphql");
 
 /// The GET route for one row.
 pub fn route(page: &'static Page) -> MethodRouter<RouterState> {
@@ -86,88 +82,91 @@ pub async fn object_id(
     })
 }
 
-/// The view's site: `?site=N` (for this view only; switching is a POST),
-/// else where the row says. `None` when the user has no site yet.
-pub async fn resolve_site(
+/// `?site=N`: the site the address chose, for this view only (switching
+/// is a POST).
+pub fn chosen_site(query: &HashMap<String, String>) -> WebResult<Option<i64>> {
+    let Some(raw) = query.get("site") else { return Ok(None) };
+    let site = raw.trim().parse::<i64>().map_err(|_| AppError::validation("site", "must be a site number"))?;
+    Ok(Some(site))
+}
+
+/// The site and org a page's answer is about, from its `workspace { ...Place }`.
+pub struct Place {
+    pub site: Option<i64>,
+    pub access: Option<Access>,
+}
+
+impl Place {
+    fn of(data: &Value) -> Place {
+        let workspace = &data["workspace"];
+        let site = workspace["site"]["id"].as_i64();
+        let access = workspace["org"]["id"].as_str().map(|org_id| Access {
+            org_id: org_id.to_owned(),
+            role: workspace["org"]["role"].as_str().map_or(Role::Viewer, Role::parse),
+        });
+        Place { site, access }
+    }
+}
+
+/// The site and org a form acts on: the address's `?site=N`, else one run
+/// of the small `Place` document naming what the page is about.
+pub async fn place_of_form(
     page: &Page,
     parts: &mut Parts,
     state: &RouterState,
-    query: &HashMap<String, String>,
+    chosen: Option<i64>,
     id: Option<&str>,
-) -> WebResult<(Option<i64>, Option<String>)> {
-    if let Some(raw) = query.get("site") {
-        let site = raw.trim().parse::<i64>().map_err(|_| AppError::validation("site", "must be a site number"))?;
-        return Ok((Some(site), Some(format!("site={site}"))));
+) -> WebResult<Option<i64>> {
+    if chosen.is_some() {
+        return Ok(chosen);
     }
-    let answer = match (page.site, id) {
-        (SiteFrom::Visitor, Some(id)) => {
-            bridge::run(parts, state, VISITOR_SITE, json!({ "id": id })).await?.data["visitorSite"]["id"].take()
-        }
-        (SiteFrom::Link, Some(id)) => {
-            bridge::run(parts, state, LINK_SITE, json!({ "id": id })).await?.data["link"]["siteId"].take()
-        }
-        _ => bridge::run(parts, state, CURRENT_SITE, json!({})).await?.data["currentSite"]["id"].take(),
+    let variables = match (page.site, id) {
+        (SiteFrom::Visitor, Some(id)) => json!({ "trackerVid": id }),
+        (SiteFrom::Link, Some(id)) => json!({ "linkId": id }),
+        _ => json!({}),
     };
-    Ok((answer.as_i64(), None))
+    let answer = bridge::run(parts, state, PLACE, variables).await?;
+    Ok(Place::of(&answer.data).site)
 }
 
-/// Runs the row for this request; `form` is what a form of the page just did.
+/// Runs the row for this request, in one run of its document; `form` is
+/// what a form of the page just did.
 pub async fn show(page: &'static Page, state: &RouterState, parts: &mut Parts, form: FormState) -> WebResult<Response> {
     require_signed_in(parts)?;
     let query = query_map(parts);
     let id = object_id(page, parts, state, &query).await?;
-    let (site, site_query) = resolve_site(page, parts, state, &query, id.as_deref()).await?;
-    let site_id = match (site, page.site) {
-        (Some(site_id), _) => site_id,
-        // The settings pages are where a first site is made.
-        (None, SiteFrom::CurrentOrNone) => 0,
-        (None, _) if page.section.is_some() => return welcome(parts, state).await,
-        (None, _) => return Err(AppError::not_found("site").into()),
-    };
+    let chosen = chosen_site(&query)?;
+    let site_query = chosen.map(|site| format!("site={site}"));
     let mut variables = Map::new();
-    variables.insert("siteId".to_owned(), json!(site_id));
-    variables.insert("hasSite".to_owned(), json!(site.is_some()));
+    variables.insert("siteId".to_owned(), json!(chosen));
     if let Some(id) = &id {
         variables.insert("id".to_owned(), json!(id));
-    }
-    let access = if page.access { Some(access(parts, state, site).await?) } else { None };
-    if let Some(access) = &access {
-        variables.insert("orgId".to_owned(), json!(access.org_id));
-        variables.insert("orgMember".to_owned(), json!(access.role >= Role::Member));
-        variables.insert("orgAdmin".to_owned(), json!(access.role >= Role::Admin));
     }
     for param in page.params {
         (param.fill)(query.get(param.name).map(String::as_str).filter(|v| !v.is_empty()), &mut variables)?;
     }
     let mut answer = bridge::run(parts, state, page.document, Value::Object(variables)).await?;
     let frame = take_frame(&mut answer.data);
+    let place = Place::of(&answer.data);
+    if place.site.is_none() && page.site != SiteFrom::CurrentOrNone {
+        return match page.section {
+            Some(_) => welcome(frame, state),
+            None => Err(AppError::not_found("site").into()),
+        };
+    }
     let switch_next = if page.section.is_some() { page.path.to_owned() } else { "/".to_owned() };
-    let layout = Layout::framed("", frame, page.section, site, site_query.as_deref(), switch_next);
+    let layout = Layout::framed("", frame, page.section, place.site, site_query.as_deref(), switch_next);
     let input = PageInput {
-        site_id,
-        has_site: site.is_some(),
+        site_id: place.site,
         site_query,
         query,
         now: now_ms(),
         form,
-        access,
+        access: place.access,
         base_url: state.app.config.base_url(),
     };
     let html = (page.render)(layout, &input, answer.data)?;
     Ok((answer.cookies, Html(html)).into_response())
-}
-
-/// The org of the site (else the viewer's primary org) and the viewer's role in it.
-async fn access(parts: &mut Parts, state: &RouterState, site: Option<i64>) -> WebResult<Access> {
-    let variables = json!({ "siteId": site.unwrap_or(0), "hasSite": site.is_some() });
-    let data = bridge::run(parts, state, ACCESS, variables).await?.data;
-    let org_id = data["site"]["orgId"].as_str().or_else(|| data["profile"]["org"]["id"].as_str()).unwrap_or_default();
-    let role = data["orgs"]
-        .as_array()
-        .and_then(|orgs| orgs.iter().find(|org| org["id"].as_str() == Some(org_id)))
-        .and_then(|org| org["role"].as_str())
-        .map_or(Role::Viewer, Role::parse);
-    Ok(Access { org_id: org_id.to_owned(), role })
 }
 
 /// Takes the frame's fields out of a page answer.
@@ -186,10 +185,9 @@ struct Welcome {
     base_url: String,
 }
 
-/// A signed-in user without a site yet: how to add one.
-async fn welcome(parts: &mut Parts, state: &RouterState) -> WebResult<Response> {
-    let mut answer = bridge::run(parts, state, FRAME_ONLY, json!({})).await?;
-    let frame = take_frame(&mut answer.data);
+/// A signed-in user without a site yet: how to add one, framed by the
+/// answer the page's own run gave.
+fn welcome(frame: FrameData, state: &RouterState) -> WebResult<Response> {
     let layout = Layout::framed("Welcome", frame, None, None, None, "/".to_owned());
     let page = Welcome { layout, base_url: state.app.config.base_url() };
     Ok(Html(page.render().map_err(AppError::internal)?).into_response())

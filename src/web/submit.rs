@@ -28,7 +28,7 @@ pub fn route_alone(form: &'static Form) -> axum::routing::MethodRouter<RouterSta
                 let next = nav::safe_next(fields.get("next").map(String::as_str));
                 return Err(WebError::SignIn(next));
             }
-            let input = FormInput { fields: &fields, site_id: 0, id: None, site_chosen: false };
+            let input = FormInput { fields: &fields, site_id: None, id: None, site_chosen: false };
             let answer = bridge::run(&mut parts, &state, form.document, (form.variables)(&input)?).await?;
             let to = match form.done {
                 Done::Redirect(to) => to(&input, &answer.data),
@@ -63,14 +63,14 @@ async fn submit(
     })?;
     let query = frame::query_map(&parts);
     let id = frame::object_id(page, &mut parts, state, &query).await?;
-    let (site, site_query) = frame::resolve_site(page, &mut parts, state, &query, id.as_deref()).await?;
+    let chosen = frame::chosen_site(&query)?;
     // Creating a site needs no site; every other form acts on the page's.
-    let site_id = match site {
-        Some(site) => site,
-        None if page.site == SiteFrom::CurrentOrNone => 0,
+    let site_id = match frame::place_of_form(page, &mut parts, state, chosen, id.as_deref()).await? {
+        Some(site) => Some(site),
+        None if page.site == SiteFrom::CurrentOrNone => None,
         None => return Err(AppError::not_found("site").into()),
     };
-    let input = FormInput { fields: &fields, site_id, id: id.as_deref(), site_chosen: site_query.is_some() };
+    let input = FormInput { fields: &fields, site_id, id: id.as_deref(), site_chosen: chosen.is_some() };
     let ran = match (form.variables)(&input) {
         Ok(variables) => bridge::run(&mut parts, state, form.document, variables).await,
         Err(err) => Err(err),

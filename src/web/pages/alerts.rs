@@ -67,7 +67,7 @@ pub const FORMS: [Form; 5] = [
     Form {
         action: "create",
         document: CREATE,
-        variables: |input| Ok(json!({ "siteId": input.site_id, "input": destination_input(input)? })),
+        variables: |input| Ok(json!({ "siteId": input.site()?, "input": destination_input(input)? })),
         inputs: &INPUTS,
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "alert-created")),
     },
@@ -107,8 +107,14 @@ pub const FORMS: [Form; 5] = [
     },
 ];
 
+/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     #[serde(default)]
     destinations: Option<Vec<Destination>>,
 }
@@ -195,7 +201,7 @@ fn outcome(delivery: &Delivery, now: i64) -> String {
     }
 }
 
-fn view(destination: Destination, input: &PageInput) -> DestinationView {
+fn view(destination: Destination, site: i64, input: &PageInput) -> DestinationView {
     let state = &input.form;
     let reopened = state.sent("save") && state.value("save", "destination") == destination.id;
     let typed = |name: &str, stored: String| if reopened { state.value("save", name) } else { stored };
@@ -225,7 +231,7 @@ fn view(destination: Destination, input: &PageInput) -> DestinationView {
             .map(|delivery| DeliveryRow {
                 id: delivery.id.clone(),
                 at: format::ago(&delivery.created_at, input.now),
-                visitor_href: parts::visitor_href(input.site_id, &delivery.tracker_vid),
+                visitor_href: parts::visitor_href(site, &delivery.tracker_vid),
                 visitor: parts::who(None, &delivery.tracker_vid),
                 trigger: label(&TRIGGERS, &delivery.trigger),
                 outcome: outcome(delivery, input.now),
@@ -258,8 +264,9 @@ impl AlertsPage<'_> {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
-    let destinations = answer.destinations.unwrap_or_default().into_iter().map(|d| view(d, input)).collect();
+    let site = input.site()?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
+    let destinations = answer.destinations.unwrap_or_default().into_iter().map(|d| view(d, site, input)).collect();
     layout.title = "Alerts".to_owned();
     let page = AlertsPage {
         layout,

@@ -31,9 +31,15 @@ pub const FORMS: [Form; 1] = [Form {
     done: Done::Redirect(|input, _| forms::back_to(input, PATH, "secret-rotated")),
 }];
 
+/// The page's reads, under the `workspace` that scopes them.
+#[derive(Deserialize)]
+struct Answer {
+    workspace: Scoped,
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Answer {
+struct Scoped {
     #[serde(default)]
     webhook_signing_secret: Option<String>,
     #[serde(default)]
@@ -85,7 +91,7 @@ struct HooksPage<'a> {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
     let deliveries = answer
         .webhook_deliveries
         .as_deref()

@@ -67,8 +67,14 @@ fn page_variables(raw: Option<&str>, variables: &mut Map<String, Value>) -> AppR
     Ok(())
 }
 
+/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     visitors: Connection,
 }
 
@@ -143,7 +149,8 @@ const RANGES: [(&str, &str); 4] =
     [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days"), ("all", "All time")];
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let site = input.site()?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
     let range = input.param("range").unwrap_or("7d");
     let hot = flag("hot", input.param("hot"))?;
     let bots = flag("bots", input.param("bots"))?;
@@ -161,7 +168,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             query.append_pair("page", &page.to_string());
         }
         if input.site_query.is_some() {
-            query.append_pair("site", &input.site_id.to_string());
+            query.append_pair("site", &site.to_string());
         }
         format!("/leads?{}", query.finish())
     };
@@ -173,7 +180,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .into_iter()
         .map(|lead| Row {
             who: parts::who(lead.identified_user_id.as_deref(), &lead.tracker_vid),
-            href: parts::visitor_href(input.site_id, &lead.tracker_vid),
+            href: parts::visitor_href(site, &lead.tracker_vid),
             status: lead.status,
             score: lead.score,
             hot: lead.hot,
@@ -188,7 +195,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     layout.title = "Leads".to_owned();
     let page_view = LeadsPage {
         layout,
-        site: input.site_query.as_ref().map(|_| input.site_id),
+        site: input.site_query.as_ref().map(|_| site),
         ranges: RANGES.iter().map(|(value, label)| RangeOption { value, label, selected: *value == range }).collect(),
         hot,
         bots,

@@ -218,10 +218,11 @@ fn labelled(value: Option<&str>) -> String {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
+    let site = input.site()?;
     let answer: Answer = bridge::decode(data)?;
     let link = answer.link;
     // `?site=` naming another of the viewer's sites does not show this link under it.
-    if link.site_id != input.site_id {
+    if link.site_id != site {
         return Err(AppError::not_found("link"));
     }
     let range = input.param("range").unwrap_or("7d");
@@ -288,9 +289,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .take(LATEST_CLICKS)
         .map(|click| ClickRow {
             at: format::ago(&click.created_at, input.now),
-            visitor: (!click.tracker_vid.is_empty()).then(|| {
-                (parts::visitor_href(input.site_id, &click.tracker_vid), parts::who(None, &click.tracker_vid))
-            }),
+            visitor: (!click.tracker_vid.is_empty())
+                .then(|| (parts::visitor_href(site, &click.tracker_vid), parts::who(None, &click.tracker_vid))),
             place: parts::place(click.city.as_deref(), click.country.as_deref()),
             labels: [click.campaign, click.source]
                 .into_iter()
@@ -320,7 +320,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     layout.title = format!("Link {}", link.slug);
     let page = LinkPage {
         layout,
-        site_id: input.site_id,
+        site_id: site,
         current_slug: link.slug.clone(),
         notice: forms::notice(input.param("done")),
         can_edit: input.role() >= Role::Member,

@@ -31,7 +31,7 @@ pub const FORMS: [Form; 1] = [Form {
     document: CREATE_LINK,
     variables: |input| {
         let mut fields = LinkFields::read(input, true)?;
-        fields.insert("siteId".to_owned(), json!(input.site_id));
+        fields.insert("siteId".to_owned(), json!(input.site()?));
         Ok(json!({ "input": Value::Object(fields) }))
     },
     inputs: &super::link_form::INPUTS,
@@ -42,8 +42,14 @@ pub const FORMS: [Form; 1] = [Form {
     }),
 }];
 
+/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     links: LinkList,
 }
 
@@ -165,7 +171,8 @@ fn matches(link: &Link, filters: &Filters) -> AppResult<bool> {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let site = input.site()?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
     let param = |name: &str| input.param(name).unwrap_or_default().trim().to_owned();
     let filters = Filters {
         q: param("q"),
@@ -224,8 +231,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     layout.title = "Links".to_owned();
     let page = LinksPage {
         layout,
-        site: input.site_query.as_ref().map(|_| input.site_id),
-        site_id: input.site_id,
+        site: input.site_query.as_ref().map(|_| site),
+        site_id: site,
         current_slug: "",
         notice: forms::notice(input.param("done")),
         can_edit: input.role() >= Role::Member,

@@ -16,9 +16,15 @@ use crate::{
     web::{assets, bridge, format, layout::Layout},
 };
 
+/// The page's reads, under the `workspace` that scopes them.
+#[derive(Deserialize)]
+struct Answer {
+    workspace: Scoped,
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Answer {
+struct Scoped {
     live_stream: Stream,
 }
 
@@ -107,7 +113,8 @@ fn clock(iso: &str) -> String {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let site = input.site()?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
     let stream = answer.live_stream;
     let cards = vec![
         Card { label: "Visitors", value: format::number(stream.stats.unique_visitors) },
@@ -120,7 +127,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .into_iter()
         .map(|v| VisitorRow {
             who: parts::who(v.identified_user_id.as_deref(), &v.tracker_vid),
-            href: parts::visitor_href(input.site_id, &v.tracker_vid),
+            href: parts::visitor_href(site, &v.tracker_vid),
             place: parts::place(v.city.as_deref(), v.country.as_deref()),
             page: format::or_dash(v.page.as_deref()),
             pages: v.pages_viewed,
@@ -137,13 +144,13 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .map(|e| EventRow {
             time: clock(&e.timestamp),
             who: parts::who(e.identified_user_id.as_deref(), &e.tracker_vid),
-            href: parts::visitor_href(input.site_id, &e.tracker_vid),
+            href: parts::visitor_href(site, &e.tracker_vid),
             what: parts::what(&e.kind, &e.event_name),
             page: e.page,
         })
         .collect();
     layout.title = "Live".to_owned();
     layout.live_js = Some(&assets::LIVE_JS);
-    let page = LivePage { layout, site_id: input.site_id, cards, visitors, events };
+    let page = LivePage { layout, site_id: site, cards, visitors, events };
     page.render().map_err(AppError::internal)
 }

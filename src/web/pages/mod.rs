@@ -50,7 +50,6 @@ pub const OVERVIEW: Page = Page {
     id: None,
     params: &[RANGE],
     render: overview::render,
-    access: false,
     forms: &[],
 };
 
@@ -62,7 +61,6 @@ pub const LIVE: Page = Page {
     id: None,
     params: &[],
     render: live::render,
-    access: false,
     forms: &[],
 };
 
@@ -74,7 +72,6 @@ pub const LEADS: Page = Page {
     id: None,
     params: &leads::PARAMS,
     render: leads::render,
-    access: false,
     forms: &[],
 };
 
@@ -86,7 +83,6 @@ pub const VISITOR: Page = Page {
     id: Some(IdFrom::Path),
     params: &[],
     render: visitor::render,
-    access: true,
     forms: &visitor::FORMS,
 };
 
@@ -98,7 +94,6 @@ pub const SESSION: Page = Page {
     id: Some(IdFrom::Path),
     params: &[],
     render: session::render,
-    access: false,
     forms: &[],
 };
 
@@ -110,7 +105,6 @@ pub const TALK: Page = Page {
     id: Some(IdFrom::Query("visitor")),
     params: &[],
     render: talk::render,
-    access: false,
     forms: &[],
 };
 
@@ -122,7 +116,6 @@ pub const LINKS: Page = Page {
     id: None,
     params: &links::PARAMS,
     render: links::render,
-    access: true,
     forms: &links::FORMS,
 };
 
@@ -134,7 +127,6 @@ pub const LINK: Page = Page {
     id: Some(IdFrom::Path),
     params: &[RANGE],
     render: link::render,
-    access: true,
     forms: &link::FORMS,
 };
 
@@ -146,7 +138,6 @@ pub const SETTINGS: Page = Page {
     id: None,
     params: &[],
     render: settings::render,
-    access: true,
     forms: &settings::FORMS,
 };
 
@@ -158,7 +149,6 @@ pub const TEAM: Page = Page {
     id: None,
     params: &[],
     render: team::render,
-    access: true,
     forms: &team::FORMS,
 };
 
@@ -170,7 +160,6 @@ pub const HOOKS: Page = Page {
     id: None,
     params: &[],
     render: hooks::render,
-    access: true,
     forms: &hooks::FORMS,
 };
 
@@ -182,7 +171,6 @@ pub const ALERTS: Page = Page {
     id: None,
     params: &[],
     render: alerts::render,
-    access: true,
     forms: &alerts::FORMS,
 };
 
@@ -194,7 +182,6 @@ pub const ACCOUNT: Page = Page {
     id: None,
     params: &[],
     render: account::render,
-    access: true,
     forms: &account::FORMS,
 };
 
@@ -210,6 +197,25 @@ mod tests {
         for page in PAGES {
             assert_eq!(page.document.matches("fragment Frame on Query").count(), 1, "{}", page.path);
             assert!(page.document.contains("...Frame"), "{}", page.path);
+        }
+    }
+
+    /// One run per page: the document itself asks which site and org it is
+    /// about, naming its visitor or link when the row says the site comes
+    /// from one.
+    #[test]
+    fn every_page_document_answers_its_own_site_and_access() {
+        for page in PAGES {
+            assert_eq!(page.document.matches("workspace(siteId: $siteId").count(), 1, "{}", page.path);
+            assert!(page.document.contains("...Place"), "{}", page.path);
+            let names = |needle: &str| page.document.contains(needle);
+            match page.site {
+                SiteFrom::Visitor => assert!(names("trackerVid: $id"), "{}", page.path),
+                SiteFrom::Link => assert!(names("linkId: $id"), "{}", page.path),
+                SiteFrom::Current | SiteFrom::CurrentOrNone => {
+                    assert!(!names("trackerVid:") && !names("linkId:"), "{}", page.path)
+                }
+            }
         }
     }
 }

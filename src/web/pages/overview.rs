@@ -16,8 +16,14 @@ use crate::{
     web::{bridge, chart, format, layout::Layout},
 };
 
+/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     traffic: Traffic,
     hottest: Nodes<Lead>,
 }
@@ -123,7 +129,8 @@ fn bucket_label(start: &str, bucket_seconds: i64) -> String {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let site = input.site()?;
+    let answer = bridge::decode::<Answer>(data)?.workspace;
     let traffic = answer.traffic;
     let range = traffic.time_range.clone();
     let site_param = input.site_query.as_deref().map(|q| format!("&{q}")).unwrap_or_default();
@@ -164,7 +171,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .into_iter()
         .map(|lead| LeadRow {
             who: parts::who(lead.identified_user_id.as_deref(), &lead.tracker_vid),
-            href: parts::visitor_href(input.site_id, &lead.tracker_vid),
+            href: parts::visitor_href(site, &lead.tracker_vid),
             score: lead.score,
             hot: lead.hot,
             place: parts::place(lead.city.as_deref(), lead.country.as_deref()),

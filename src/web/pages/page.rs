@@ -8,14 +8,16 @@ use serde_json::{Map, Value};
 
 use crate::{
     auth::Role,
-    error::AppResult,
+    error::{AppError, AppResult},
     web::{
         forms::{Form, FormState},
         layout::{Layout, Section},
     },
 };
 
-/// Where a page's site comes from when the address has no `?site=`.
+/// Where a page's site comes from when the address has no `?site=`. The
+/// page's document says it to `workspace` (`trackerVid: $id`, `linkId: $id`);
+/// the forms say it to the `Place` document.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum SiteFrom {
     /// The signed-in user's current site.
@@ -48,9 +50,9 @@ pub struct Param {
 
 /// What a render function knows besides the document's answer.
 pub struct PageInput {
-    /// 0 when the page works without a site and there is none.
-    pub site_id: i64,
-    pub has_site: bool,
+    /// The site the page shows; `None` only on the pages that work
+    /// without one (settings, where the first site is made).
+    pub site_id: Option<i64>,
     /// `site=N` when the address chose the site, to keep it in links.
     pub site_query: Option<String>,
     pub query: HashMap<String, String>,
@@ -58,7 +60,8 @@ pub struct PageInput {
     /// What a form of the page's forms table just did.
     pub form: FormState,
     /// The org the page is about and the viewer's role in it, for pages
-    /// that show only the actions the role allows.
+    /// that show only the actions the role allows; `None` for a person in
+    /// no org.
     pub access: Option<Access>,
     pub base_url: String,
 }
@@ -80,6 +83,12 @@ impl PageInput {
             Some(query) => format!("{path}?{query}"),
             None => path.to_owned(),
         }
+    }
+
+    /// The site the page shows; NOT_FOUND on a page that works without
+    /// one and has none.
+    pub fn site(&self) -> AppResult<i64> {
+        self.site_id.ok_or_else(|| AppError::not_found("site"))
     }
 
     /// The viewer's role, viewer when unknown.
@@ -106,9 +115,6 @@ pub struct Page {
     pub id: Option<IdFrom>,
     pub params: &'static [Param],
     pub render: Render,
-    /// Whether the page needs the viewer's org and role (`PageInput::access`,
-    /// and the document variables `orgId`, `orgMember`, `orgAdmin`).
-    pub access: bool,
     /// The forms posted to the page's path.
     pub forms: &'static [Form],
 }

@@ -13,9 +13,15 @@ use crate::{
     web::{bridge, format, layout::Layout},
 };
 
+/// The page's reads, under the `workspace` that scopes them.
+#[derive(Deserialize)]
+struct Answer {
+    workspace: Scoped,
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Answer {
+struct Scoped {
     tracked_session: Session,
 }
 
@@ -79,7 +85,8 @@ struct SessionPage {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let s = bridge::decode::<Answer>(data)?.tracked_session;
+    let site = input.site()?;
+    let s = bridge::decode::<Answer>(data)?.workspace.tracked_session;
     let campaign: Vec<&str> =
         [s.utm_source.as_deref(), s.utm_medium.as_deref(), s.utm_campaign.as_deref()].into_iter().flatten().collect();
     let facts = vec![
@@ -116,7 +123,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let page = SessionPage {
         layout,
         heading: format!("Session {}", s.session_id),
-        visitor_href: parts::visitor_href(input.site_id, &s.tracker_vid),
+        visitor_href: parts::visitor_href(site, &s.tracker_vid),
         visitor: parts::who(s.identified_user_id.as_deref(), &s.tracker_vid),
         referrer: MaybeLink::url(s.referrer.as_deref()),
         facts,

@@ -64,7 +64,7 @@ fn site_changes(input: &FormInput) -> AppResult<Value> {
     changes.insert("highValuePatterns".to_owned(), json!(patterns));
     changes.insert("retentionDays".to_owned(), whole_number(input, "retention_days")?);
     changes.insert("respectDoNotTrack".to_owned(), json!(input.flag("respect_dnt")?));
-    Ok(json!({ "id": input.site_id, "input": changes }))
+    Ok(json!({ "id": input.site()?, "input": changes }))
 }
 
 pub const FORMS: [Form; 3] = [
@@ -94,7 +94,7 @@ pub const FORMS: [Form; 3] = [
         document: DELETE_SITE,
         variables: |input| {
             input.confirmed()?;
-            Ok(json!({ "id": input.site_id }))
+            Ok(json!({ "id": input.site()? }))
         },
         inputs: &[input("confirm", "Confirmation", "confirm")],
         done: Done::Redirect(|_, _| "/settings?done=site-deleted".to_owned()),
@@ -105,6 +105,11 @@ pub const FORMS: [Form; 3] = [
 struct Answer {
     profile: Profile,
     orgs: Vec<Org>,
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     site: Option<Site>,
 }
 
@@ -210,7 +215,7 @@ pub fn snippet(base_url: &str, site_id: i64, mode: &str, first_party: &str, resp
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let answer: Answer = bridge::decode(data)?;
-    let site = answer.site.filter(|_| input.has_site);
+    let site = answer.workspace.site;
     let typed = |name: &str| input.form.value("save", name);
     let form = match (&site, input.form.sent("save")) {
         (_, true) => SiteFields {

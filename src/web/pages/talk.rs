@@ -11,8 +11,14 @@ use crate::{
     web::{bridge, format, layout::Layout},
 };
 
+/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
+    workspace: Scoped,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
     visitor: Visitor,
 }
 
@@ -82,7 +88,8 @@ struct TalkPage {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let v = bridge::decode::<Answer>(data)?.visitor;
+    let site = input.site()?;
+    let v = bridge::decode::<Answer>(data)?.workspace.visitor;
     let latest = v.identities.into_iter().next();
     let known = |pick: fn(&Identity) -> Option<&String>| {
         latest.as_ref().and_then(pick).map(|text| text.trim().to_owned()).filter(|text| !text.is_empty())
@@ -121,7 +128,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             format::count(v.total_sessions, "session", "sessions"),
             format::count(v.total_pageviews, "pageview", "pageviews")
         ),
-        profile_href: parts::visitor_href(input.site_id, &v.tracker_vid),
+        profile_href: parts::visitor_href(site, &v.tracker_vid),
         name,
     };
     page.render().map_err(AppError::internal)

@@ -90,7 +90,15 @@ struct Answer {
     /// `viewer` itself goes to the frame.
     me: Viewer,
     orgs: Vec<Org>,
-    members: Vec<Member>,
+    workspace: Scoped,
+}
+
+/// The org's people; null lists when the viewer's role does not see them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Scoped {
+    #[serde(default)]
+    members: Option<Vec<Member>>,
     #[serde(default)]
     api_keys: Option<Vec<ApiKey>>,
     #[serde(default)]
@@ -197,19 +205,20 @@ fn grantable(viewer_role: Role) -> Vec<&'static str> {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let answer: Answer = bridge::decode(data)?;
+    let Answer { me, orgs, workspace } = bridge::decode(data)?;
     let role = input.role();
     let org_id = input.access.as_ref().map(|access| access.org_id.clone()).unwrap_or_default();
-    let org_name = answer.orgs.iter().find(|org| org.id == org_id).map(|org| org.name.clone()).unwrap_or_default();
+    let org_name = orgs.iter().find(|org| org.id == org_id).map(|org| org.name.clone()).unwrap_or_default();
     let roles = grantable(role);
-    let members = answer
+    let members = workspace
         .members
+        .unwrap_or_default()
         .into_iter()
         .map(|member| {
             let member_role = Role::parse(&member.role);
             // An admin cannot change or remove an owner.
             let manageable = !roles.is_empty() && (member_role < Role::Owner || role == Role::Owner);
-            let is_self = member.user_id == answer.me.id;
+            let is_self = member.user_id == me.id;
             MemberRow {
                 roles: if manageable { roles.clone() } else { Vec::new() },
                 removable: manageable || is_self,
@@ -222,7 +231,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             }
         })
         .collect();
-    let keys = answer
+    let keys = workspace
         .api_keys
         .unwrap_or_default()
         .into_iter()
@@ -235,7 +244,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             revoked: key.revoked_at.as_deref().map(format::when),
         })
         .collect();
-    let invitations = answer
+    let invitations = workspace
         .invitations
         .unwrap_or_default()
         .into_iter()

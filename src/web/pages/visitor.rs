@@ -29,7 +29,7 @@ pub const FORMS: [Form; 2] = [
         document: SEND_WEBHOOK,
         variables: |input| {
             Ok(json!({
-                "siteId": input.site_id,
+                "siteId": input.site()?,
                 "id": input.id()?,
                 "url": input.text("url"),
                 "type": input.optional("type"),
@@ -46,7 +46,7 @@ pub const FORMS: [Form; 2] = [
         document: IDENTIFY,
         variables: |input| {
             Ok(json!({
-                "siteId": input.site_id,
+                "siteId": input.site()?,
                 "id": input.id()?,
                 "email": input.optional("email"),
                 "userId": input.optional("user_id"),
@@ -69,8 +69,13 @@ pub const FORMS: [Form; 2] = [
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Answer {
-    visitor: view::Profile,
+    workspace: Scoped,
     webhook_info: WebhookInfo,
+}
+
+#[derive(Deserialize)]
+struct Scoped {
+    visitor: view::Profile,
 }
 
 #[derive(Deserialize)]
@@ -109,8 +114,9 @@ struct VisitorPage {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
+    let site = input.site()?;
     let answer: Answer = bridge::decode(data)?;
-    let profile = view::ProfileView::new(answer.visitor, input);
+    let profile = view::ProfileView::new(answer.workspace.visitor, site, input);
     let (outcome, n) = Outcome::of(&input.form);
     let types = answer
         .webhook_info
@@ -139,8 +145,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let page = VisitorPage {
         can_act: input.role() >= crate::auth::Role::Member,
         layout,
-        action: parts::visitor_href(input.site_id, &profile.tracker_vid),
-        talk_href: parts::talk_href(input.site_id, &profile.tracker_vid),
+        action: parts::visitor_href(site, &profile.tracker_vid),
+        talk_href: parts::talk_href(site, &profile.tracker_vid),
         p: profile,
         types,
         n,

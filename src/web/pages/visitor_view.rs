@@ -230,7 +230,7 @@ fn event_row(event: Event) -> EventRow {
 }
 
 impl ProfileView {
-    pub fn new(v: Profile, input: &PageInput) -> ProfileView {
+    pub fn new(v: Profile, site: i64, input: &PageInput) -> ProfileView {
         let latest = v.identities.into_iter().next();
         let name = latest
             .as_ref()
@@ -324,7 +324,7 @@ impl ProfileView {
                 .sessions
                 .into_iter()
                 .map(|s| SessionRow {
-                    href: parts::session_href(input.site_id, &s.session_id),
+                    href: parts::session_href(site, &s.session_id),
                     started: format::when(&s.started_at),
                     duration: format::duration(s.duration_seconds),
                     pages: s.pageview_count,

@@ -1,0 +1,166 @@
+//! What one web page is about, in one run: the page names its site, visitor
+//! or link; `workspace` answers with the site, its org and the viewer's role
+//! there, and the page's reads hang under it, scoped to that site or org.
+//! Each read is the Query field of the same name with the site or org
+//! filled in, so it answers exactly what that field answers and costs what
+//! it costs.
+
+use std::future::Future;
+
+use async_graphql::{Context, ID, Object};
+
+use super::{
+    alerts::{self, Destination},
+    analytics::{self, LiveStream, Traffic, VisitorConnection},
+    context::ContextExt,
+    cost,
+    invitations::{self, Invitation},
+    links::{self, LinkList},
+    orgs::{self, ApiKey, Member, Org},
+    session::TrackedSession,
+    sites::Site,
+    visitor::Visitor,
+    webhooks::{self, WebhookDelivery},
+};
+use crate::{auth::Role, error::AppResult, service::workspace};
+
+#[derive(Default)]
+pub struct WorkspaceQuery;
+
+#[Object]
+impl WorkspaceQuery {
+    /// The site a web page shows and the org it acts in. `siteId` when given
+    /// (NOT_FOUND unless the viewer can read it), else the readable site that
+    /// saw `trackerVid` last, else the site of `linkId`, else the viewer's
+    /// current site. `site` is null when the viewer has no site yet; `org`
+    /// is then the viewer's primary org.
+    async fn workspace(
+        &self,
+        ctx: &Context<'_>,
+        site_id: Option<i64>,
+        tracker_vid: Option<String>,
+        link_id: Option<ID>,
+    ) -> AppResult<Workspace> {
+        let link = link_id.map(|id| crate::service::links::parse_public_id(&id)).transpose()?;
+        let choice = workspace::Choice { site: site_id, visitor: tracker_vid.as_deref(), link };
+        Ok(Workspace(workspace::resolve(&*ctx.db().await?, ctx.viewer()?, choice).await?))
+    }
+}
+
+pub struct Workspace(workspace::Workspace);
+
+impl Workspace {
+    fn site_id(&self) -> Option<i64> {
+        self.0.site.as_ref().map(|site| site.id)
+    }
+
+    fn org_id(&self) -> Option<ID> {
+        self.0.org.as_ref().map(|(org, _)| ID(org.id.to_string()))
+    }
+
+    /// The org's id when the viewer's role there is at least `role`.
+    fn org_id_for(&self, role: Role) -> Option<ID> {
+        self.0.org.as_ref().filter(|(_, held)| *held >= role).map(|(org, _)| ID(org.id.to_string()))
+    }
+}
+
+/// Runs `read` when there is a scope to run it in; null otherwise.
+async fn scoped<S, T, F>(scope: Option<S>, read: impl FnOnce(S) -> F) -> AppResult<Option<T>>
+where
+    F: Future<Output = AppResult<T>>,
+{
+    match scope {
+        Some(scope) => read(scope).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+#[Object]
+impl Workspace {
+    async fn site(&self) -> Option<Site> {
+        self.0.site.clone().map(Site)
+    }
+
+    /// The site's org (else the viewer's primary org), with the viewer's role.
+    async fn org(&self) -> Option<Org> {
+        self.0.org.clone().map(|(org, role)| Org { org, role })
+    }
+
+    /// `traffic` for this site.
+    #[graphql(complexity = "cost::window(time_range.as_deref()) + child_complexity")]
+    async fn traffic(&self, ctx: &Context<'_>, time_range: Option<String>) -> AppResult<Option<Traffic>> {
+        scoped(self.site_id(), |site| analytics::traffic(ctx, site, time_range)).await
+    }
+
+    /// `visitors` for this site.
+    #[graphql(complexity = "cost::ranked_window(time_range.as_deref()) + cost::visitor_page(first) * child_complexity")]
+    async fn visitors(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "`24h`, `7d` (default), `30d` or `all`")] time_range: Option<String>,
+        #[graphql(desc = "`bot` lists bot traffic instead of standard visitors")] filter: Option<String>,
+        first: Option<i64>,
+        after: Option<String>,
+        #[graphql(desc = "Only visitors whose score reaches the site's hot threshold")] hot: Option<bool>,
+    ) -> AppResult<Option<VisitorConnection>> {
+        scoped(self.site_id(), |site| analytics::site_visitors(ctx, site, time_range, filter, first, after, hot)).await
+    }
+
+    /// `visitor` for this site.
+    async fn visitor(&self, ctx: &Context<'_>, id: ID) -> AppResult<Option<Visitor>> {
+        scoped(self.site_id(), |site| analytics::visitor(ctx, site, id)).await
+    }
+
+    /// `liveStream` for this site.
+    #[graphql(complexity = "cost::window(Some(\"24h\")) + child_complexity")]
+    async fn live_stream(&self, ctx: &Context<'_>) -> AppResult<Option<LiveStream>> {
+        scoped(self.site_id(), |site| analytics::live_stream(ctx, site)).await
+    }
+
+    /// `trackedSession` for this site.
+    async fn tracked_session(&self, ctx: &Context<'_>, id: ID) -> AppResult<Option<TrackedSession>> {
+        scoped(self.site_id(), |site| analytics::tracked_session(ctx, site, id)).await
+    }
+
+    /// `links` for this site.
+    #[graphql(complexity = "cost::LINKS_PER_SITE * child_complexity")]
+    async fn links(&self, ctx: &Context<'_>) -> AppResult<Option<LinkList>> {
+        scoped(self.site_id(), |site| links::site_links(ctx, Some(site))).await
+    }
+
+    /// `destinations` for this site; null unless the viewer is an admin of its org.
+    async fn destinations(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Destination>>> {
+        let site = self.site_id().filter(|_| self.org_id_for(Role::Admin).is_some());
+        scoped(site, |site| alerts::destinations(ctx, site)).await
+    }
+
+    /// `members` of the org.
+    async fn members(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Member>>> {
+        scoped(self.org_id(), |org| orgs::org_members(ctx, org)).await
+    }
+
+    /// `apiKeys` of the org; null unless the viewer is an admin there.
+    async fn api_keys(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<ApiKey>>> {
+        scoped(self.org_id_for(Role::Admin), |org| orgs::org_api_keys(ctx, org)).await
+    }
+
+    /// `invitations` of the org; null unless the viewer is an admin there.
+    async fn invitations(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Invitation>>> {
+        scoped(self.org_id_for(Role::Admin), |org| invitations::org_invitations(ctx, org)).await
+    }
+
+    /// `webhookSigningSecret` of the org; null unless the viewer is an admin there.
+    async fn webhook_signing_secret(&self, ctx: &Context<'_>) -> AppResult<Option<String>> {
+        scoped(self.org_id_for(Role::Admin), |org| webhooks::webhook_signing_secret(ctx, Some(org))).await
+    }
+
+    /// `webhookDeliveries` of the org; null unless the viewer is a member there.
+    #[graphql(complexity = "cost::log_page(first) * child_complexity")]
+    async fn webhook_deliveries(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 50)] first: u64,
+    ) -> AppResult<Option<Vec<WebhookDelivery>>> {
+        scoped(self.org_id_for(Role::Member), |org| webhooks::webhook_deliveries(ctx, Some(org), first)).await
+    }
+}
