@@ -8,6 +8,9 @@
 use std::future::Future;
 
 use async_graphql::{Context, ID, Object};
+use tokio::sync::OnceCell;
+
+use entity::{org, site};
 
 use super::{
     alerts::{self, Destination},
@@ -43,24 +46,39 @@ impl WorkspaceQuery {
     ) -> AppResult<Workspace> {
         let link = link_id.map(|id| crate::service::links::parse_public_id(&id)).transpose()?;
         let choice = workspace::Choice { site: site_id, visitor: tracker_vid.as_deref(), link };
-        Ok(Workspace(workspace::resolve(&*ctx.db().await?, ctx.viewer()?, choice).await?))
+        let site = workspace::resolve_site(&*ctx.db().await?, ctx.viewer()?, choice).await?;
+        Ok(Workspace { site, org: OnceCell::new() })
     }
 }
 
-pub struct Workspace(workspace::Workspace);
+pub struct Workspace {
+    site: Option<site::Model>,
+    /// Looked up once, by the first field that needs it: pages that show
+    /// no role-dependent action never ask.
+    org: OnceCell<Option<(org::Model, Role)>>,
+}
 
 impl Workspace {
     fn site_id(&self) -> Option<i64> {
-        self.0.site.as_ref().map(|site| site.id)
+        self.site.as_ref().map(|site| site.id)
     }
 
-    fn org_id(&self) -> Option<ID> {
-        self.0.org.as_ref().map(|(org, _)| ID(org.id.to_string()))
+    async fn org(&self, ctx: &Context<'_>) -> AppResult<Option<&(org::Model, Role)>> {
+        let found = self
+            .org
+            .get_or_try_init(|| async { workspace::org_of(&*ctx.db().await?, ctx.viewer()?, self.site.as_ref()).await })
+            .await?;
+        Ok(found.as_ref())
+    }
+
+    async fn org_id(&self, ctx: &Context<'_>) -> AppResult<Option<ID>> {
+        self.org_id_for(ctx, Role::Viewer).await
     }
 
     /// The org's id when the viewer's role there is at least `role`.
-    fn org_id_for(&self, role: Role) -> Option<ID> {
-        self.0.org.as_ref().filter(|(_, held)| *held >= role).map(|(org, _)| ID(org.id.to_string()))
+    async fn org_id_for(&self, ctx: &Context<'_>, role: Role) -> AppResult<Option<ID>> {
+        let org = self.org(ctx).await?;
+        Ok(org.filter(|(_, held)| *held >= role).map(|(org, _)| ID(org.id.to_string())))
     }
 }
 
@@ -78,12 +96,13 @@ where
 #[Object]
 impl Workspace {
     async fn site(&self) -> Option<Site> {
-        self.0.site.clone().map(Site)
+        self.site.clone().map(Site)
     }
 
     /// The site's org (else the viewer's primary org), with the viewer's role.
-    async fn org(&self) -> Option<Org> {
-        self.0.org.clone().map(|(org, role)| Org { org, role })
+    #[graphql(name = "org")]
+    async fn org_field(&self, ctx: &Context<'_>) -> AppResult<Option<Org>> {
+        Ok(self.org(ctx).await?.cloned().map(|(org, role)| Org { org, role }))
     }
 
     /// `traffic` for this site.
@@ -130,28 +149,29 @@ impl Workspace {
 
     /// `destinations` for this site; null unless the viewer is an admin of its org.
     async fn destinations(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Destination>>> {
-        let site = self.site_id().filter(|_| self.org_id_for(Role::Admin).is_some());
+        let admin = self.org_id_for(ctx, Role::Admin).await?.is_some();
+        let site = self.site_id().filter(|_| admin);
         scoped(site, |site| alerts::destinations(ctx, site)).await
     }
 
     /// `members` of the org.
     async fn members(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Member>>> {
-        scoped(self.org_id(), |org| orgs::org_members(ctx, org)).await
+        scoped(self.org_id(ctx).await?, |org| orgs::org_members(ctx, org)).await
     }
 
     /// `apiKeys` of the org; null unless the viewer is an admin there.
     async fn api_keys(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<ApiKey>>> {
-        scoped(self.org_id_for(Role::Admin), |org| orgs::org_api_keys(ctx, org)).await
+        scoped(self.org_id_for(ctx, Role::Admin).await?, |org| orgs::org_api_keys(ctx, org)).await
     }
 
     /// `invitations` of the org; null unless the viewer is an admin there.
     async fn invitations(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Invitation>>> {
-        scoped(self.org_id_for(Role::Admin), |org| invitations::org_invitations(ctx, org)).await
+        scoped(self.org_id_for(ctx, Role::Admin).await?, |org| invitations::org_invitations(ctx, org)).await
     }
 
     /// `webhookSigningSecret` of the org; null unless the viewer is an admin there.
     async fn webhook_signing_secret(&self, ctx: &Context<'_>) -> AppResult<Option<String>> {
-        scoped(self.org_id_for(Role::Admin), |org| webhooks::webhook_signing_secret(ctx, Some(org))).await
+        scoped(self.org_id_for(ctx, Role::Admin).await?, |org| webhooks::webhook_signing_secret(ctx, Some(org))).await
     }
 
     /// `webhookDeliveries` of the org; null unless the viewer is a member there.
@@ -161,6 +181,7 @@ impl Workspace {
         ctx: &Context<'_>,
         #[graphql(default = 50)] first: u64,
     ) -> AppResult<Option<Vec<WebhookDelivery>>> {
-        scoped(self.org_id_for(Role::Member), |org| webhooks::webhook_deliveries(ctx, Some(org), first)).await
+        scoped(self.org_id_for(ctx, Role::Member).await?, |org| webhooks::webhook_deliveries(ctx, Some(org), first))
+            .await
     }
 }

@@ -1,7 +1,7 @@
 //! Which site a signed-in person is looking at in the web app: the one they
 //! chose last (remembered on their user row), the site a visitor link
 //! without a site belongs to, and, for a page, that site's org and the
-//! viewer's role there.
+//! viewer's role there (asked for only by the pages that need it).
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
@@ -83,25 +83,31 @@ pub struct Choice<'a> {
     pub link: Option<i64>,
 }
 
-/// A page's site and org, with the viewer's role in the org.
-pub struct Workspace {
-    /// `None` when the viewer has no site yet and the address named none.
-    pub site: Option<site::Model>,
-    /// The site's org, else the viewer's primary org (an API key's own).
-    pub org: Option<(org::Model, Role)>,
-}
-
 /// The site the address chose (NOT_FOUND when the viewer cannot read it),
-/// else the visitor's or the link's site, else the current site; and the
-/// org the page acts in.
-pub async fn resolve(db: &impl ConnectionTrait, viewer: &Viewer, choice: Choice<'_>) -> AppResult<Workspace> {
-    let site = match choice {
+/// else the visitor's or the link's site, else the current site; `None`
+/// when the viewer has no site yet and the address named none.
+pub async fn resolve_site(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    choice: Choice<'_>,
+) -> AppResult<Option<site::Model>> {
+    Ok(match choice {
         Choice { site: Some(site_id), .. } => Some(access::site(db, viewer, site_id, Role::Viewer).await?.0),
         Choice { visitor: Some(tracker_vid), .. } => Some(site_of_visitor(db, viewer, tracker_vid).await?),
         Choice { link: Some(link_id), .. } => Some(links::find(db, viewer, link_id, Role::Viewer).await?.1),
         Choice { .. } => current_site(db, viewer).await?,
-    };
-    let org = match (&site, viewer) {
+    })
+}
+
+/// The org a page acts in, with the viewer's role there: the site's org,
+/// else the viewer's primary org (an API key's own); `None` for a person in
+/// no org.
+pub async fn org_of(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site: Option<&site::Model>,
+) -> AppResult<Option<(org::Model, Role)>> {
+    Ok(match (site, viewer) {
         (Some(site), _) => Some(access::find_org(db, viewer, site.org_id, Role::Viewer).await?),
         (None, Viewer::ApiKey { org_id, .. }) => Some(access::find_org(db, viewer, *org_id, Role::Viewer).await?),
         (None, Viewer::User { user_id, .. }) => match orgs::primary(db, *user_id).await {
@@ -109,6 +115,5 @@ pub async fn resolve(db: &impl ConnectionTrait, viewer: &Viewer, choice: Choice<
             Err(err) if err.code == ErrorCode::NotFound => None,
             Err(err) => Err(err)?,
         },
-    };
-    Ok(Workspace { site, org })
+    })
 }
