@@ -75,13 +75,20 @@ async fn a_thousand_aliases_are_refused_before_anything_runs() {
         let statements = || app.state.metrics.db_statements.get();
 
         let stats = format!("stats(siteId: {site}, timeRange: \"30d\") {{ overview {{ uniqueVisitors }} }}");
-        let before = statements();
-        let (status, _, body) = post_graphql(&app, &client, json!({ "query": aliases(1000, &stats) })).await;
-        assert_eq!(status, 400, "{body}");
-        assert!(body.get("data").is_none(), "{body}");
-        assert_eq!(gql_error_code(&body), "BAD_REQUEST", "{body}");
+        // The counter is the whole app's, and background work (the alert
+        // outbox's poll) may add a statement during a request: the fewest of
+        // three tries is the request's own. Any resolver would run hundreds.
+        let mut fewest = u64::MAX;
+        for _ in 0..3 {
+            let before = statements();
+            let (status, _, body) = post_graphql(&app, &client, json!({ "query": aliases(1000, &stats) })).await;
+            assert_eq!(status, 400, "{body}");
+            assert!(body.get("data").is_none(), "{body}");
+            assert_eq!(gql_error_code(&body), "BAD_REQUEST", "{body}");
+            fewest = fewest.min(statements() - before);
+        }
         // The caller's session is looked up; no resolver read anything.
-        assert!(statements() - before <= 2, "{} statements ran", statements() - before);
+        assert!(fewest <= 2, "{fewest} statements ran");
 
         // Nothing of a refused mutation happens.
         let create = "createSite(input: { domain: \"x.example\" }) { id }";
@@ -93,14 +100,18 @@ async fn a_thousand_aliases_are_refused_before_anything_runs() {
 
         // Ten operations of three hundred aliases each: every one refused.
         let batch: Vec<Value> = (0..10).map(|_| json!({ "query": aliases(300, &stats) })).collect();
-        let before = statements();
-        let (status, _, body) = post_graphql(&app, &client, Value::Array(batch)).await;
-        assert_eq!(status, 400, "{body}");
-        for entry in body.as_array().unwrap() {
-            assert!(entry.get("data").is_none(), "{entry}");
-            assert_eq!(gql_error_code(entry), "BAD_REQUEST", "{entry}");
+        let mut fewest = u64::MAX;
+        for _ in 0..3 {
+            let before = statements();
+            let (status, _, body) = post_graphql(&app, &client, Value::Array(batch.clone())).await;
+            assert_eq!(status, 400, "{body}");
+            for entry in body.as_array().unwrap() {
+                assert!(entry.get("data").is_none(), "{entry}");
+                assert_eq!(gql_error_code(entry), "BAD_REQUEST", "{entry}");
+            }
+            fewest = fewest.min(statements() - before);
         }
-        assert!(statements() - before <= 2, "{} statements ran", statements() - before);
+        assert!(fewest <= 2, "{fewest} statements ran");
     }
 }
 
