@@ -97,15 +97,23 @@ async fn each_trigger_fires_once_per_visitor() {
             json!({ "name": "off", "url": format!("{hook}/hook/off"), "trigger": "IDENTIFIED", "enabled": false });
         create(&client, site, off).await;
 
-        // 3 pricing views: 6 + 24 stored points and 20 for recency, 50 in all.
+        // A hot threshold this short visit can cross (README, "Lead score").
+        let threshold = client
+            .graphql(
+                "mutation($id: Int!) { updateSite(id: $id, input: { hotThreshold: 45 }) { hotThreshold } }",
+                json!({ "id": site }),
+            )
+            .await;
+        assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 45, "{threshold}");
+        // 3 pricing views: 5 for the views, 11 for high-value views and 15 for recency, 31 in all.
         let views: Vec<Value> = (0..3).map(|_| pageview(site, "v1", "https://shop.example/pricing")).collect();
         app.collect(json!({ "events": views })).await.expect(202);
         app.collect(pageview(site, "v2", "https://shop.example/")).await.expect(202);
-        // A form: 65, so hot (70) is not reached yet.
+        // A form: 39, so hot (45) is not reached yet.
         app.collect(form_submit(site, "v1")).await.expect(202);
         eventually("the form alert", async || inbox.at("forms").len() == 1).await;
-        assert!(inbox.at("hot").is_empty(), "65 is not hot");
-        // Identified: 80, crossing 70.
+        assert!(inbox.at("hot").is_empty(), "39 is not hot");
+        // Identified: 49, crossing 45.
         identify(&app, &client, site, "v1").await;
         eventually("the hot and identified alerts", async || {
             inbox.at("hot").len() == 1 && inbox.at("known").len() == 1

@@ -300,7 +300,7 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
                 "type": "pageview",
                 "page": "/pricing",
                 // 2 for the page view, 8 for a high-value page, 20 for recency.
-                "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 30 }
+                "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 23 }
             })
         );
     }

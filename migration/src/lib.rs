@@ -18,6 +18,7 @@ mod m20261123_110000_create_link_click_days;
 mod m20261123_130000_create_visitor_and_session_hours;
 mod m20261123_200000_create_alerts;
 mod m20261125_000001_create_invitations;
+mod m20261125_120000_rescore_visitors;
 
 pub struct Migrator;
 
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_130000_create_visitor_and_session_hours::Migration),
             Box::new(m20261123_200000_create_alerts::Migration),
             Box::new(m20261125_000001_create_invitations::Migration),
+            Box::new(m20261125_120000_rescore_visitors::Migration),
         ]
     }
 }

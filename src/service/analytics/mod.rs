@@ -84,17 +84,16 @@ impl ScoredVisitor {
     }
 }
 
-/// `scoring::total` as SQL, so lists sort by the score they show. Integer
-/// division truncates alike in SQLite and PostgreSQL.
+/// `scoring::total` as SQL, so lists sort by the score they show: recency
+/// is a CASE over the same whole-millisecond ages at which `scoring` drops a
+/// point, so both compare the same integers.
 pub(crate) fn score_sql_text(table: &str, now: i64) -> String {
-    let fade_out_ms = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY) * DAY_MS;
-    let recency = format!(
-        "(CASE WHEN {now} - {table}.last_seen >= {fade_out_ms} THEN 0 \
-         WHEN {table}.last_seen >= {now} THEN {max} \
-         ELSE {max} - {fade} * (({now} - {table}.last_seen) / {DAY_MS}) END)",
-        max = scoring::RECENCY_MAX,
-        fade = scoring::RECENCY_FADE_PER_DAY,
-    );
+    let mut recency = String::from("(CASE");
+    for (dropped, threshold) in scoring::formula::RECENCY_THRESHOLDS.iter().enumerate() {
+        let points = scoring::RECENCY_MAX - dropped as i32;
+        recency.push_str(&format!(" WHEN {now} - {table}.last_seen < {threshold} THEN {points}"));
+    }
+    recency.push_str(" ELSE 0 END)");
     let sum = format!("({table}.score + {recency})");
     format!("(CASE WHEN {sum} > {cap} THEN {cap} ELSE {sum} END)", cap = scoring::MAX_SCORE)
 }

@@ -247,8 +247,8 @@ mod tests {
 
     #[test]
     fn a_row_scores_its_stored_points_plus_recency() {
-        assert_eq!(row(1, 50, 0).score, 70);
-        assert_eq!(row(1, 50, 3).score, 64);
+        assert_eq!(row(1, 50, 0).score, 65);
+        assert_eq!(row(1, 50, 3).score, 57);
         assert_eq!(row(1, 95, 0).score, 100);
         assert_eq!(row(1, 5, 30).score, 5);
     }

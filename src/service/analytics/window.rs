@@ -233,7 +233,8 @@ pub(super) struct HotSeeks {
 
 pub(super) fn hot_seeks(threshold: i32, start: Option<i64>, now: i64) -> HotSeeks {
     let today = now.div_euclid(DAY_MS);
-    let fade_days = i64::from(scoring::RECENCY_MAX / scoring::RECENCY_FADE_PER_DAY);
+    // Whole days after which no recency is left.
+    let fade_days = (scoring::recency_fade_ms() + DAY_MS - 1) / DAY_MS;
     let mut days = Vec::new();
     // A day after today holds visits stamped a little ahead of the clock.
     for days_back in -1..=fade_days {
@@ -241,10 +242,9 @@ pub(super) fn hot_seeks(threshold: i32, start: Option<i64>, now: i64) -> HotSeek
         if start.is_some_and(|start| (day + 1) * DAY_MS <= start) {
             continue;
         }
-        // A visit on this UTC day is `days_back - 1` or `days_back` full days old.
-        let youngest = (days_back - 1).max(0) as i32;
-        let recency = (scoring::RECENCY_MAX - scoring::RECENCY_FADE_PER_DAY * youngest).max(0);
-        days.push((day, threshold - recency));
+        // The youngest visit of this UTC day has the most recency left.
+        let youngest = now - ((day + 1) * DAY_MS - 1);
+        days.push((day, threshold - scoring::recency_points(youngest)));
     }
     let faded = (today - fade_days) * DAY_MS;
     HotSeeks { days, faded_before: start.is_none_or(|start| start < faded).then_some(faded) }

@@ -131,7 +131,7 @@ mod tests {
             // created by the batch, status and stored score before: (identified, score before), or
             // nothing when the batch changed nothing an alert looks at
             (true, "anonymous", 0, Some((true, 0))),
-            (false, "anonymous", 10, Some((true, 30))),
+            (false, "anonymous", 10, Some((true, 25))),
             (false, "identified", 10, None),
             (false, "identified", 50, None),
         ];
