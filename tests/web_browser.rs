@@ -125,7 +125,9 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
         assert_eq!(text(&browser, "h1").await, "Overview");
         let cards = text(&browser, ".cards").await;
         assert!(cards.contains("Visitors\n37") || cards.contains("Visitors 37"), "{cards}");
-        assert!(text(&browser, "#hot-title + .table-wrap").await.contains("pat@example.com"));
+        // People by the display rule (name first), with their company beside them.
+        let hottest = text(&browser, "#hot-title + .table-wrap").await;
+        assert!(hottest.contains("Pat Buyer") && hottest.contains("Acme"), "{hottest}");
         assert!(browser.find(Locator::Css(".chart svg polyline.line-pageviews")).await.is_ok());
         assert!(text(&browser, ".grid-3").await.contains("/pricing"));
         axe(&browser, "/").await;
@@ -159,7 +161,8 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
 
         // The scored list.
         browser.goto(&format!("{}/leads?range=30d", app.base)).await.unwrap();
-        assert!(text(&browser, "tbody tr:first-child").await.contains("pat@example.com"));
+        let first = text(&browser, "tbody tr:first-child").await;
+        assert!(first.contains("Pat Buyer") && first.contains("Acme"), "{first}");
         axe(&browser, "/leads").await;
         if shots {
             screenshot(&browser, "leads").await;

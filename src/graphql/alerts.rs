@@ -1,6 +1,7 @@
 //! Alerts (design §15): a site's destinations, their deliveries, a test send
 //! and a manual retry. Admins only; the service checks.
 
+use super::people::{self, PersonView};
 use async_graphql::{Context, Enum, ID, InputObject, Object};
 
 use entity::{alert_delivery, alert_destination};
@@ -165,6 +166,10 @@ impl AlertDelivery {
     }
     async fn tracker_vid(&self) -> &str {
         &self.0.tracker_vid
+    }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        people::on_site(ctx, self.0.site_id, &self.0.tracker_vid).await
     }
     /// The `webhook-id` of every attempt: the delivery's `id`.
     async fn message_id(&self) -> String {

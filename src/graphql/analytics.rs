@@ -10,6 +10,7 @@ use async_graphql::{
 use super::{
     context::ContextExt,
     cost,
+    people::{self, PersonView},
     session::TrackedSession,
     sites::Site,
     types::{Timestamp, parse_id},
@@ -89,6 +90,11 @@ impl LiveVisitor {
     async fn tracker_vid(&self) -> &str {
         &self.0.visitor.visitor.tracker_vid
     }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        let visitor = &self.0.visitor.visitor;
+        people::on_site(ctx, visitor.site_id, &visitor.tracker_vid).await
+    }
     async fn identified_user_id(&self) -> Option<&str> {
         self.0.visitor.visitor.identified_user_id.as_deref()
     }
@@ -155,6 +161,10 @@ pub struct LiveEvent(live::LiveActivity);
 impl LiveEvent {
     async fn tracker_vid(&self) -> &str {
         &self.0.tracker_vid
+    }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        people::on_site(ctx, self.0.event.site_id, &self.0.tracker_vid).await
     }
     async fn identified_user_id(&self) -> Option<&str> {
         self.0.identified_user_id.as_deref()

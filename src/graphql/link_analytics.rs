@@ -1,11 +1,14 @@
 //! Link analytics as GraphQL returns it.
 
-use async_graphql::{ID, Object, SimpleObject};
+use async_graphql::{Context, ID, Object, SimpleObject};
 
 use entity::link_click;
 
-use super::types::Timestamp;
-use crate::service::link_stats;
+use super::{
+    people::{self, PersonView},
+    types::Timestamp,
+};
+use crate::{error::AppResult, service::link_stats};
 
 pub struct LinkClick(pub link_click::Model);
 
@@ -21,6 +24,13 @@ impl LinkClick {
     /// The visitor the click was tied to by the tracker; empty until then.
     async fn tracker_vid(&self) -> &str {
         self.0.tracker_vid.as_deref().unwrap_or_default()
+    }
+    /// Who clicked, by the display rule; null until the tracker tied the click to a visitor.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<Option<PersonView>> {
+        match self.0.tracker_vid.as_deref().filter(|vid| !vid.is_empty()) {
+            Some(vid) => Ok(Some(people::on_site(ctx, self.0.site_id, vid).await?)),
+            None => Ok(None),
+        }
     }
     async fn slug(&self) -> &str {
         &self.0.slug

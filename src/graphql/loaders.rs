@@ -11,7 +11,7 @@ use entity::{event, identity, link_click, tracked_session};
 use super::gate::Gate;
 use crate::{
     error::{AppError, AppResult},
-    service::analytics::profile,
+    service::{analytics::profile, people},
 };
 
 /// Loads the nested lists of visitors and sessions, in the operation's turn.
@@ -35,6 +35,13 @@ pub struct EventsOfSession(pub i64);
 pub struct IdentitiesOfVisitor(pub i64);
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClicksOfVisitor(pub i64);
+
+/// A visitor of a site, by its tracker id, for `person`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct PersonOnSite {
+    pub site_id: i64,
+    pub tracker_vid: String,
+}
 
 type Loaded<K, V> = Result<HashMap<K, Arc<Vec<V>>>, Arc<AppError>>;
 
@@ -97,6 +104,32 @@ impl Loader<ClicksOfVisitor> for ActivityLoader {
         };
         keyed(found, ClicksOfVisitor)
     }
+}
+
+impl Loader<PersonOnSite> for ActivityLoader {
+    type Value = people::Person;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[PersonOnSite]) -> Result<HashMap<PersonOnSite, people::Person>, Arc<AppError>> {
+        let mut by_site: HashMap<i64, Vec<String>> = HashMap::new();
+        for key in keys {
+            by_site.entry(key.site_id).or_default().push(key.tracker_vid.clone());
+        }
+        let db = self.gate.lease().await.map_err(Arc::new)?;
+        let mut found = HashMap::new();
+        for (site_id, tracker_vids) in by_site {
+            for (tracker_vid, person) in people::on_site(&*db, site_id, &tracker_vids).await.map_err(Arc::new)? {
+                found.insert(PersonOnSite { site_id, tracker_vid }, person);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The person behind a visitor, or none when no such visitor is left.
+pub async fn load_person(ctx: &Context<'_>, key: PersonOnSite) -> AppResult<Option<people::Person>> {
+    let loader = ctx.data_opt::<Loaders>().ok_or_else(|| AppError::internal("request has no loaders"))?;
+    loader.load_one(key).await.map_err(|err| (*err).clone())
 }
 
 /// The rows a loader finds for one key; none is an empty list.

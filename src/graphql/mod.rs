@@ -20,6 +20,7 @@ pub mod live;
 pub mod loaders;
 pub mod nul;
 pub mod orgs;
+pub mod people;
 pub mod privacy;
 pub mod session;
 pub mod sites;

@@ -1,5 +1,6 @@
 //! Tracked sessions and their events.
 
+use super::people::{self, PersonView};
 use crate::error::AppResult;
 use std::sync::Arc;
 
@@ -106,6 +107,10 @@ impl TrackedSession {
     }
     async fn tracker_vid(&self) -> &str {
         &self.model.tracker_vid
+    }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        people::on_site(ctx, self.model.site_id, &self.model.tracker_vid).await
     }
     async fn identified_user_id(&self) -> Option<&str> {
         self.identified_user_id.as_deref()

@@ -1,7 +1,9 @@
 //! The visitor type: list row and full profile in one. Nested lists go
 //! through the request's loaders; profile-only parts query on demand.
 
+use super::people::PersonView;
 use crate::error::AppResult;
+use crate::service::people;
 use std::{collections::HashMap, sync::Arc};
 
 use async_graphql::{Context, Json, Object, SimpleObject};
@@ -155,6 +157,11 @@ impl Visitor {
 impl Visitor {
     async fn tracker_vid(&self) -> &str {
         &self.scored.visitor.tracker_vid
+    }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        let identities = self.stored_identities(ctx).await?;
+        Ok(people::of_visitor(&self.scored.visitor, &identities).into())
     }
     /// `anonymous` or `identified`.
     async fn status(&self) -> &str {

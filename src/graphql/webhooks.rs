@@ -1,6 +1,7 @@
 //! Webhook exports: send (or preview) a visitor's profile, read the delivery
 //! log, and read or rotate the org's signing secret.
 
+use super::people::{self, PersonView};
 use crate::error::AppResult;
 use async_graphql::{Context, ID, InputObject, Json, Object, SimpleObject};
 use serde_json::Value;
@@ -72,6 +73,10 @@ impl WebhookDelivery {
     }
     async fn tracker_vid(&self) -> &str {
         &self.0.tracker_vid
+    }
+    /// Who this is, by the display rule (name, email, user id, short id), with their company.
+    async fn person(&self, ctx: &Context<'_>) -> AppResult<PersonView> {
+        people::on_site(ctx, self.0.site_id, &self.0.tracker_vid).await
     }
     async fn webhook_type(&self) -> &str {
         &self.0.webhook_type

@@ -14,6 +14,7 @@ pub mod links;
 pub mod members;
 pub mod orgs;
 mod parent_lock;
+pub mod people;
 pub mod privacy;
 pub mod profile;
 pub mod salts;

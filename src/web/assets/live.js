@@ -29,10 +29,12 @@
       return element;
     }
 
+    // The display rule of service/people.rs, with what a streamed event
+    // carries: the user id, else "Anonymous" and the end of the visitor id.
     function who(event) {
       if (event.identifiedUserId) return event.identifiedUserId;
-      var id = event.trackerVid || "";
-      return "Visitor " + (id.length > 12 ? id.slice(0, 12) + "\u2026" : id);
+      var id = (event.trackerVid || "").trim();
+      return id ? "Anonymous " + id.slice(-8) : "Anonymous";
     }
 
     function add(event) {

@@ -51,6 +51,7 @@ struct Scoped {
 struct Delivery {
     site_id: i64,
     tracker_vid: String,
+    person: parts::Person,
     webhook_type: String,
     message_id: String,
     target_host: String,
@@ -100,7 +101,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .map(|delivery| DeliveryRow {
             at: format::ago(&delivery.created_at, input.now),
             visitor_href: parts::visitor_href(delivery.site_id, &delivery.tracker_vid),
-            visitor: parts::who(None, &delivery.tracker_vid),
+            visitor: delivery.person.with_company(),
             kind: match &delivery.trigger {
                 Some(trigger) => format!("{} (alert: {trigger}, attempt {})", delivery.webhook_type, delivery.attempt),
                 None => delivery.webhook_type.clone(),

@@ -96,10 +96,10 @@ struct PageInfo {
 #[serde(rename_all = "camelCase")]
 struct Lead {
     tracker_vid: String,
+    person: parts::Person,
     status: String,
     score: i64,
     hot: bool,
-    identified_user_id: Option<String>,
     country: Option<String>,
     city: Option<String>,
     device_type: Option<String>,
@@ -112,6 +112,7 @@ struct Lead {
 
 pub struct Row {
     pub who: String,
+    pub company: Option<String>,
     pub href: String,
     pub status: String,
     pub score: i64,
@@ -179,7 +180,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .nodes
         .into_iter()
         .map(|lead| Row {
-            who: parts::who(lead.identified_user_id.as_deref(), &lead.tracker_vid),
+            who: lead.person.display_name.clone(),
+            company: lead.person.company.clone(),
             href: parts::visitor_href(site, &lead.tracker_vid),
             status: lead.status,
             score: lead.score,

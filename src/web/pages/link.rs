@@ -141,6 +141,7 @@ struct Source {
 struct Click {
     created_at: String,
     tracker_vid: String,
+    person: Option<parts::Person>,
     country: Option<String>,
     city: Option<String>,
     source: String,
@@ -289,8 +290,10 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .take(LATEST_CLICKS)
         .map(|click| ClickRow {
             at: format::ago(&click.created_at, input.now),
-            visitor: (!click.tracker_vid.is_empty())
-                .then(|| (parts::visitor_href(site, &click.tracker_vid), parts::who(None, &click.tracker_vid))),
+            visitor: click
+                .person
+                .as_ref()
+                .map(|person| (parts::visitor_href(site, &click.tracker_vid), person.with_company())),
             place: parts::place(click.city.as_deref(), click.country.as_deref()),
             labels: [click.campaign, click.source]
                 .into_iter()

@@ -48,7 +48,7 @@ struct Stats {
 #[serde(rename_all = "camelCase")]
 struct LiveVisitor {
     tracker_vid: String,
-    identified_user_id: Option<String>,
+    person: parts::Person,
     country: Option<String>,
     city: Option<String>,
     page: Option<String>,
@@ -65,7 +65,7 @@ struct LiveVisitor {
 #[serde(rename_all = "camelCase")]
 struct Activity {
     tracker_vid: String,
-    identified_user_id: Option<String>,
+    person: parts::Person,
     #[serde(rename = "type")]
     kind: String,
     event_name: String,
@@ -75,6 +75,7 @@ struct Activity {
 
 pub struct VisitorRow {
     pub who: String,
+    pub company: Option<String>,
     pub href: String,
     pub place: String,
     pub page: String,
@@ -89,6 +90,7 @@ pub struct VisitorRow {
 pub struct EventRow {
     pub time: String,
     pub who: String,
+    pub company: Option<String>,
     pub href: String,
     pub what: String,
     pub page: String,
@@ -126,7 +128,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .visitors
         .into_iter()
         .map(|v| VisitorRow {
-            who: parts::who(v.identified_user_id.as_deref(), &v.tracker_vid),
+            who: v.person.display_name.clone(),
+            company: v.person.company.clone(),
             href: parts::visitor_href(site, &v.tracker_vid),
             place: parts::place(v.city.as_deref(), v.country.as_deref()),
             page: format::or_dash(v.page.as_deref()),
@@ -143,7 +146,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .into_iter()
         .map(|e| EventRow {
             time: clock(&e.timestamp),
-            who: parts::who(e.identified_user_id.as_deref(), &e.tracker_vid),
+            who: e.person.display_name.clone(),
+            company: e.person.company.clone(),
             href: parts::visitor_href(site, &e.tracker_vid),
             what: parts::what(&e.kind, &e.event_name),
             page: e.page,

@@ -74,7 +74,7 @@ struct Source {
 #[serde(rename_all = "camelCase")]
 struct Lead {
     tracker_vid: String,
-    identified_user_id: Option<String>,
+    person: parts::Person,
     score: i64,
     hot: bool,
     country: Option<String>,
@@ -85,6 +85,7 @@ struct Lead {
 
 pub struct LeadRow {
     pub who: String,
+    pub company: Option<String>,
     pub href: String,
     pub score: i64,
     pub hot: bool,
@@ -170,7 +171,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .nodes
         .into_iter()
         .map(|lead| LeadRow {
-            who: parts::who(lead.identified_user_id.as_deref(), &lead.tracker_vid),
+            who: lead.person.display_name.clone(),
+            company: lead.person.company.clone(),
             href: parts::visitor_href(site, &lead.tracker_vid),
             score: lead.score,
             hot: lead.hot,

@@ -68,13 +68,21 @@ pub fn talk_href(site_id: i64, tracker_vid: &str) -> String {
     format!("/talk/incoming?visitor={}&site={site_id}", nav::encode(tracker_vid))
 }
 
-/// Who a visitor is, for a list: their identity, else a short form of their id.
-pub fn who(identified: Option<&str>, tracker_vid: &str) -> String {
-    match identified.map(str::trim).filter(|name| !name.is_empty()) {
-        Some(name) => name.to_owned(),
-        None => {
-            let short: String = tracker_vid.chars().take(12).collect();
-            if short.len() < tracker_vid.len() { format!("Visitor {short}…") } else { format!("Visitor {short}") }
+/// A visitor as every page names them (`person { displayName company }`,
+/// the display rule of `service::people`).
+#[derive(Deserialize, Clone, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Person {
+    pub display_name: String,
+    pub company: Option<String>,
+}
+
+impl Person {
+    /// "Ada Lovelace · Acme", for a log line with no room for a second column.
+    pub fn with_company(&self) -> String {
+        match self.company.as_deref().map(str::trim).filter(|company| !company.is_empty()) {
+            Some(company) => format!("{} · {company}", self.display_name),
+            None => self.display_name.clone(),
         }
     }
 }

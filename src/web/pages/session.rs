@@ -30,7 +30,7 @@ struct Scoped {
 struct Session {
     session_id: String,
     tracker_vid: String,
-    identified_user_id: Option<String>,
+    person: parts::Person,
     started_at: String,
     duration_seconds: i64,
     event_count: i64,
@@ -124,7 +124,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         heading: format!("Session {}", s.session_id),
         visitor_href: parts::visitor_href(site, &s.tracker_vid),
-        visitor: parts::who(s.identified_user_id.as_deref(), &s.tracker_vid),
+        visitor: s.person.with_company(),
         referrer: MaybeLink::url(s.referrer.as_deref()),
         facts,
         steps,

@@ -26,10 +26,10 @@ struct Scoped {
 #[serde(rename_all = "camelCase")]
 struct Visitor {
     tracker_vid: String,
+    person: parts::Person,
     status: String,
     score: i64,
     hot: bool,
-    identified_user_id: Option<String>,
     email: Option<String>,
     gravatar_url: Option<String>,
     country: Option<String>,
@@ -45,7 +45,6 @@ struct Visitor {
 
 #[derive(Deserialize)]
 struct Identity {
-    name: Option<String>,
     company: Option<String>,
     email: Option<String>,
     phone: Option<String>,
@@ -94,8 +93,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let known = |pick: fn(&Identity) -> Option<&String>| {
         latest.as_ref().and_then(pick).map(|text| text.trim().to_owned()).filter(|text| !text.is_empty())
     };
-    let name =
-        known(|i| i.name.as_ref()).unwrap_or_else(|| parts::who(v.identified_user_id.as_deref(), &v.tracker_vid));
+    let name = v.person.display_name.clone();
     let email = v.email.clone().or_else(|| known(|i| i.email.as_ref()));
     let phone = known(|i| i.phone.as_ref());
     let mut contacts = Vec::new();

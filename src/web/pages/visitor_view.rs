@@ -14,10 +14,10 @@ use crate::web::{format, forms::FormState};
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     tracker_vid: String,
+    person: parts::Person,
     status: String,
     score: i64,
     hot: bool,
-    identified_user_id: Option<String>,
     email: Option<String>,
     gravatar_url: Option<String>,
     user_traits: Value,
@@ -48,7 +48,6 @@ pub struct Profile {
 
 #[derive(Deserialize)]
 struct Factor {
-    name: String,
     points: i64,
     reason: String,
 }
@@ -58,7 +57,6 @@ struct Factor {
 struct Identity {
     user_id: Option<String>,
     email: Option<String>,
-    name: Option<String>,
     company: Option<String>,
     phone: Option<String>,
     source: String,
@@ -181,8 +179,8 @@ pub struct ClickRow {
     pub place: String,
 }
 
+/// "+11 for 9 page views".
 pub struct FactorRow {
-    pub name: String,
     pub points: i64,
     pub reason: String,
 }
@@ -232,11 +230,7 @@ fn event_row(event: Event) -> EventRow {
 impl ProfileView {
     pub fn new(v: Profile, site: i64, input: &PageInput) -> ProfileView {
         let latest = v.identities.into_iter().next();
-        let name = latest
-            .as_ref()
-            .and_then(|i| i.name.clone())
-            .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| parts::who(v.identified_user_id.as_deref(), &v.tracker_vid));
+        let name = v.person.display_name.clone();
         let email = v.email.clone().or_else(|| latest.as_ref().and_then(|i| i.email.clone()));
         let phone = latest.as_ref().and_then(|i| i.phone.clone()).filter(|p| !p.trim().is_empty());
         let mut identity = vec![Fact { label: "Visitor id", value: v.tracker_vid.clone() }];
@@ -301,11 +295,7 @@ impl ProfileView {
             email: email.map(|e| (format::mailto_href(&e), e)).map(|(href, e)| (e, href)),
             phone: phone.map(|p| (format::tel_href(&p), p)).map(|(href, p)| (p, href)),
             traits: format::json_pairs(&v.user_traits, 20),
-            factors: v
-                .score_breakdown
-                .into_iter()
-                .map(|f| FactorRow { name: f.name, points: f.points, reason: f.reason })
-                .collect(),
+            factors: v.score_breakdown.into_iter().map(|f| FactorRow { points: f.points, reason: f.reason }).collect(),
             totals,
             touches,
             touchpoints: v
