@@ -258,6 +258,7 @@ async fn live_visitors_subscription_streams_the_sites_activity() {
                     tracker_vid: vid.to_owned(),
                     identified_user_id: None,
                     event_type: "pageview",
+                    event_name: String::new(),
                     page: "/pricing".to_owned(),
                     timestamp: 0,
                 })
@@ -287,7 +288,7 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
         let (client, site_id) = app.user_with_site("Ike", "ike.example").await;
         let token = client.session.clone().unwrap();
         let mut socket = ws_connect(&app, Some(&token)).await;
-        let query = "subscription($site: Int!) { liveVisitors(siteId: $site) { trackerVid type page visitor { totalPageviews highValueViews score } } }";
+        let query = "subscription($site: Int!) { liveVisitors(siteId: $site) { trackerVid type eventName page visitor { totalPageviews highValueViews score } } }";
         let subscribe = json!({ "id": "live", "type": "subscribe", "payload": { "query": query, "variables": { "site": site_id } } });
         socket.send(Message::text(subscribe.to_string())).await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -298,10 +299,19 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
             json!({
                 "trackerVid": "live-1",
                 "type": "pageview",
+                "eventName": "",
                 "page": "/pricing",
-                // 2 for the page view, 8 for a high-value page, 20 for recency.
+                // 2 for the page view, 6 for a high-value page, 15 for recency.
                 "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 23 }
             })
         );
+        // A custom event arrives by its name, as a reload of /live shows it.
+        let mut form = common::traffic::pageview(site_id, "live-1", "https://ike.example/contact");
+        form["type"] = json!("custom_event");
+        form["event_name"] = json!("form_submit");
+        app.collect(form).await.expect(202);
+        let next = next_json(&mut socket).await;
+        let event = &next["payload"]["data"]["liveVisitors"];
+        assert_eq!((&event["type"], &event["eventName"]), (&json!("custom_event"), &json!("form_submit")), "{next}");
     }
 }

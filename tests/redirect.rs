@@ -128,10 +128,12 @@ async fn inactive_expired_capped_and_unknown_links() {
 
         client.put(&format!("/api/links/{}", ids[0]), json!({ "is_active": true })).await.expect(200);
         app.click("/l/cy-example/off", &[]).await;
-        app.client().get("/l/cy-example/missing").await.expect_error(404, "NOT_FOUND");
-        app.client().get("/l/no-such-site/off").await.expect_error(404, "NOT_FOUND");
+        // Unknown short links are a branded page for the person, not JSON.
+        for path in ["/l/cy-example/missing", "/l/no-such-site/off"] {
+            unknown_link_page(&app, path).await;
+        }
         client.delete(&format!("/api/links/{}", ids[0])).await.expect(200);
-        app.client().get("/l/cy-example/off").await.expect_error(404, "NOT_FOUND");
+        unknown_link_page(&app, "/l/cy-example/off").await;
     }
 }
 
@@ -223,7 +225,7 @@ async fn links_stop_when_their_account_is_deleted() {
         client.create_link(json!({ "siteId": site, "slug": "bye", "destinationUrl": "https://gus.example/" })).await;
         app.click("/l/gus-example/bye", &[]).await;
         client.post("/api/auth/delete-user", json!({ "password": "correct horse" })).await.expect(200);
-        app.client().get("/l/gus-example/bye").await.expect_error(404, "NOT_FOUND");
+        unknown_link_page(&app, "/l/gus-example/bye").await;
         app.collect_with(pageview(site, "v", "https://gus.example/"), DESKTOP_UA, &[])
             .await
             .expect_error(404, "NOT_FOUND");
@@ -261,4 +263,16 @@ async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
         let list = client.get(&format!("/api/links?siteId={site}")).await;
         assert_eq!(list.body["links"][0]["total_clicks"], 3, "{}: the failed batch added no clicks", app.backend);
     }
+}
+
+/// A 404 HTML page that says the link is unknown, with the same headers as
+/// the 410 pages.
+async fn unknown_link_page(app: &common::TestApp, path: &str) {
+    let reply = app.client().get(path).await;
+    assert_eq!(reply.status.as_u16(), 404, "{path}");
+    assert!(reply.headers["content-type"].to_str().unwrap().starts_with("text/html"), "{path}");
+    assert!(reply.text.contains("<h1>Link not found</h1>") && reply.text.contains("Leadtrail"), "{}", reply.text);
+    let policy = reply.headers["content-security-policy"].to_str().unwrap();
+    assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    assert_eq!(reply.headers["cache-control"], "no-store");
 }

@@ -504,3 +504,25 @@ async fn the_overview_traffic_equals_the_stats_and_its_buckets_add_up() {
         assert!(hot["data"]["hot"]["nodes"].as_array().unwrap().iter().all(|n| n["hot"] == true));
     }
 }
+
+/// Every page links an icon, and `/favicon.ico` answers with it rather than
+/// the 404 page browsers otherwise log on every visit.
+#[tokio::test]
+async fn pages_have_an_icon_and_counts_read_as_english() {
+    for app in apps_with(cloudflare).await {
+        let s = scenario::feed(&app).await;
+        let html = expect_page(&s.client.get("/leads").await, 200);
+        let href = html.split(r#"<link rel="icon" href=""#).nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+        let icon = app.client().get(href).await;
+        assert_eq!(icon.status.as_u16(), 200, "{href}");
+        assert_eq!(icon.headers["content-type"], "image/svg+xml");
+        assert!(icon.text.starts_with("<svg"), "{}", icon.text);
+        let fallback = app.client().get("/favicon.ico").await;
+        assert_eq!((fallback.status.as_u16(), fallback.text.as_str()), (200, icon.text.as_str()));
+
+        let one = expect_page(&s.client.get("/leads?range=all&bots=1").await, 200);
+        assert!(one.contains(">1 visitor<") || one.contains(">1 visitor,"), "one bot is 1 visitor");
+        let two = expect_page(&s.client.get("/leads").await, 200);
+        assert!(two.contains("2 visitors"), "the week has two people");
+    }
+}

@@ -153,6 +153,28 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
             .await;
         assert!(fresh.is_ok(), "the new event appears in place: {}", text(&browser, "#activity").await);
         assert!(text(&browser, "#live-status").await.contains("1 new event"));
+        // The tiles and the visitors panel follow in place: the new page is counted.
+        let tiles_before = text(&browser, "#live-tiles").await;
+        app.collect(json!({ "site": site, "type": "custom_event", "event_name": "form_submit", "tracker_vid": vid,
+            "url": "http://127.0.0.1/contact" }))
+            .await
+            .expect(202);
+        let named = browser
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::XPath("//tbody[@id='activity-rows']/tr[1]/td[. = 'form_submit']"))
+            .await;
+        assert!(named.is_ok(), "a streamed custom event shows its name: {}", text(&browser, "#activity").await);
+        let mut tiles = tiles_before.clone();
+        for _ in 0..100 {
+            tiles = text(&browser, "#live-tiles").await;
+            if tiles != tiles_before {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_ne!(tiles, tiles_before, "the tiles update without a reload");
+        assert!(text(&browser, "#live-visitors").await.contains("Pat Buyer"), "the visitors panel follows");
         axe(&browser, "/live").await;
         no_script_ran(&browser, "/live").await;
         if shots {
@@ -203,7 +225,7 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
         let reach = browser.find(Locator::Css("a[href='mailto:pat@example.com']")).await;
         assert!(reach.is_ok(), "a mailto link");
         assert!(browser.find(Locator::Css("a[href='tel:+15550100']")).await.is_ok(), "a tel link");
-        assert!(text(&browser, ".facts").await.contains("/just-now"), "the page they are on now");
+        assert!(text(&browser, ".facts").await.contains("/contact"), "the page they are on now");
         axe(&browser, "/talk/incoming").await;
         if shots {
             screenshot(&browser, "connect").await;

@@ -95,6 +95,10 @@ impl LiveActivity {
     async fn event_type(&self) -> &str {
         self.0.event_type
     }
+    /// A custom event's name (`form_submit`); empty for a pageview.
+    async fn event_name(&self) -> &str {
+        &self.0.event_name
+    }
     async fn page(&self) -> &str {
         &self.0.page
     }

@@ -58,8 +58,9 @@ pub async fn redirect(
     request: Request,
 ) -> AppResult<Response> {
     let (method, headers) = (request.method(), request.headers());
-    let target =
-        app.links.resolve(&app.db, &site_slug, &link_slug).await?.ok_or_else(|| AppError::not_found("link"))?;
+    let Some(target) = app.links.resolve(&app.db, &site_slug, &link_slug).await? else {
+        return Ok(link_page(StatusCode::NOT_FOUND, "Link not found", UNKNOWN_LINK));
+    };
     let now = now_ms();
     if let Some(reason) = target.unavailable(now) {
         return Ok(gone(reason));
@@ -103,15 +104,29 @@ pub async fn redirect(
         .into_response())
 }
 
+/// What a person who followed an unknown short link reads.
+const UNKNOWN_LINK: &str = "This short link does not exist, or it was deleted. Check the address you were given.";
+
 /// 410 with a small page: the link exists but no longer redirects.
 fn gone(reason: &str) -> Response {
+    link_page(StatusCode::GONE, "Link unavailable", reason)
+}
+
+/// A short link's error as a small branded page for the person who clicked
+/// it (never JSON: they came from an email or an ad, not an API client).
+/// `title` and `reason` are this file's own words, never request data.
+fn link_page(status: StatusCode, title: &str, reason: &str) -> Response {
     let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Link unavailable</title>\
-         <style>body{{font:16px system-ui,sans-serif;margin:15vh auto;max-width:30em;text-align:center;color:#333}}</style>\
-         </head><body><h1>Link unavailable</h1><p>{reason}</p></body></html>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · Leadtrail</title>\
+         <style>body{{font:16px/1.5 system-ui,sans-serif;margin:15vh auto;max-width:30em;padding:0 1em;\
+         text-align:center;color:#1f2937}}.brand{{font-weight:700;letter-spacing:.02em;color:#4338ca}}\
+         h1{{font-size:1.5em}}</style></head><body><main><p class=\"brand\">Leadtrail</p>\
+         <h1>{title}</h1><p>{reason}</p></main></body></html>"
     );
     (
-        StatusCode::GONE,
+        status,
         [
             (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
             (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY)),

@@ -16,10 +16,11 @@ struct Asset {
     body: &'static str,
 }
 
-const ASSETS: [Asset; 3] = [
+const ASSETS: [Asset; 4] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", body: include_str!("assets/app.css") },
     Asset { name: "app.js", content_type: "text/javascript; charset=utf-8", body: include_str!("assets/app.js") },
     Asset { name: "live.js", content_type: "text/javascript; charset=utf-8", body: include_str!("assets/live.js") },
+    Asset { name: "favicon.svg", content_type: "image/svg+xml", body: include_str!("assets/favicon.svg") },
 ];
 
 fn versioned(name: &str) -> String {
@@ -31,6 +32,7 @@ fn versioned(name: &str) -> String {
 pub static CSS: LazyLock<String> = LazyLock::new(|| versioned("app.css"));
 pub static APP_JS: LazyLock<String> = LazyLock::new(|| versioned("app.js"));
 pub static LIVE_JS: LazyLock<String> = LazyLock::new(|| versioned("live.js"));
+pub static FAVICON: LazyLock<String> = LazyLock::new(|| versioned("favicon.svg"));
 
 /// The asset called `name`, with its type and a year's caching; `None`
 /// when there is none (the route answers with the 404 page).

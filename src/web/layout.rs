@@ -8,6 +8,7 @@ use super::assets;
 pub struct Layout {
     pub title: String,
     pub css: &'static str,
+    pub favicon: &'static str,
     pub app_js: &'static str,
     /// Set on pages that stream (`/live`).
     pub live_js: Option<&'static str>,
@@ -79,7 +80,14 @@ pub struct SiteData {
 impl Layout {
     /// A page without the signed-in frame.
     pub fn bare(title: impl Into<String>) -> Layout {
-        Layout { title: title.into(), css: &assets::CSS, app_js: &assets::APP_JS, live_js: None, frame: None }
+        Layout {
+            title: title.into(),
+            css: &assets::CSS,
+            favicon: &assets::FAVICON,
+            app_js: &assets::APP_JS,
+            live_js: None,
+            frame: None,
+        }
     }
 
     /// A signed-in page. `site_query` is `site=N` when the view's site was

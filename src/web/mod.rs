@@ -50,6 +50,8 @@ pub fn routes(state: AppState) -> Router<RouterState> {
         .route("/signup", get(auth::signup_form).post(auth::signup))
         .route("/logout", post(auth::logout))
         .route("/assets/{name}", get(asset))
+        // Browsers ask for it on every site whatever the page links to.
+        .route("/favicon.ico", get(|| async { assets::serve("favicon.svg").unwrap_or_default() }))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), security::check_origin))
         .layer(middleware::from_fn_with_state(state, security::headers))

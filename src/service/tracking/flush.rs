@@ -205,6 +205,7 @@ fn activities(batch: &Batch<'_>) -> Vec<Activity> {
             tracker_vid: pending.event.tracker_vid.clone(),
             identified_user_id: batch.visitors[pending.visitor].model.identified_user_id.clone(),
             event_type: pending.event.kind.as_str(),
+            event_name: pending.event.event_name.clone(),
             page: pending.event.page.clone(),
             timestamp: pending.event.timestamp,
         })

@@ -11,12 +11,15 @@ use tokio::sync::broadcast;
 use super::{Activity, EventKind};
 use crate::cluster::{Cluster, MAX_PAYLOAD};
 
-/// Stored events as one instance tells the others: (site, visitor, user id,
-/// event type, page, time).
+/// One stored event as one instance tells the others: (site, visitor, user
+/// id, event type, page, time, event name). A tuple, so the JSON is an array
+/// and a NOTIFY payload holds as many as it can.
+type SignalEvent = (i64, String, Option<String>, String, String, i64, String);
+
 #[derive(Serialize, Deserialize)]
 struct LiveSignal {
     origin: u64,
-    events: Vec<(i64, String, Option<String>, String, String, i64)>,
+    events: Vec<SignalEvent>,
 }
 
 /// Hands committed events to the subscribers here and on other instances.
@@ -59,6 +62,7 @@ fn live_payloads(origin: u64, activities: &[Activity]) -> Vec<String> {
             activity.event_type.to_owned(),
             activity.page.clone(),
             activity.timestamp,
+            activity.event_name.clone(),
         );
         // Measured as sent: escaping can make a page up to six times longer.
         let mut entry_size = serialized_len(&entry);
@@ -97,10 +101,10 @@ fn relay_live(origin: u64, live: &broadcast::Sender<Activity>, payload: &str) {
     if signal.origin == origin {
         return;
     }
-    for (site_id, tracker_vid, identified_user_id, event_type, page, timestamp) in signal.events {
+    for (site_id, tracker_vid, identified_user_id, event_type, page, timestamp, event_name) in signal.events {
         let Some(kind) = EventKind::parse(&event_type) else { continue };
-        live.send(Activity { site_id, tracker_vid, identified_user_id, event_type: kind.as_str(), page, timestamp })
-            .ok();
+        let event_type = kind.as_str();
+        live.send(Activity { site_id, tracker_vid, identified_user_id, event_type, event_name, page, timestamp }).ok();
     }
 }
 
@@ -114,6 +118,7 @@ mod tests {
             tracker_vid: "v".repeat(36),
             identified_user_id: None,
             event_type: "pageview",
+            event_name: String::new(),
             page,
             timestamp: 1,
         }

@@ -148,6 +148,8 @@ pub struct Activity {
     pub tracker_vid: String,
     pub identified_user_id: Option<String>,
     pub event_type: &'static str,
+    /// A custom event's name (`form_submit`); empty for a pageview.
+    pub event_name: String,
     pub page: String,
     pub timestamp: i64,
 }

@@ -7,7 +7,7 @@
   var MAX_ROWS = 100;
   var QUERY =
     "subscription Live($siteId: Int!) { liveVisitors(siteId: $siteId) " +
-    "{ trackerVid identifiedUserId type page timestamp } }";
+    "{ trackerVid identifiedUserId type eventName page timestamp } }";
 
   function start() {
     var table = document.getElementById("activity");
@@ -48,7 +48,9 @@
       link.href = "/visitor/" + encodeURIComponent(event.trackerVid) + "?site=" + siteId;
       name.appendChild(link);
       row.appendChild(name);
-      row.appendChild(cell("td", event.type));
+      // As the server names it (parts::what): a custom event by its name.
+      var what = event.type === "pageview" || !event.eventName ? event.type : event.eventName;
+      row.appendChild(cell("td", what));
       row.appendChild(cell("td", event.page, "path"));
       rows.insertBefore(row, rows.firstChild);
       while (rows.children.length > MAX_ROWS) rows.removeChild(rows.lastChild);
@@ -56,6 +58,29 @@
       if (empty) empty.remove();
       received += 1;
       say("Live: " + received + (received === 1 ? " new event" : " new events") + " since the page loaded.");
+      refreshSoon();
+    }
+
+    // The tiles and the visitors panel are figures the server computes: after
+    // new events, fetch the page again (at most every few seconds) and swap
+    // those two sections in place, so they never contradict the activity.
+    var refreshing = null;
+    function refreshSoon() {
+      if (refreshing) return;
+      refreshing = setTimeout(function () {
+        fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
+          .then(function (reply) { return reply.ok ? reply.text() : Promise.reject(reply.status); })
+          .then(function (html) {
+            var fresh = new DOMParser().parseFromString(html, "text/html");
+            ["live-tiles", "live-visitors"].forEach(function (id) {
+              var now = document.getElementById(id);
+              var next = fresh.getElementById(id);
+              if (now && next) now.replaceWith(document.importNode(next, true));
+            });
+          })
+          .catch(function () {})
+          .then(function () { refreshing = null; });
+      }, 3000);
     }
 
     function connect() {

@@ -201,7 +201,10 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         ranges: RANGES.iter().map(|(value, label)| RangeOption { value, label, selected: *value == range }).collect(),
         hot,
         bots,
-        total: format::number(connection.total as i64),
+        total: match connection.total {
+            1 => "1 visitor".to_owned(),
+            count => format!("{} visitors", format::number(count as i64)),
+        },
         showing: if shown == 0 {
             String::new()
         } else {

@@ -23,7 +23,6 @@ pub struct Profile {
     user_traits: Value,
     country: Option<String>,
     city: Option<String>,
-    region: Option<String>,
     device_type: Option<String>,
     browser: Option<String>,
     os: Option<String>,
@@ -274,8 +273,9 @@ impl ProfileView {
             },
             Fact {
                 label: "Location",
-                value: parts::place(v.city.as_deref(), v.country.as_deref())
-                    + &v.region.map(|r| format!(" ({r})")).unwrap_or_default(),
+                // The region is an ISO subdivision code ("13" is Tokyo): a
+                // code, not a place a person reads, so it stays in the API.
+                value: parts::place(v.city.as_deref(), v.country.as_deref()),
             },
             Fact {
                 label: "Device",
