@@ -145,3 +145,37 @@ async fn seeded_data_ranks_hot_leads_as_a_minority() {
         check_ranking(&client, site, "seed").await;
     }
 }
+
+/// `m20261125_120000_rescore_visitors` puts every stored score back on the
+/// service's formula: scores left by the old one are recomputed, in chunks,
+/// to exactly what the batch writer stores.
+#[tokio::test]
+async fn the_rescoring_migration_recomputes_every_stored_score() {
+    use leadtrail::service::scoring;
+    use migration::MigratorTrait;
+    use sea_orm::{ConnectionTrait, EntityTrait};
+
+    for app in apps_with(generous).await {
+        let (client, site) = app.user_with_site("Rescore", "rescore.example").await;
+        let options = SeedOptions { site_id: site, visitors: 2_500, days: 30, seed: 5 };
+        seed::run(&app.state.db, options, |_| {}).await.expect("seed runs");
+        let list = format!("/api/visitor?siteId={site}&timeRange=all&limit=500");
+        let before = client.get(&list).await.expect(200).clone();
+
+        // What the linear formula had stored: different points for most visitors.
+        app.state.db.execute_unprepared("UPDATE visitors SET score = score * 2 + 7").await.unwrap();
+        assert_ne!(client.get(&list).await.expect(200), &before, "the stale scores show");
+
+        let last = migration::Migrator::migrations().last().map(|m| m.name().to_owned());
+        assert_eq!(last.as_deref(), Some("m20261125_120000_rescore_visitors"));
+        migration::Migrator::down(&app.state.db, Some(1)).await.unwrap();
+        migration::Migrator::up(&app.state.db, None).await.unwrap();
+
+        assert_eq!(client.get(&list).await.expect(200), &before, "the list is as the writer left it");
+        let visitors = entity::visitor::Entity::find().all(&app.state.db).await.unwrap();
+        assert!(visitors.len() > 2_000, "more visitors than one chunk: {}", visitors.len());
+        for visitor in visitors {
+            assert_eq!(visitor.score, scoring::stored_points(&visitor), "{}", visitor.tracker_vid);
+        }
+    }
+}
