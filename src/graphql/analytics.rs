@@ -2,10 +2,7 @@
 //! overview statistics and session timelines.
 
 use crate::error::AppResult;
-use async_graphql::{
-    Context, ID, Object, SimpleObject,
-    connection::{Connection, CursorType, Edge},
-};
+use async_graphql::{Context, ID, Object, SimpleObject};
 
 use super::{
     context::ContextExt,
@@ -15,28 +12,16 @@ use super::{
     sites::Site,
     types::{Timestamp, parse_id},
     visitor::{PageViews, Visitor, page_views},
+    visitor_list::{self, VisitorConnection},
 };
 use crate::{
-    error::AppError,
     service::analytics::{
         self, TimeRange, live, series, session as sessions,
         stats::{self, Overview},
-        visitors::{self, ListQuery},
     },
     service::workspace,
     time::now_ms,
 };
-
-/// Deeper pages than this are refused: a cursor is a position, not a key.
-const MAX_OFFSET: usize = 1_000_000;
-
-#[derive(SimpleObject)]
-pub struct VisitorListFields {
-    /// Every visitor matching the filters, not only this page.
-    pub total: u64,
-}
-
-pub type VisitorConnection = Connection<usize, Visitor, VisitorListFields>;
 
 #[derive(SimpleObject)]
 pub struct CountryVisitors {
@@ -265,8 +250,17 @@ impl AnalyticsQuery {
         first: Option<i64>,
         after: Option<String>,
         #[graphql(desc = "Only visitors whose score reaches the site's hot threshold")] hot: Option<bool>,
+        #[graphql(desc = "Part of a name, email, company, user id or visitor id, any case")] search: Option<String>,
+        #[graphql(desc = "`score` (default), `last_seen`, `pageviews`, `time` or `sessions`")] sort: Option<String>,
+        #[graphql(desc = "`desc` (default) or `asc`")] order: Option<String>,
+        #[graphql(desc = "1-based page of `first` rows; takes the place of `after`")] page: Option<i64>,
+        #[graphql(desc = "`identified` or `anonymous`")] status: Option<String>,
+        #[graphql(desc = "An ISO 3166 two-letter country code")] country: Option<String>,
+        #[graphql(desc = "Only visitors whose score reaches this (0 to 100)")] min_score: Option<i64>,
+        #[graphql(desc = "Only visitors who submitted a form")] form: Option<bool>,
     ) -> AppResult<VisitorConnection> {
-        site_visitors(ctx, site_id, time_range, filter, first, after, hot).await
+        let desk = visitor_list::DeskArgs { search, sort, order, page, status, country, min_score, form };
+        visitor_list::site_visitors(ctx, site_id, time_range, filter, first, after, hot, desk).await
     }
 
     /// One visitor's full profile, by `tracker_vid`.
@@ -316,42 +310,6 @@ impl AnalyticsQuery {
 
 // The reads above as functions, which `workspace` also calls with its site
 // or org filled in.
-
-pub(crate) async fn site_visitors(
-    ctx: &Context<'_>,
-    site_id: i64,
-    time_range: Option<String>,
-    filter: Option<String>,
-    first: Option<i64>,
-    after: Option<String>,
-    hot: Option<bool>,
-) -> AppResult<VisitorConnection> {
-    let range = TimeRange::parse(time_range.as_deref(), true)?;
-    let bots = match filter.as_deref().map(str::trim).unwrap_or("") {
-        "" => false,
-        "bot" => true,
-        _ => return Err(AppError::validation("filter", "must be bot or empty")),
-    };
-    let limit = visitors::clamp_limit(first)?;
-    let offset = match after {
-        Some(cursor) => usize::decode_cursor(&cursor)
-            .ok()
-            .and_then(|position| position.checked_add(1))
-            .filter(|&offset| offset <= MAX_OFFSET)
-            .ok_or_else(|| AppError::validation("after", "is not a cursor of this list"))?,
-        None => 0,
-    };
-    let query = ListQuery { site_id, range, bots, limit, offset: offset as u64 };
-    let page = visitors::list_filtered(&*ctx.db().await?, ctx.viewer()?, query, hot.unwrap_or(false), now_ms()).await?;
-    let shown = page.visitors.len();
-    let mut connection = Connection::with_additional_fields(
-        offset > 0,
-        (offset + shown) < page.total as usize,
-        VisitorListFields { total: page.total },
-    );
-    connection.edges.extend(page.visitors.into_iter().enumerate().map(|(i, v)| Edge::new(offset + i, Visitor::new(v))));
-    Ok(connection)
-}
 
 pub(crate) async fn visitor(ctx: &Context<'_>, site_id: i64, id: ID) -> AppResult<Visitor> {
     Ok(Visitor::new(analytics::scored_visitor(&*ctx.db().await?, ctx.viewer()?, site_id, &id, now_ms()).await?))

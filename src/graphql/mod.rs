@@ -28,6 +28,7 @@ pub mod socket;
 pub mod types;
 pub mod variables;
 pub mod visitor;
+pub mod visitor_list;
 pub mod webhooks;
 pub mod workspace;
 

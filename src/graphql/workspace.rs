@@ -14,7 +14,7 @@ use entity::{org, site};
 
 use super::{
     alerts::{self, Destination},
-    analytics::{self, LiveStream, Traffic, VisitorConnection},
+    analytics::{self, LiveStream, Traffic},
     context::ContextExt,
     cost,
     invitations::{self, Invitation},
@@ -23,6 +23,7 @@ use super::{
     session::TrackedSession,
     sites::Site,
     visitor::Visitor,
+    visitor_list::{self, VisitorConnection},
     webhooks::{self, WebhookDelivery},
 };
 use crate::{auth::Role, error::AppResult, service::workspace};
@@ -113,6 +114,8 @@ impl Workspace {
 
     /// `visitors` for this site.
     #[graphql(complexity = "cost::ranked_window(time_range.as_deref()) + cost::visitor_page(first) * child_complexity")]
+    // One argument per GraphQL argument: the schema's shape, not a Rust choice.
+    #[allow(clippy::too_many_arguments)]
     async fn visitors(
         &self,
         ctx: &Context<'_>,
@@ -121,8 +124,20 @@ impl Workspace {
         first: Option<i64>,
         after: Option<String>,
         #[graphql(desc = "Only visitors whose score reaches the site's hot threshold")] hot: Option<bool>,
+        #[graphql(desc = "Part of a name, email, company, user id or visitor id, any case")] search: Option<String>,
+        #[graphql(desc = "`score` (default), `last_seen`, `pageviews`, `time` or `sessions`")] sort: Option<String>,
+        #[graphql(desc = "`desc` (default) or `asc`")] order: Option<String>,
+        #[graphql(desc = "1-based page of `first` rows; takes the place of `after`")] page: Option<i64>,
+        #[graphql(desc = "`identified` or `anonymous`")] status: Option<String>,
+        #[graphql(desc = "An ISO 3166 two-letter country code")] country: Option<String>,
+        #[graphql(desc = "Only visitors whose score reaches this (0 to 100)")] min_score: Option<i64>,
+        #[graphql(desc = "Only visitors who submitted a form")] form: Option<bool>,
     ) -> AppResult<Option<VisitorConnection>> {
-        scoped(self.site_id(), |site| analytics::site_visitors(ctx, site, time_range, filter, first, after, hot)).await
+        let desk = visitor_list::DeskArgs { search, sort, order, page, status, country, min_score, form };
+        scoped(self.site_id(), |site| {
+            visitor_list::site_visitors(ctx, site, time_range, filter, first, after, hot, desk)
+        })
+        .await
     }
 
     /// `visitor` for this site.

@@ -61,8 +61,15 @@ async fn run(
     })
 }
 
-/// A refused input, named as the body named it when the route reshaped its body.
+/// A refused input, named as the request named it: the query parameter
+/// that filled the variable (`q` for `search`), or the body's own name when
+/// the route reshaped its body.
 fn named_as_sent(op: &Operation, err: AppError) -> AppError {
+    let param =
+        op.query.iter().find(|param| param.variable != param.name && err.field.as_deref() == Some(param.variable));
+    if let Some(param) = param {
+        return err.renamed(param.name.to_owned());
+    }
     let Body::Mapped { field, .. } = &op.body else { return err };
     match err.field.as_deref().and_then(field) {
         Some(name) => err.renamed(name),
@@ -102,6 +109,12 @@ fn set(variables: &mut Map<String, Value>, param: &Param, raw: Option<&str>) -> 
                 .parse::<i64>()
                 .map(Value::from)
                 .map_err(|_| AppError::validation(param.name, "must be a number"))?,
+        },
+        (Some(raw), Kind::Bool) => match raw.trim() {
+            "" => Value::Null,
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
+            _ => return Err(AppError::validation(param.name, "must be true or false")),
         },
         (Some(raw), Kind::SiteId) => raw.parse::<i64>().map(Value::from).map_err(|_| AppError::not_found("site"))?,
     };

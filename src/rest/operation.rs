@@ -20,6 +20,8 @@ pub enum Output {
 pub enum Kind {
     /// A number; anything else is 400 `VALIDATION_ERROR`.
     Int,
+    /// `true` or `false` (also `1` or `0`); anything else is 400.
+    Bool,
     Text,
     /// A site id in the path; anything but a number names no site (404).
     SiteId,
@@ -29,6 +31,7 @@ impl Kind {
     pub fn json_type(self) -> &'static str {
         match self {
             Kind::Int | Kind::SiteId => "integer",
+            Kind::Bool => "boolean",
             Kind::Text => "string",
         }
     }

@@ -255,6 +255,16 @@ pub const OPERATIONS: &[Operation] = &[
             Param { name: "limit", variable: "first", kind: Kind::Int, required: false },
             param("timeRange", Kind::Text, false),
             param("filter", Kind::Text, false),
+            // The lead desk's additions (design §19); the spec's answer is unchanged.
+            Param { name: "q", variable: "search", kind: Kind::Text, required: false },
+            param("sort", Kind::Text, false),
+            param("order", Kind::Text, false),
+            param("page", Kind::Int, false),
+            param("status", Kind::Text, false),
+            param("hot", Kind::Bool, false),
+            param("country", Kind::Text, false),
+            param("minScore", Kind::Int, false),
+            param("form", Kind::Bool, false),
         ],
         ..op("GET", "/api/visitor", "listVisitors", "visitors", "Scored visitors")
     },

@@ -62,6 +62,10 @@ pub fn query_parameter(param: &Param) -> Value {
             let number = json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
             if param.required { number } else { json!({ "anyOf": [number, { "type": "string", "maxLength": 0 }] }) }
         }
+        Kind::Bool => {
+            let flag = json!({ "type": "boolean" });
+            json!({ "anyOf": [flag, { "type": "string", "enum": ["1", "0", ""] }] })
+        }
         kind if kind.json_type() == "string" => super::fields::any_text(),
         kind => json!({ "type": kind.json_type() }),
     }

@@ -3,6 +3,7 @@
 //! scoped finder; bots are left out unless a caller asks for them.
 
 pub mod attribution;
+pub mod desk;
 pub mod live;
 pub mod profile;
 mod ranking;
