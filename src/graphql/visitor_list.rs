@@ -11,14 +11,11 @@ use crate::{
     error::{AppError, AppResult},
     service::analytics::{
         TimeRange,
-        desk::{self, DeskFilter, DeskQuery, SortKey},
+        desk::{self, DeskFilter, DeskQuery, MAX_OFFSET, MAX_PAGE, SortKey},
         visitors,
     },
     time::now_ms,
 };
-
-/// Deeper pages than this are refused: a cursor is a position, not a key.
-const MAX_OFFSET: usize = 1_000_000;
 
 #[derive(SimpleObject)]
 pub struct VisitorListFields {
@@ -72,6 +69,9 @@ pub(crate) async fn site_visitors(
     let offset = match desk.page {
         None => offset,
         Some(page) if page < 1 => return Err(AppError::validation("page", "must be at least 1")),
+        Some(page) if page > MAX_PAGE => {
+            return Err(AppError::validation("page", format!("must be at most {MAX_PAGE}")));
+        }
         Some(page) => usize::try_from(page - 1)
             .ok()
             .and_then(|before| before.checked_mul(limit as usize))

@@ -36,6 +36,16 @@ fn trimmed(min: usize, max: usize) -> String {
     format!("^[{WS}]*{core}[{WS}]*$")
 }
 
+/// Search text: at most `max` characters once trimmed, or empty.
+pub fn search_text(max: usize) -> Value {
+    json!({ "type": "string", "pattern": trimmed(0, max) })
+}
+
+/// A two-letter country code in either case, or empty.
+pub fn country_code() -> Value {
+    json!({ "type": "string", "pattern": format!("^[{WS}]*([A-Za-z]{{2}})?[{WS}]*$") })
+}
+
 /// One of `values` once trimmed; empty (the default) too when `empty` says so.
 pub fn choice(values: &[&str], empty: bool) -> Value {
     let optional = if empty { "?" } else { "" };

@@ -67,7 +67,7 @@ pub fn operations() -> Vec<(&'static str, &'static str, Value)> {
                 "summary": "Follow a tracking link: 302 to the destination with UTM labels and lt_click",
                 "responses": {
                     "302": { "description": "Redirect", "headers": { "Location": { "schema": { "type": "string" } } } },
-                    "404": error("Unknown link"),
+                    "404": { "description": "Unknown link: a small page for the person who followed it", "content": { "text/html": { "schema": { "type": "string" } } } },
                     "410": { "description": "Inactive, expired or used up", "content": { "text/html": { "schema": { "type": "string" } } } },
                 },
             }),

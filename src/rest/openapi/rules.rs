@@ -9,6 +9,7 @@ use super::{
     super::operation::{Kind, Operation, Param},
     fields,
 };
+use crate::service::{analytics::desk, scoring};
 
 const WEBHOOK_TYPES: [&str; 5] = ["custom", "crm_one", "crm_two", "chat_one", "chat_two"];
 
@@ -144,6 +145,13 @@ const FIELDS: &[(&str, &str, Rule)] = &[
     ("listVisitors", "limit", || json!({ "minimum": 1 })),
     ("listVisitors", "timeRange", || fields::choice(&["24h", "7d", "30d", "all"], true)),
     ("listVisitors", "filter", || fields::choice(&["bot"], true)),
+    ("listVisitors", "q", || fields::search_text(desk::MAX_SEARCH_LEN)),
+    ("listVisitors", "sort", || fields::choice(&desk::SortKey::NAMES, true)),
+    ("listVisitors", "order", || fields::choice(&["desc", "asc"], true)),
+    ("listVisitors", "page", || json!({ "minimum": 1, "maximum": desk::MAX_PAGE })),
+    ("listVisitors", "status", || fields::choice(&["identified", "anonymous"], true)),
+    ("listVisitors", "country", fields::country_code),
+    ("listVisitors", "minScore", || json!({ "minimum": 0, "maximum": scoring::MAX_SCORE })),
     ("stats", "timeRange", || fields::choice(&["24h", "7d", "30d"], true)),
     ("sendWebhook", "tracker_vid", fields::visitor_id),
     ("sendWebhook", "webhook_type", || fields::choice(&WEBHOOK_TYPES, true)),

@@ -24,6 +24,10 @@ use crate::{
 
 /// The longest search text; longer is refused, not cut.
 pub const MAX_SEARCH_LEN: usize = 200;
+/// Deeper pages than this are refused: a cursor or page is a position, not a key.
+pub const MAX_OFFSET: usize = 1_000_000;
+/// The last page number any page size can reach within `MAX_OFFSET`.
+pub const MAX_PAGE: i64 = (MAX_OFFSET as u64 / visitors::MAX_LIMIT) as i64 + 1;
 
 /// What the list is sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
