@@ -14,8 +14,8 @@ use std::time::Duration;
 use common::{
     TestApp, apps_with,
     browser::{
-        FLAGS, axe, browser_missing, fill, no_script_ran, screenshot, serve_page, start_browser, text, wait_for_events,
-        wait_for_path,
+        FLAGS, axe, browser_missing, fill, no_script_ran, screenshot, serve_page, sign_in, start_browser, text,
+        wait_for_events, wait_for_path,
     },
     traffic::{at, pageview},
 };
@@ -300,11 +300,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
         client.put(&format!("/api/sites/{site}"), json!({ "name": script })).await.expect(200);
 
         let (_driver, browser) = start_browser(&FLAGS).await;
-        browser.goto(&format!("{}/login", app.base)).await.unwrap();
-        fill(&browser, "#email", &email).await;
-        fill(&browser, "#password", "correct horse").await;
-        browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
-        wait_for_path(&browser, "/").await;
+        sign_in(&browser, &app.base, &email).await;
         for path in [
             "/".to_owned(),
             "/live".to_owned(),

@@ -13,10 +13,9 @@ use std::time::Duration;
 
 use common::{
     apps,
-    browser::{FLAGS, browser_missing, fill, start_browser, wait_for_path},
+    browser::{FLAGS, browser_missing, sign_in, start_browser},
     web::refusals,
 };
-use fantoccini::Locator;
 use serde_json::{Value, json};
 
 /// Fills the form whose `action` field is `action` and submits it without the
@@ -73,11 +72,7 @@ async fn every_refusal_shows_beside_its_input_in_the_browser() {
             .to_owned();
         let cases = refusals(&app, &client, site).await;
         let (_driver, browser) = start_browser(&FLAGS).await;
-        browser.goto(&format!("{}/login", app.base)).await.unwrap();
-        fill(&browser, "#email", &email).await;
-        fill(&browser, "#password", "correct horse").await;
-        browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
-        wait_for_path(&browser, "/").await;
+        sign_in(&browser, &app.base, &email).await;
 
         for case in cases {
             browser.goto(&format!("{}{}", app.base, case.path)).await.unwrap();

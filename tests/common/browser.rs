@@ -174,6 +174,16 @@ pub async fn wait_for_path(browser: &Client, path: &str) {
     panic!("expected {path}, at {}", browser.current_url().await.unwrap());
 }
 
+/// Signs in through the login form as a test user (password "correct
+/// horse") and waits for the overview.
+pub async fn sign_in(browser: &Client, base: &str, email: &str) {
+    browser.goto(&format!("{base}/login")).await.unwrap();
+    fill(browser, "#email", email).await;
+    fill(browser, "#password", "correct horse").await;
+    browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
+    wait_for_path(browser, "/").await;
+}
+
 pub async fn fill(browser: &Client, css: &str, value: &str) {
     browser.find(Locator::Css(css)).await.unwrap().send_keys(value).await.unwrap();
 }
