@@ -105,7 +105,7 @@ async fn each_trigger_fires_once_per_visitor() {
             )
             .await;
         assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 45, "{threshold}");
-        // 3 pricing views: 5 for the views, 11 for high-value views and 15 for recency, 31 in all.
+        // 3 pricing views: 1 for the views, 13 for high-value views and 15 for recency, 29 in all.
         let views: Vec<Value> = (0..3).map(|_| pageview(site, "v1", "https://shop.example/pricing")).collect();
         app.collect(json!({ "events": views })).await.expect(202);
         app.collect(pageview(site, "v2", "https://shop.example/")).await.expect(202);

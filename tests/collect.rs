@@ -409,8 +409,8 @@ async fn visitor_aggregates_add_up() {
         assert_eq!(sessions[0].channel, "Organic Search");
         assert_eq!(sessions[0].event_count, 4);
         assert_eq!(sessions[1].channel, "Direct");
-        // 4 views (6) + 1 return visit (4) + 5 minutes (6) + 3 high-value (11) + 1 form (8)
-        assert_eq!(v.score, 6 + 4 + 6 + 11 + 8);
+        // 4 views (1) + 1 return visit (2) + 5 minutes (2) + 3 high-value (13) + 1 form (10)
+        assert_eq!(v.score, 1 + 2 + 2 + 13 + 10);
         let stored = app.events_of(v.id).await;
         assert_eq!(stored.len(), 5, "the ping is not stored as an event");
         let form = stored.iter().find(|e| e.event_type == "custom_event").unwrap();

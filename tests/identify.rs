@@ -45,8 +45,8 @@ async fn identify_links_a_visitor_and_keeps_history() {
         assert_eq!(visitor.identified_user_id.as_deref(), Some("u-42"));
         assert_eq!(visitor.email.as_deref(), Some("Pat@Example.com"));
         assert_eq!(app.events_of(visitor.id).await.len(), 1, "earlier anonymous events stay attached");
-        // 1 view (2) + 1 high-value view (6) + identified (10)
-        assert_eq!(visitor.score, 2 + 6 + 10);
+        // 1 view (0) + 1 high-value view (6) + identified (10)
+        assert_eq!(visitor.score, 6 + 10);
 
         let again = client
             .identify(json!({ "siteId": site, "tracker_vid": "anon-1", "user_id": "u-43", "source": "crm" }))

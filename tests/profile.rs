@@ -24,7 +24,7 @@ async fn the_profile_shows_everything_known_about_a_visitor() {
         for (key, expected) in [
             ("tracker_vid", json!("alice")),
             ("status", json!("identified")),
-            ("score", json!(52)),
+            ("score", json!(45)),
             ("identified_user_id", json!("u-1")),
             ("user_traits", json!({ "plan": "pro" })),
             // md5("alice@example.com")
@@ -288,7 +288,7 @@ async fn the_graphql_list_is_a_connection_with_a_breakdown() {
         assert_eq!(node["trackerVid"], "alice");
         let breakdown: i64 =
             node["scoreBreakdown"].as_array().unwrap().iter().map(|f| f["points"].as_i64().unwrap()).sum();
-        assert_eq!(breakdown, 52, "the breakdown adds up to the score");
+        assert_eq!(breakdown, 45, "the breakdown adds up to the score");
         let names: Vec<&str> =
             node["scoreBreakdown"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
         assert_eq!(

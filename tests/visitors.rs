@@ -25,12 +25,12 @@ async fn the_list_is_scored_sorted_and_windowed() {
         assert_eq!(list["total"], 2, "{list}");
         let rows = &list["visitors"];
         assert_eq!(column(rows, "tracker_vid"), ["alice", "bob"]);
-        // alice: 4 views (6) + 1 return (4) + 2 minutes (3) + 1 high-value view (6)
-        // + 1 form (8) + identified (10) = 37, and 15 for a visit two hours ago.
+        // alice: 4 views (1) + 1 return (2) + 2 minutes (1) + 1 high-value view (6)
+        // + 1 form (10) + identified (10) = 30, and 15 for a visit two hours ago.
         assert_eq!(
             rows[0],
             json!({
-                "tracker_vid": "alice", "status": "identified", "score": 52, "hot": true,
+                "tracker_vid": "alice", "status": "identified", "score": 45, "hot": true,
                 "identified_user_id": "u-1", "country": "DE", "city": "Berlin",
                 "device_type": "desktop", "browser": "Chrome", "lat": 52.52, "lon": 13.4,
                 "first_seen": iso(s.alice_first), "last_seen": iso(s.alice_second + 30_000),
@@ -38,8 +38,8 @@ async fn the_list_is_scored_sorted_and_windowed() {
                 "high_value_views": 1, "is_bot": 0,
             })
         );
-        // bob: 2 views (4) + 1 link click (3) + 15 recency.
-        assert_eq!(rows[1]["score"], 22);
+        // bob: 2 views (1) + 1 link click (3) + 15 recency.
+        assert_eq!(rows[1]["score"], 19);
         assert_eq!(rows[1]["hot"], false);
         assert_eq!(rows[1]["status"], "anonymous");
         assert_eq!(rows[1]["identified_user_id"], Value::Null);
@@ -49,10 +49,10 @@ async fn the_list_is_scored_sorted_and_windowed() {
 
         let in_24h = s.get(&format!("/api/visitor?siteId={}&timeRange=24h", s.site)).await;
         assert_eq!(column(&in_24h["visitors"], "tracker_vid"), ["alice", "bob"]);
-        // dave was last seen 7 days and 1 hour ago: 2 for the view, 3 for recency (15 halved every 3 days).
+        // dave was last seen 7 days and 1 hour ago: 0 for the view, 3 for recency (15 halved every 3 days).
         let in_30d = s.get(&format!("/api/visitor?siteId={}&timeRange=30d", s.site)).await;
         assert_eq!(column(&in_30d["visitors"], "tracker_vid"), ["alice", "bob", "dave"]);
-        assert_eq!(column(&in_30d["visitors"], "score"), [52, 22, 5]);
+        assert_eq!(column(&in_30d["visitors"], "score"), [45, 19, 3]);
         let all = s.get(&format!("/api/visitor?siteId={}&timeRange=all", s.site)).await;
         assert_eq!(column(&all["visitors"], "tracker_vid"), ["alice", "bob", "dave", "carol"]);
         assert_eq!(all["total"], 4);

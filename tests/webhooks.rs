@@ -147,7 +147,7 @@ async fn the_custom_payload_is_signed_and_complete() {
         assert_eq!(
             head,
             json!({
-                "tracker_vid": "alice", "status": "identified", "identified_user_id": "u-1", "score": 52,
+                "tracker_vid": "alice", "status": "identified", "identified_user_id": "u-1", "score": 45,
                 "location": { "country": "DE", "city": "Berlin" },
                 "device": { "type": "desktop", "browser": "Chrome" },
                 "engagement": {
@@ -203,7 +203,7 @@ async fn the_crm_and_chat_payloads_have_their_shapes() {
             payloads[0],
             json!({ "properties": {
                 "tracker_visitor_id": "alice", "email": "Alice@Example.com", "city": "Berlin", "country": "DE",
-                "analytics_source": "Leadtrail", "tracker_score": "52", "tracker_sessions": "2", "tracker_pageviews": "4",
+                "analytics_source": "Leadtrail", "tracker_score": "45", "tracker_sessions": "2", "tracker_pageviews": "4",
                 "tracker_first_seen": iso(s.alice_first), "tracker_last_seen": iso(s.alice_second + 30_000),
             }})
         );
@@ -211,7 +211,7 @@ async fn the_crm_and_chat_payloads_have_their_shapes() {
             payloads[1],
             json!({
                 "Tracker_Visitor_ID__c": "alice", "Email": "Alice@Example.com", "City": "Berlin", "Country": "DE",
-                "LeadSource": "Leadtrail", "Tracker_Score__c": 52, "Tracker_Sessions__c": 2, "Tracker_Pageviews__c": 4,
+                "LeadSource": "Leadtrail", "Tracker_Score__c": 45, "Tracker_Sessions__c": 2, "Tracker_Pageviews__c": 4,
             })
         );
         assert_eq!(
@@ -220,7 +220,7 @@ async fn the_crm_and_chat_payloads_have_their_shapes() {
                 { "type": "header", "text": { "type": "plain_text", "text": "New lead from Leadtrail" } },
                 { "type": "section", "fields": [
                     { "type": "mrkdwn", "text": "*Visitor ID:*\nalice" },
-                    { "type": "mrkdwn", "text": "*Score:*\n52/100" },
+                    { "type": "mrkdwn", "text": "*Score:*\n45/100" },
                     { "type": "mrkdwn", "text": "*Location:*\nBerlin, DE" },
                     { "type": "mrkdwn", "text": "*Sessions:*\n2" },
                 ]},

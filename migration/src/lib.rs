@@ -19,6 +19,10 @@ mod m20261123_130000_create_visitor_and_session_hours;
 mod m20261123_200000_create_alerts;
 mod m20261125_000001_create_invitations;
 mod m20261125_120000_rescore_visitors;
+mod m20261125_190000_rescore_slower_saturation;
+mod rescore;
+
+pub use rescore::rescore_visitors;
 
 pub struct Migrator;
 
@@ -42,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_200000_create_alerts::Migration),
             Box::new(m20261125_000001_create_invitations::Migration),
             Box::new(m20261125_120000_rescore_visitors::Migration),
+            Box::new(m20261125_190000_rescore_slower_saturation::Migration),
         ]
     }
 }

@@ -45,15 +45,15 @@ pub struct Scenario {
 /// - a crawler: one pageview 30 minutes ago.
 pub async fn feed(app: &TestApp) -> Scenario {
     let (client, site) = app.user_with_site("Sam", "shop.example").await;
-    // A short B2B journey like alice's scores 52 (README, "Lead score"): the
-    // site calls 50 hot, so she is the scenario's one hot lead.
+    // A short B2B journey like alice's scores 45 (README, "Lead score"): the
+    // site calls 45 hot, so she is the scenario's one hot lead.
     let threshold = client
         .graphql(
-            "mutation($id: Int!) { updateSite(id: $id, input: { hotThreshold: 50 }) { hotThreshold } }",
+            "mutation($id: Int!) { updateSite(id: $id, input: { hotThreshold: 45 }) { hotThreshold } }",
             json!({ "id": site }),
         )
         .await;
-    assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 50, "{threshold}");
+    assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 45, "{threshold}");
     let now = now_ms();
     let url = |path: &str| format!("https://shop.example{path}");
     let alice_first = now - 3 * DAY_MS - 2 * HOUR_MS;

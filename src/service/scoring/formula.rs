@@ -1,7 +1,8 @@
 //! The score's formula, pure: counts in, points out. Nothing here imports
-//! the crate, because the migration that rescored stored visitors includes
-//! this file too (`migration/src/m20261125_120000_rescore_visitors.rs`), so
-//! the service and the migration share one formula.
+//! the crate, because the migrations that rescore stored visitors include
+//! this file too (`migration/src/rescore.rs`), so the service and the
+//! migrations share one formula. A change to a rule here wants a migration
+//! that calls `rescore_visitors`, as `m20261125_190000` does.
 //!
 //! Each factor gives `cap × (1 − ½^(count / half))` points, rounded: the
 //! first units count most, `half` units give half the cap, and the cap is
@@ -41,15 +42,15 @@ impl Rule {
     }
 }
 
-pub const PAGEVIEWS: Rule = Rule { name: "pageviews", cap: 15, half: 5.0, one: "page view", many: "page views" };
+pub const PAGEVIEWS: Rule = Rule { name: "pageviews", cap: 10, half: 20.0, one: "page view", many: "page views" };
 pub const RETURNING: Rule =
-    Rule { name: "returning_visits", cap: 15, half: 2.0, one: "return visit", many: "return visits" };
+    Rule { name: "returning_visits", cap: 10, half: 3.0, one: "return visit", many: "return visits" };
 pub const ENGAGED_TIME: Rule =
-    Rule { name: "engaged_time", cap: 10, half: 4.0, one: "engaged minute", many: "engaged minutes" };
+    Rule { name: "engaged_time", cap: 10, half: 20.0, one: "engaged minute", many: "engaged minutes" };
 pub const HIGH_VALUE: Rule =
-    Rule { name: "high_value_pages", cap: 15, half: 1.5, one: "high-value page view", many: "high-value page views" };
+    Rule { name: "high_value_pages", cap: 20, half: 2.0, one: "high-value page view", many: "high-value page views" };
 pub const FORMS: Rule =
-    Rule { name: "form_submissions", cap: 15, half: 1.0, one: "form submission", many: "form submissions" };
+    Rule { name: "form_submissions", cap: 20, half: 1.0, one: "form submission", many: "form submissions" };
 pub const CLICKS: Rule =
     Rule { name: "link_clicks", cap: 5, half: 1.0, one: "tracking-link click", many: "tracking-link clicks" };
 pub const IDENTIFIED_POINTS: i32 = 10;

@@ -12,11 +12,11 @@ use super::{
 fn each_factor_gives_less_for_each_further_unit() {
     let table: [(&Rule, [i32; 8]); 6] = [
         // counts:      1  2  3   5   9  15  30  100
-        (&PAGEVIEWS, [2, 4, 5, 8, 11, 13, 15, 15]),
-        (&RETURNING, [4, 8, 10, 12, 14, 15, 15, 15]),
-        (&ENGAGED_TIME, [2, 3, 4, 6, 8, 9, 10, 10]),
-        (&HIGH_VALUE, [6, 9, 11, 14, 15, 15, 15, 15]),
-        (&FORMS, [8, 11, 13, 15, 15, 15, 15, 15]),
+        (&PAGEVIEWS, [0, 1, 1, 2, 3, 4, 6, 10]),
+        (&RETURNING, [2, 4, 5, 7, 9, 10, 10, 10]),
+        (&ENGAGED_TIME, [0, 1, 1, 2, 3, 4, 6, 10]),
+        (&HIGH_VALUE, [6, 10, 13, 16, 19, 20, 20, 20]),
+        (&FORMS, [10, 15, 18, 19, 20, 20, 20, 20]),
         (&CLICKS, [3, 4, 4, 5, 5, 5, 5, 5]),
     ];
     for (rule, expected) in table {
@@ -94,17 +94,21 @@ fn visitors_score_as_the_table_says_and_the_breakdown_sums_to_it() {
     };
     let table = [
         // One page, seen just now: a bounce.
-        (c(1, 1, 0, 0, 0, 0, false), 0, 17),
+        (c(1, 1, 0, 0, 0, 0, false), 0, 15),
         // Read around for a while, came back once, yesterday.
-        (c(6, 2, 5, 1, 0, 0, false), DAY_MS, 36),
-        // Identified, a form, pricing twice, three visits, today: hot.
-        (c(12, 3, 10, 2, 1, 0, true), HOUR_MS, 70),
+        (c(6, 2, 5, 1, 0, 0, false), DAY_MS, 24),
+        // Identified, a form, pricing twice, three visits, an hour ago: warm, not hot.
+        (c(12, 3, 10, 2, 1, 0, true), HOUR_MS, 55),
+        // Identified, two forms, pricing three times, five visits, an hour ago: hot.
+        (c(30, 5, 25, 3, 2, 0, true), HOUR_MS, 71),
         // The same person a week later has cooled.
-        (c(12, 3, 10, 2, 1, 0, true), 7 * DAY_MS, 58),
+        (c(30, 5, 25, 3, 2, 0, true), 7 * DAY_MS, 59),
+        // Much of everything, right now: still short of the cap.
+        (c(100, 12, 200, 8, 6, 5, true), 0, 98),
         // Everything, at length, right now: the only way to 100.
-        (c(60, 12, 90, 8, 6, 5, true), 0, 100),
+        (c(150, 20, 300, 12, 8, 5, true), 0, 100),
         // Heavy but anonymous and formless: never 100.
-        (c(200, 40, 600, 0, 0, 0, false), 0, 55),
+        (c(200, 40, 600, 0, 0, 0, false), 0, 45),
     ];
     for (counts, age, expected) in table {
         let model = visitor::Model { last_seen: now - age, ..visitor(counts) };
@@ -115,7 +119,7 @@ fn visitors_score_as_the_table_says_and_the_breakdown_sums_to_it() {
     }
     let model = visitor(c(9, 1, 0, 0, 0, 0, false));
     let pageviews = &stored_factors(&model)[0];
-    assert_eq!((pageviews.points, pageviews.reason.as_str()), (11, "9 page views"));
+    assert_eq!((pageviews.points, pageviews.reason.as_str()), (3, "9 page views"));
     assert_eq!(recency(now - 5 * HOUR_MS, now).reason, "a visit 5 hours ago");
     assert_eq!(recency(now - 3 * DAY_MS, now).reason, "a visit 3 days ago");
     assert_eq!(recency(now - 60_000, now).reason, "a visit 1 minute ago");
