@@ -1,7 +1,8 @@
 //! The lead desk's list (design §19): search, filters, sort and page numbers
 //! on `GET /api/visitor` and GraphQL `visitors`, each answer compared with a
-//! recount over the raw visitor and identity rows; bad values are 400 with
-//! their field; another org's site is 404.
+//! recount over the raw visitor, identity, session, event and click rows;
+//! the CSV export holds every matching row, formulas neutralised; bad values
+//! are 400 with their field; another org's site is 404.
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -13,7 +14,7 @@ use common::{
     Client, apps_with,
     traffic::{DESKTOP_UA, at, pageview},
 };
-use entity::{identity, visitor};
+use entity::{event, identity, link_click, tracked_session, visitor};
 use leadtrail::{
     service::scoring,
     time::{DAY_MS, HOUR_MS, now_ms},
@@ -29,19 +30,71 @@ fn generous(config: &mut leadtrail::config::Config) {
 
 const COUNTRIES: [&str; 3] = ["DE", "FR", "JP"];
 
-/// Forty visitors: varied pages, visits, forms and countries; some
-/// identified with names, emails and companies (one company with a `%`).
+/// Where a visit comes from: a referrer, UTM tags, or nothing (direct).
+fn arrival(n: i64) -> (&'static str, &'static str) {
+    match n % 5 {
+        0 => ("https://www.google.com/", ""),
+        1 => ("", "?utm_source=newsletter&utm_medium=email&utm_campaign=spring"),
+        2 => ("", ""),
+        3 => ("https://twitter.com/someone", ""),
+        _ => ("", "?utm_source=google&utm_medium=cpc&utm_campaign=winter"),
+    }
+}
+
+/// Forty visitors: varied pages, visits, sources, forms and countries; some
+/// came back from another source two days later, some through a tracking
+/// link; some identified with names, emails and companies (one company
+/// with a `%`).
 async fn feed(app: &common::TestApp, client: &Client, site: i64) {
     let now = now_ms();
+    let ad = client
+        .create_link(json!({ "siteId": site, "destinationUrl": "https://desk.example/pricing", "slug": "desk-ad",
+            "campaign": "autumn", "source": "facebook", "medium": "cpc", "link_type": "ad" }))
+        .await;
+    let ad_path = url::Url::parse(ad["fullUrl"].as_str().unwrap()).unwrap().path().to_owned();
     for n in 0..40_i64 {
         let vid = format!("desk-{n:02}");
         let seen = now - (n % 9) * DAY_MS - (n % 5) * HOUR_MS - 10 * 60_000;
+        // A link click starts the latest visit of every seventh visitor.
+        let landing = if n % 7 == 3 {
+            let location = app.click(&ad_path, &[]).await;
+            let key = url::Url::parse(&location)
+                .unwrap()
+                .query_pairs()
+                .find(|(k, _)| k == "lt_click")
+                .unwrap()
+                .1
+                .into_owned();
+            format!("?utm_source=facebook&utm_medium=cpc&utm_campaign=autumn&lt_click={key}")
+        } else {
+            arrival(n).1.to_owned()
+        };
         let mut events: Vec<Value> = (0..(1 + n % 6))
             .map(|i| {
-                let page = if i % 3 == 1 { "/pricing" } else { "/blog" };
-                at(pageview(site, &vid, &format!("https://desk.example{page}")), seen + i * 40_000)
+                let page = if i % 3 == 1 {
+                    "/pricing"
+                } else if i % 3 == 2 {
+                    "/docs/api"
+                } else {
+                    "/blog"
+                };
+                let query = if i == 0 { landing.as_str() } else { "" };
+                at(pageview(site, &vid, &format!("https://desk.example{page}{query}")), seen + i * 40_000)
             })
             .collect();
+        if n % 7 != 3 && !arrival(n).0.is_empty() {
+            events[0]["referrer"] = json!(arrival(n).0);
+        }
+        if n % 6 == 5 {
+            // An earlier visit from elsewhere: the latest one is the last touch.
+            let (referrer, query) = arrival(n + 2);
+            let mut earlier =
+                at(pageview(site, &vid, &format!("https://desk.example/features{query}")), seen - 2 * DAY_MS);
+            if !referrer.is_empty() {
+                earlier["referrer"] = json!(referrer);
+            }
+            events.push(earlier);
+        }
         if n % 4 == 0 {
             let mut form = at(pageview(site, &vid, "https://desk.example/contact"), seen + 400_000);
             form["type"] = json!("custom_event");
@@ -66,6 +119,13 @@ struct Row {
     score: i32,
     model: visitor::Model,
     words: Vec<String>,
+    /// The channel and campaign of the session with the latest event.
+    last_touch: (String, Option<String>),
+    /// Every page viewed, and the latest.
+    pages: Vec<String>,
+    last_page: Option<String>,
+    /// Slugs of the links clicked.
+    clicked: Vec<String>,
 }
 
 async fn recount(app: &common::TestApp, site: i64) -> Vec<Row> {
@@ -73,6 +133,14 @@ async fn recount(app: &common::TestApp, site: i64) -> Vec<Row> {
     let visitors = visitor::Entity::find().filter(visitor::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
     let identities =
         identity::Entity::find().filter(identity::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
+    let sessions = tracked_session::Entity::find()
+        .filter(tracked_session::Column::SiteId.eq(site))
+        .all(&app.state.db)
+        .await
+        .unwrap();
+    let events = event::Entity::find().filter(event::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
+    let clicks =
+        link_click::Entity::find().filter(link_click::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
     visitors
         .into_iter()
         .filter(|v| !v.is_bot)
@@ -85,7 +153,20 @@ async fn recount(app: &common::TestApp, site: i64) -> Vec<Row> {
                 words.extend([i.name.clone(), i.company.clone(), i.email.clone()].into_iter().flatten());
             }
             let words = words.into_iter().map(|w| w.to_lowercase()).collect();
-            Row { vid: v.tracker_vid.clone(), score: scoring::total(v.score, v.last_seen, now), model: v, words }
+            let latest = sessions.iter().filter(|s| s.visitor_id == v.id).max_by_key(|s| (s.ended_at, s.id)).unwrap();
+            let mut views: Vec<&event::Model> =
+                events.iter().filter(|e| e.visitor_id == v.id && e.event_type == "pageview").collect();
+            views.sort_by_key(|e| (e.timestamp, e.id));
+            Row {
+                vid: v.tracker_vid.clone(),
+                score: scoring::total(v.score, v.last_seen, now),
+                words,
+                last_touch: (latest.channel.clone(), latest.utm_campaign.clone()),
+                pages: views.iter().map(|e| e.page.clone()).collect(),
+                last_page: views.last().map(|e| e.page.clone()),
+                clicked: clicks.iter().filter(|c| c.visitor_id == Some(v.id)).map(|c| c.slug.clone()).collect(),
+                model: v,
+            }
         })
         .collect()
 }
@@ -140,6 +221,25 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             ("country=de", Box::new(|r: &Row| r.model.country.as_deref() == Some("DE"))),
             ("form=true", Box::new(|r: &Row| r.model.form_submits > 0)),
             ("minScore=30", Box::new(|r: &Row| r.score >= 30)),
+            ("channel=Organic+Search", Box::new(|r: &Row| r.last_touch.0 == "Organic Search")),
+            ("channel=Email", Box::new(|r: &Row| r.last_touch.0 == "Email")),
+            ("channel=Paid+Social", Box::new(|r: &Row| r.last_touch.0 == "Paid Social")),
+            ("campaign=winter", Box::new(|r: &Row| r.last_touch.1.as_deref() == Some("winter"))),
+            ("campaign=autumn", Box::new(|r: &Row| r.last_touch.1.as_deref() == Some("autumn"))),
+            ("link=desk-ad", Box::new(|r: &Row| r.clicked.iter().any(|slug| slug == "desk-ad"))),
+            ("link=no-such-link", Box::new(|_: &Row| false)),
+            ("visited=/pricing", Box::new(|r: &Row| r.pages.iter().any(|p| p == "/pricing"))),
+            ("visited=/docs/*", Box::new(|r: &Row| r.pages.iter().any(|p| p.starts_with("/docs/")))),
+            ("visited=*ea*", Box::new(|r: &Row| r.pages.iter().any(|p| p.contains("ea")))),
+            ("visited=/PRICING", Box::new(|_: &Row| false)),
+            (
+                "channel=Direct&visited=/features&status=anonymous",
+                Box::new(|r: &Row| {
+                    r.last_touch.0 == "Direct"
+                        && r.pages.iter().any(|p| p == "/features")
+                        && r.model.status == "anonymous"
+                }),
+            ),
             (
                 "country=FR&form=1&status=identified",
                 Box::new(|r: &Row| {
@@ -154,6 +254,30 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             let answer = list(query).await;
             assert_eq!(vids(&answer), expected, "{query}");
             assert_eq!(answer["total"], expected.len(), "{query}");
+        }
+        // Every filter above picks someone or no one as the recount says; the
+        // data has something for each to find.
+        for (what, count) in [
+            ("Email", rows.iter().filter(|r| r.last_touch.0 == "Email").count()),
+            ("Paid Social", rows.iter().filter(|r| r.last_touch.0 == "Paid Social").count()),
+            ("a link click", rows.iter().filter(|r| !r.clicked.is_empty()).count()),
+            ("a second visit", rows.iter().filter(|r| r.model.total_sessions > 1).count()),
+        ] {
+            assert!(count > 0, "the feed has {what}");
+        }
+
+        // The list's last-touch columns are the recount's.
+        let graphql = client
+            .graphql(
+                "query($s: Int!) { visitors(siteId: $s, timeRange: \"all\", first: 100) { nodes { trackerVid lastChannel lastCampaign lastPage } } }",
+                json!({ "s": site }),
+            )
+            .await;
+        for node in graphql["data"]["visitors"]["nodes"].as_array().unwrap() {
+            let row = rows.iter().find(|r| r.vid == node["trackerVid"].as_str().unwrap()).unwrap();
+            assert_eq!(node["lastChannel"], json!(row.last_touch.0), "{node}");
+            assert_eq!(node["lastCampaign"], json!(row.last_touch.1), "{node}");
+            assert_eq!(node["lastPage"], json!(row.last_page), "{node}");
         }
 
         // Every sort, both ways.
@@ -210,6 +334,11 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             ("minScore=101", "minScore"),
             ("hot=maybe", "hot"),
             ("form=yes", "form"),
+            ("channel=Carrier+pigeon", "channel"),
+            ("channel=email", "channel"),
+            ("visited=pricing", "visited"),
+            ("format=xml", "format"),
+            ("format=csv&sort=name", "sort"),
         ] {
             let reply = client.get(&format!("/api/visitor?siteId={site}&{query}")).await;
             reply.expect_error(400, "VALIDATION_ERROR");
@@ -225,6 +354,86 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
         // Another org's site is 404 whatever the filters.
         let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
         stranger.get(&format!("/api/visitor?siteId={site}&q=acme")).await.expect_error(404, "NOT_FOUND");
+    }
+}
+
+/// The export: every matching row (not one page), in the list's order, with
+/// the list's figures; a header row; cells that a spreadsheet would run as
+/// formulas neutralised; refused and foreign as the list is.
+#[tokio::test]
+async fn the_csv_export_holds_every_matching_row() {
+    for app in apps_with(generous).await {
+        let (client, site) = app.user_with_site("Export", "desk.example").await;
+        feed(&app, &client, site).await;
+        let hostile = json!({ "siteId": site, "tracker_vid": "desk-01", "name": "=HYPERLINK(\"https://evil.example\")",
+            "company": "+Evil, \"Inc\"\n<b>x</b>", "user_id": "-1+2" });
+        client.identify(hostile).await.expect(200);
+        app.state.writer.flush().await;
+        let rows = recount(&app, site).await;
+
+        let reply =
+            client.get(&format!("/api/visitor?siteId={site}&timeRange=all&format=csv&sort=pageviews&limit=5")).await;
+        assert_eq!(reply.status.as_u16(), 200, "{}", reply.text);
+        assert_eq!(reply.headers["content-type"], "text/csv; charset=utf-8");
+        let disposition = reply.headers["content-disposition"].to_str().unwrap();
+        assert!(disposition.starts_with("attachment; filename=\"leads-site-"), "{disposition}");
+        let mut reader = csv::Reader::from_reader(reply.text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+        assert_eq!(header, leadtrail::service::analytics::desk::CSV_COLUMNS);
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        // Every visitor, not the page of 5, in the list's order.
+        let mut expected: Vec<&Row> = rows.iter().collect();
+        expected
+            .sort_by_key(|r| (-i64::from(r.model.total_pageviews), Reverse(r.model.last_seen), Reverse(r.model.id)));
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let got: Vec<&str> = records.iter().map(|r| &r[column("visitor_id")]).collect();
+        let want: Vec<&str> = expected.iter().map(|r| r.vid.as_str()).collect();
+        assert_eq!(got, want);
+        for (record, row) in records.iter().zip(&expected) {
+            assert_eq!(record[column("score")], row.score.to_string(), "{record:?}");
+            assert_eq!(record[column("pageviews")], row.model.total_pageviews.to_string());
+            assert_eq!(record[column("sessions")], row.model.total_sessions.to_string());
+            assert_eq!(record[column("status")], row.model.status);
+            assert_eq!(record[column("channel")], row.last_touch.0);
+            assert_eq!(record[column("campaign")], row.last_touch.1.clone().unwrap_or_default());
+            assert_eq!(record[column("last_page")], row.last_page.clone().unwrap_or_default());
+            let country = match row.model.country.as_deref() {
+                Some("DE") => "Germany",
+                Some("FR") => "France",
+                Some("JP") => "Japan",
+                other => panic!("unexpected country {other:?}"),
+            };
+            assert_eq!(record[column("country")], *country);
+            assert!(record[column("profile_url")].ends_with(&format!("/visitor/{}?site={site}", row.vid)));
+        }
+        let hostile = records.iter().find(|r| &r[column("visitor_id")] == "desk-01").unwrap();
+        assert_eq!(&hostile[column("person")], "'=HYPERLINK(\"https://evil.example\")");
+        assert_eq!(&hostile[column("company")], "'+Evil, \"Inc\"\n<b>x</b>");
+        assert_eq!(&hostile[column("user_id")], "'-1+2");
+        // No cell of the file starts a formula.
+        for record in &records {
+            for cell in record {
+                assert!(!cell.starts_with(['=', '+', '-', '@']), "{cell:?} in {record:?}");
+            }
+        }
+
+        // Filters narrow the export as they narrow the list.
+        let filtered = client.get(&format!("/api/visitor?siteId={site}&timeRange=all&format=csv&channel=Email")).await;
+        let count = csv::Reader::from_reader(filtered.text.as_bytes()).records().count();
+        assert_eq!(count, rows.iter().filter(|r| r.last_touch.0 == "Email").count());
+        // Nothing matches: the header alone.
+        let empty = client.get(&format!("/api/visitor?siteId={site}&format=csv&q=nobody-at-all")).await;
+        assert_eq!(empty.status.as_u16(), 200);
+        assert_eq!(empty.text.trim_end(), leadtrail::service::analytics::desk::CSV_COLUMNS.join(","));
+
+        // Refused, signed out and foreign as the list is.
+        client
+            .get(&format!("/api/visitor?siteId={site}&format=csv&sort=name"))
+            .await
+            .expect_error(400, "VALIDATION_ERROR");
+        app.client().get(&format!("/api/visitor?siteId={site}&format=csv")).await.expect_error(401, "UNAUTHORIZED");
+        let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
+        stranger.get(&format!("/api/visitor?siteId={site}&format=csv")).await.expect_error(404, "NOT_FOUND");
     }
 }
 

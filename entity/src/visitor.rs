@@ -34,6 +34,12 @@ pub struct Model {
     pub device_type: Option<String>,
     pub browser: Option<String>,
     pub os: Option<String>,
+    /// The channel of the latest visit (last touch).
+    pub last_channel: Option<String>,
+    /// The `utm_campaign` of the latest visit.
+    pub last_campaign: Option<String>,
+    /// The path of the latest page view.
+    pub last_page: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

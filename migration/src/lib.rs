@@ -20,6 +20,7 @@ mod m20261123_200000_create_alerts;
 mod m20261125_000001_create_invitations;
 mod m20261125_120000_rescore_visitors;
 mod m20261125_190000_rescore_slower_saturation;
+mod m20261125_200000_add_visitor_last_touch;
 mod rescore;
 
 pub use rescore::rescore_visitors;
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000001_create_invitations::Migration),
             Box::new(m20261125_120000_rescore_visitors::Migration),
             Box::new(m20261125_190000_rescore_slower_saturation::Migration),
+            Box::new(m20261125_200000_add_visitor_last_touch::Migration),
         ]
     }
 }

@@ -229,3 +229,58 @@ mod tests {
         }
     }
 }
+
+/// Names people use where ISO 3166's English short name is formal or
+/// inverted ("Korea (Republic of)").
+const COMMON_NAMES: [(&str, &str); 18] = [
+    ("BO", "Bolivia"),
+    ("CD", "DR Congo"),
+    ("FM", "Micronesia"),
+    ("GB", "United Kingdom"),
+    ("IR", "Iran"),
+    ("KP", "North Korea"),
+    ("KR", "South Korea"),
+    ("LA", "Laos"),
+    ("MD", "Moldova"),
+    ("MK", "North Macedonia"),
+    ("PS", "Palestine"),
+    ("RU", "Russia"),
+    ("SY", "Syria"),
+    ("TW", "Taiwan"),
+    ("TZ", "Tanzania"),
+    ("US", "United States"),
+    ("VE", "Venezuela"),
+    ("VN", "Vietnam"),
+];
+
+/// The English name of an ISO 3166 alpha-2 code ("DE" → "Germany"); a code
+/// that names no country is shown as it is.
+pub fn country_name(code: &str) -> &str {
+    let upper = code.trim().to_ascii_uppercase();
+    if let Some((_, name)) = COMMON_NAMES.iter().find(|(known, _)| *known == upper) {
+        return name;
+    }
+    isocountry::CountryCode::for_alpha2(&upper).map(|country| country.name()).unwrap_or(code)
+}
+
+#[cfg(test)]
+mod names {
+    use super::country_name;
+
+    #[test]
+    fn codes_read_as_country_names() {
+        let table = [
+            ("DE", "Germany"),
+            ("de", "Germany"),
+            ("GB", "United Kingdom"),
+            ("US", "United States"),
+            ("KR", "South Korea"),
+            ("JP", "Japan"),
+            ("XX", "XX"),
+            ("", ""),
+        ];
+        for (code, name) in table {
+            assert_eq!(country_name(code), name, "{code}");
+        }
+    }
+}

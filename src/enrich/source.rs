@@ -104,6 +104,19 @@ pub enum LinkKind {
     Bio,
 }
 
+/// Every channel `channel` answers, in its order of precedence.
+pub const CHANNELS: [&str; 9] = [
+    "Paid Search",
+    "Paid Social",
+    "Display",
+    "Paid Other",
+    "Organic Social",
+    "Organic Search",
+    "Email",
+    "Referral",
+    "Direct",
+];
+
 /// The channel of a visit from its UTM tags, external referrer host and, when
 /// it came through a tracking link, that link's type.
 pub fn channel(utm: &Utm, referrer_host: Option<&str>, link: Option<LinkKind>) -> &'static str {

@@ -258,9 +258,31 @@ impl AnalyticsQuery {
         #[graphql(desc = "An ISO 3166 two-letter country code")] country: Option<String>,
         #[graphql(desc = "Only visitors whose score reaches this (0 to 100)")] min_score: Option<i64>,
         #[graphql(desc = "Only visitors who submitted a form")] form: Option<bool>,
+        #[graphql(desc = "The channel of the latest visit (last touch), as `lastChannel` shows it")] channel: Option<
+            String,
+        >,
+        #[graphql(desc = "The campaign (`utm_campaign`) of the latest visit, exactly")] campaign: Option<String>,
+        #[graphql(desc = "The slug of a tracking link the visitor clicked")] link: Option<String>,
+        #[graphql(desc = "A page viewed in the range: a path where `*` stands for any characters")] visited: Option<
+            String,
+        >,
     ) -> AppResult<VisitorConnection> {
-        let desk = visitor_list::DeskArgs { search, sort, order, page, status, country, min_score, form };
-        visitor_list::site_visitors(ctx, site_id, time_range, filter, first, after, hot, desk).await
+        let desk = visitor_list::DeskArgs {
+            search,
+            sort,
+            order,
+            page,
+            status,
+            country,
+            channel,
+            campaign,
+            link,
+            visited,
+            min_score,
+            form,
+        };
+        let args = visitor_list::ListArgs { site_id, time_range, filter, first, after, hot, desk };
+        visitor_list::site_visitors(ctx, args).await
     }
 
     /// One visitor's full profile, by `tracker_vid`.

@@ -72,6 +72,12 @@ pub const RECENT_EVENTS: usize = profile::RECENT_EVENTS as usize;
 pub const FORM_EVENTS: usize = profile::FORM_EVENTS as usize;
 pub const TOP_PAGES: usize = profile::TOP_PAGES as usize;
 
+/// A CSV export of the visitor list reads every matching row: it costs an
+/// open window of the scored list and a page of rows per day it covers.
+pub fn export(time_range: Option<&str>) -> usize {
+    ranked_window(time_range) + days(time_range).min(RANKED_DAYS) * DAY * 4
+}
+
 /// Rows a page of the visitor list can hold.
 pub fn visitor_page(first: Option<i64>) -> usize {
     let rows = first.map_or(visitors::DEFAULT_LIMIT, |n| u64::try_from(n).unwrap_or(1).clamp(1, visitors::MAX_LIMIT));

@@ -238,6 +238,18 @@ impl Visitor {
     async fn is_bot(&self) -> i32 {
         i32::from(self.scored.visitor.is_bot)
     }
+    /// The channel of the latest visit (last touch).
+    async fn last_channel(&self) -> Option<&str> {
+        self.scored.visitor.last_channel.as_deref()
+    }
+    /// The campaign (`utm_campaign`) of the latest visit.
+    async fn last_campaign(&self) -> Option<&str> {
+        self.scored.visitor.last_campaign.as_deref()
+    }
+    /// The path of the latest page view.
+    async fn last_page(&self) -> Option<&str> {
+        self.scored.visitor.last_page.as_deref()
+    }
     async fn first_referrer(&self) -> Option<&str> {
         self.scored.visitor.first_referrer.as_deref()
     }

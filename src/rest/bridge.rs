@@ -76,6 +76,22 @@ impl Bridge {
         &self.app.db
     }
 
+    /// The read connections, for a hook that streams a long read.
+    pub fn reads(&self) -> &sea_orm::DatabaseConnection {
+        &self.app.reads
+    }
+
+    /// BASE_URL, for links in what a hook answers.
+    pub fn base_url(&self) -> String {
+        self.app.config.base_url()
+    }
+
+    /// Pays `cost` from the caller's read budget, as an operation of that
+    /// complexity does before it runs.
+    pub fn charge(&self, cost: usize) -> AppResult<()> {
+        self.app.read_budget.charge(&self.ctx, cost)
+    }
+
     pub async fn run(self, document: &'static str, variables: impl Into<Value>) -> AppResult<Output> {
         let (data, headers) =
             executor::run(&self.schema, &self.app, self.ctx, document, variables.into()).await?.json()?;

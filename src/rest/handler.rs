@@ -54,11 +54,29 @@ async fn run(
         Body::Mapped { map, .. } => map(body)?,
     };
     let variables = with_parameters(op, variables, &path, query.as_deref())?;
+    if let Some(csv) = op.csv
+        && wants_csv(query.as_deref())?
+    {
+        return csv(bridge, variables).await.map_err(|err| named_as_sent(op, err));
+    }
     let output = bridge.run(op.document, Value::Object(variables)).await.map_err(|err| named_as_sent(op, err))?;
     Ok(match op.output {
         Output::Whole => output.whole(),
         Output::Field(name) => output.field(name),
     })
+}
+
+/// Whether the query string asks for the CSV download (`format=csv`); JSON,
+/// the default, is `format=json` or no `format`.
+fn wants_csv(query: Option<&str>) -> AppResult<bool> {
+    let format = query.and_then(|text| {
+        url::form_urlencoded::parse(text.as_bytes()).find(|(name, _)| name == "format").map(|(_, value)| value)
+    });
+    match format.as_deref().map(str::trim) {
+        None | Some("" | "json") => Ok(false),
+        Some("csv") => Ok(true),
+        Some(_) => Err(AppError::validation("format", "must be json or csv")),
+    }
 }
 
 /// A refused input, named as the request named it: the query parameter

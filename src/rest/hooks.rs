@@ -7,11 +7,17 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{MethodRouter, get},
 };
-use futures_util::StreamExt;
+use futures_util::{StreamExt, future::BoxFuture};
 use serde_json::{Map, Value, json};
 
 use super::{bridge::Bridge, handler::with_parameters, operation::Operation};
-use crate::{error::AppError, server::RouterState, service::privacy};
+use crate::{
+    error::{AppError, AppResult},
+    graphql::{cost, visitor_list::ListArgs},
+    server::RouterState,
+    service::{analytics::desk, privacy},
+    time::now_ms,
+};
 
 /// `GET /api/visitor/{id}/export`: the visitor's stored facts as a JSON
 /// download, streamed from the database a page at a time.
@@ -58,5 +64,33 @@ pub fn export_schema() -> Value {
             "visitor": { "type": "object" },
             "identities": rows, "sessions": rows, "events": rows, "clicks": rows,
         },
+    })
+}
+
+/// `GET /api/visitor?format=csv`: every visitor the list's parameters
+/// select (not one page), as a CSV download streamed a chunk at a time.
+pub fn visitors_csv(bridge: Bridge, variables: Map<String, Value>) -> BoxFuture<'static, AppResult<Response>> {
+    Box::pin(async move {
+        let args = ListArgs::from_variables(&variables)?;
+        let range = args.time_range.clone();
+        let site_id = args.site_id;
+        let query = args.query()?;
+        bridge.charge(cost::export(range.as_deref()))?;
+        let now = now_ms();
+        let stream = desk::export(bridge.reads().clone(), bridge.viewer()?, query, now, &bridge.base_url()).await?;
+        let stream = stream.map(|chunk| chunk.map_err(|err| std::io::Error::other(err.message)));
+        let date = crate::time::iso(now);
+        let name = format!("leads-site-{site_id}-{}.csv", date.get(..10).unwrap_or("export"));
+        let disposition = HeaderValue::try_from(format!("attachment; filename=\"{name}\""))
+            .unwrap_or(HeaderValue::from_static("attachment"));
+        Ok((
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
+                (header::CONTENT_DISPOSITION, disposition),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            ],
+            Body::from_stream(stream),
+        )
+            .into_response())
     })
 }

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use axum::routing::MethodRouter;
 
+use super::bridge::Bridge;
 use crate::{error::AppResult, server::RouterState};
 
 /// Which part of the GraphQL answer is the REST answer.
@@ -81,6 +82,11 @@ pub struct Hook {
     pub answer: SchemaFn,
 }
 
+/// A route that also answers as a streamed CSV download with `format=csv`:
+/// it gets the route's variables, as the document would.
+pub type CsvDownload =
+    fn(Bridge, Map<String, Value>) -> futures_util::future::BoxFuture<'static, AppResult<axum::response::Response>>;
+
 pub struct Operation {
     pub method: &'static str,
     pub path: &'static str,
@@ -98,6 +104,8 @@ pub struct Operation {
     pub public: bool,
     /// Answers with its own handler instead of the document's output.
     pub hook: Option<Hook>,
+    /// With `format=csv`, answers every matching row as CSV instead.
+    pub csv: Option<CsvDownload>,
 }
 
 pub(super) const fn op(
@@ -120,5 +128,6 @@ pub(super) const fn op(
         body: Body::None,
         public: false,
         hook: None,
+        csv: None,
     }
 }

@@ -263,9 +263,14 @@ pub const OPERATIONS: &[Operation] = &[
             param("status", Kind::Text, false),
             param("hot", Kind::Bool, false),
             param("country", Kind::Text, false),
+            param("channel", Kind::Text, false),
+            param("campaign", Kind::Text, false),
+            param("link", Kind::Text, false),
+            param("visited", Kind::Text, false),
             param("minScore", Kind::Int, false),
             param("form", Kind::Bool, false),
         ],
+        csv: Some(super::hooks::visitors_csv),
         ..op("GET", "/api/visitor", "listVisitors", "visitors", "Scored visitors")
     },
     Operation {

@@ -41,6 +41,13 @@ pub fn search_text(max: usize) -> Value {
     json!({ "type": "string", "pattern": trimmed(0, max) })
 }
 
+/// A page pattern (a path, or `*` first), at most `max` characters once
+/// trimmed, or empty.
+pub fn path_pattern(max: usize) -> Value {
+    let rest = format!(r"([^\x00]{{0,{}}}[^{WS}\x00])?", max - 2);
+    json!({ "type": "string", "pattern": format!("^[{WS}]*([/*]{rest})?[{WS}]*$") })
+}
+
 /// A two-letter country code in either case, or empty.
 pub fn country_code() -> Value {
     json!({ "type": "string", "pattern": format!("^[{WS}]*([A-Za-z]{{2}})?[{WS}]*$") })

@@ -106,6 +106,13 @@ fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, Stri
         }
         parameters.push(json!({ "name": param.name, "in": "query", "required": param.required, "schema": schema }));
     }
+    if op.csv.is_some() {
+        parameters.push(json!({
+            "name": "format", "in": "query", "required": false,
+            "description": "`csv` answers every matching row (not one page) as a CSV download",
+            "schema": fields::choice(&["json", "csv"], true),
+        }));
+    }
     let mut object = json!({
         "operationId": op.id,
         "summary": op.summary,
@@ -132,6 +139,9 @@ fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, Stri
         rules::apply_to_body(op.id, &mut body);
         let required = rules::body_required(&body);
         object["requestBody"] = json!({ "required": required, "content": { "application/json": { "schema": body } } });
+    }
+    if op.csv.is_some() {
+        object["responses"]["200"]["content"]["text/csv"] = json!({ "schema": { "type": "string" } });
     }
     if let Some(responses) = object["responses"].as_object_mut() {
         responses.extend(error_responses(&rules::statuses(op)));

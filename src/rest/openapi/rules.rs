@@ -9,7 +9,10 @@ use super::{
     super::operation::{Kind, Operation, Param},
     fields,
 };
-use crate::service::{analytics::desk, scoring};
+use crate::{
+    enrich::source::CHANNELS,
+    service::{analytics::desk, scoring},
+};
 
 const WEBHOOK_TYPES: [&str; 5] = ["custom", "crm_one", "crm_two", "chat_one", "chat_two"];
 
@@ -151,6 +154,10 @@ const FIELDS: &[(&str, &str, Rule)] = &[
     ("listVisitors", "page", || json!({ "minimum": 1, "maximum": desk::MAX_PAGE })),
     ("listVisitors", "status", || fields::choice(&["identified", "anonymous"], true)),
     ("listVisitors", "country", fields::country_code),
+    ("listVisitors", "channel", || fields::choice(&CHANNELS, true)),
+    ("listVisitors", "campaign", || fields::search_text(desk::MAX_FILTER_LEN)),
+    ("listVisitors", "link", || fields::search_text(desk::MAX_FILTER_LEN)),
+    ("listVisitors", "visited", || fields::path_pattern(desk::MAX_FILTER_LEN)),
     ("listVisitors", "minScore", || json!({ "minimum": 0, "maximum": scoring::MAX_SCORE })),
     ("stats", "timeRange", || fields::choice(&["24h", "7d", "30d"], true)),
     ("sendWebhook", "tracker_vid", fields::visitor_id),

@@ -269,6 +269,12 @@ impl<'a> Batch<'a> {
         }
         if latest {
             apply_client(visitor, event);
+            let session = &self.sessions[s].model;
+            visitor.last_channel = Some(session.channel.clone());
+            visitor.last_campaign = session.utm_campaign.clone();
+            if event.kind == EventKind::Pageview {
+                visitor.last_page = Some(event.page.clone());
+            }
         }
         self.events.push(PendingEvent { visitor: v, session: s, event });
     }
@@ -407,6 +413,9 @@ pub(crate) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor:
         device_type: None,
         browser: None,
         os: None,
+        last_channel: None,
+        last_campaign: None,
+        last_page: None,
     }
 }
 
