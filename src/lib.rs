@@ -160,8 +160,20 @@ fn declared_body_limit(
     }
 }
 
-async fn not_found() -> Response {
-    AppError::not_found("route").into_response()
+/// An address nothing answers: the branded 404 page for a browser asking
+/// for a page, the JSON error body for everything else (the API's clients).
+async fn not_found(
+    axum::extract::State(state): axum::extract::State<RouterState>,
+    request: axum::extract::Request,
+) -> Response {
+    let path = request.uri().path();
+    let api = path.starts_with("/api/") || path.starts_with("/graphql") || path.starts_with("/health");
+    let html = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    if html && !api { web::not_found_page(&state.app) } else { AppError::not_found("route").into_response() }
 }
 
 /// Serves until `shutdown` resolves, then lets open requests finish and

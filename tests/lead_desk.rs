@@ -440,3 +440,53 @@ async fn the_csv_export_holds_every_matching_row() {
 fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
+
+/// The `/leads` page: its filters from the address applied as the API
+/// applies them, page numbers with the total, the export link carrying the
+/// same filters, and a refused filter shown beside its input (400) with
+/// the list shown without it.
+#[tokio::test]
+async fn the_leads_page_filters_pages_and_exports() {
+    use common::web::expect_page;
+    for app in apps_with(generous).await {
+        let (client, site) = app.user_with_site("Page", "desk.example").await;
+        feed(&app, &client, site).await;
+        for n in 0..70 {
+            app.collect(pageview(site, &format!("filler-{n}"), "https://desk.example/")).await.expect(202);
+        }
+        app.state.writer.flush().await;
+        let rows = recount(&app, site).await;
+
+        let page = expect_page(&client.get("/leads?range=all&channel=Email").await, 200);
+        let emails = rows.iter().filter(|r| r.last_touch.0 == "Email").count();
+        let total = if emails == 1 { "1 visitor".to_owned() } else { format!("{emails} visitors") };
+        assert!(page.contains(&total), "{total}");
+        assert!(page.contains("<option value=\"Email\" selected>Email</option>"));
+        assert!(page.contains(&format!(
+            "href=\"/api/visitor?siteId={site}&#38;format=csv&#38;timeRange=all&#38;channel=Email\""
+        )));
+
+        // 110 visitors: three pages of 50, numbered.
+        let first = expect_page(&client.get("/leads?range=all").await, 200);
+        assert!(first.contains("110 visitors, showing 1–50"), "the total and the rows shown");
+        assert!(first.contains("<span aria-current=\"page\">1</span>"));
+        assert!(first.contains("href=\"/leads?range=all&#38;page=3\" aria-label=\"Page 3\""));
+        let third = expect_page(&client.get("/leads?range=all&page=3").await, 200);
+        assert!(third.contains("showing 101–110"));
+        assert_eq!(third.matches("<tr>").count() - 1, 10, "ten rows and the header");
+
+        // A refused filter: 400, beside its input, the list without it.
+        let refused = client.get("/leads?range=all&visited=pricing").await;
+        let refused = expect_page(&refused, 400);
+        assert!(refused.contains("id=\"f-visited-error\">Visited page: must be a path starting with /"));
+        assert!(refused.contains("110 visitors"), "the list without the refused filter");
+        let refused = expect_page(&client.get("/leads?minScore=lots").await, 400);
+        assert!(refused.contains("id=\"f-minScore-error\">Score at least: must be a whole number"));
+
+        // Signed out: the sign-in page; another org's site: not found.
+        let anonymous = app.client().get("/leads").await;
+        assert_eq!(anonymous.status.as_u16(), 303);
+        let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
+        assert_eq!(stranger.get(&format!("/leads?site={site}")).await.status.as_u16(), 404);
+    }
+}

@@ -156,22 +156,24 @@ async fn unknown_ids_are_404_pages_and_bad_values_400_pages() {
         ] {
             expect_page(&client.get(&path).await, 404);
         }
-        for path in [
-            "/?range=1y",
-            "/?range=all",
-            "/leads?range=forever",
-            "/leads?hot=maybe",
-            "/leads?bots=2",
-            "/leads?page=0",
-            "/leads?page=two",
-            "/leads?page=99999999999999999999",
-            "/?site=abc",
-            "/live?site=1.5",
-            "/talk/incoming",
-            "/talk/incoming?visitor=",
-        ] {
+        for path in
+            ["/?range=1y", "/?range=all", "/?site=abc", "/live?site=1.5", "/talk/incoming", "/talk/incoming?visitor="]
+        {
             let html = expect_page(&client.get(path).await, 400);
             assert!(html.contains("That request did not make sense"), "{path}: {html}");
+        }
+        // The leads page's filters: the refusal beside the filter, the list without it.
+        for (path, id, label) in [
+            ("/leads?range=forever", "f-range-error", "Seen in: "),
+            ("/leads?hot=maybe", "f-hot-error", "Hot leads only: "),
+            ("/leads?bots=2", "f-bots-error", "Bot traffic instead: "),
+        ] {
+            let html = expect_page(&client.get(path).await, 400);
+            assert!(html.contains(&format!("id=\"{id}\">{label}")), "{path}: {html}");
+        }
+        for path in ["/leads?page=0", "/leads?page=two", "/leads?page=99999999999999999999"] {
+            let html = expect_page(&client.get(path).await, 400);
+            assert!(html.contains("role=\"alert\">Page: must be a page number"), "{path}: {html}");
         }
         let action = post_form(&client, &format!("/visitor/v1?site={site}"), &[("action", "delete")], &[]).await;
         expect_page(&action, 400);

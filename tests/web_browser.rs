@@ -298,6 +298,15 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             .await;
         let link = link["data"]["createLink"]["link"]["id"].as_str().unwrap().to_owned();
         client.put(&format!("/api/sites/{site}"), json!({ "name": script })).await.expect(200);
+        // A saved view whose name and search are markup.
+        let view = client
+            .graphql(
+                "mutation($s: Int!, $i: SavedViewInput!) { createSavedView(siteId: $s, input: $i) { id query } }",
+                json!({ "s": site, "i": { "name": script, "query": format!("range=all&q={}", urlencode(image)) } }),
+            )
+            .await;
+        let view_query = view["data"]["createSavedView"]["query"].as_str().unwrap().to_owned();
+        let view_id = view["data"]["createSavedView"]["id"].as_str().unwrap().to_owned();
 
         let (_driver, browser) = start_browser(&FLAGS).await;
         sign_in(&browser, &app.base, &email).await;
@@ -305,6 +314,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             "/".to_owned(),
             "/live".to_owned(),
             "/leads".to_owned(),
+            format!("/leads?{view_query}&view={view_id}"),
             format!("/visitor/{}?site={site}", encoded.replace('+', "%20")),
             format!("/session/{session}?site={site}"),
             format!("/talk/incoming?visitor={encoded}&site={site}"),
@@ -322,4 +332,8 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
         }
         browser.close().await.ok();
     }
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

@@ -140,7 +140,7 @@ async fn link_pages_refuse_the_signed_out_strangers_and_unknown_ids() {
         // The owner sees the click tied to bob.
         let html = expect_page(&s.client.get(&format!("/links/{id}")).await, 200);
         assert!(html.contains(&format!(r#"href="/visitor/bob?site={}""#, s.site)), "{html}");
-        assert!(html.contains("Paris, FR"), "{html}");
+        assert!(html.contains("Paris, France"), "{html}");
 
         let signed_out = app.client();
         for path in ["/links".to_owned(), format!("/links/{id}"), format!("/links/{id}/qr.svg")] {

@@ -14,6 +14,7 @@ pub mod link_click_day;
 pub mod member;
 pub mod org;
 pub mod page_hour;
+pub mod saved_view;
 pub mod session_hour;
 pub mod site;
 pub mod tracked_session;

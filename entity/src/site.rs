@@ -21,6 +21,9 @@ pub struct Model {
     pub retention_days: Option<i32>,
     /// Whether `DNT: 1` or `Sec-GPC: 1` means "do not track this browser".
     pub respect_do_not_track: bool,
+    /// Whether pages show Gravatar images; off shows initials and sends
+    /// nothing about a lead to a third party.
+    pub gravatar: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -21,6 +21,8 @@ mod m20261125_000001_create_invitations;
 mod m20261125_120000_rescore_visitors;
 mod m20261125_190000_rescore_slower_saturation;
 mod m20261125_200000_add_visitor_last_touch;
+mod m20261125_210000_create_saved_views;
+mod m20261125_210100_add_site_gravatar;
 mod rescore;
 
 pub use rescore::rescore_visitors;
@@ -49,6 +51,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_120000_rescore_visitors::Migration),
             Box::new(m20261125_190000_rescore_slower_saturation::Migration),
             Box::new(m20261125_200000_add_visitor_last_touch::Migration),
+            Box::new(m20261125_210000_create_saved_views::Migration),
+            Box::new(m20261125_210100_add_site_gravatar::Migration),
         ]
     }
 }

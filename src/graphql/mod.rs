@@ -22,6 +22,7 @@ pub mod nul;
 pub mod orgs;
 pub mod people;
 pub mod privacy;
+pub mod saved_views;
 pub mod session;
 pub mod sites;
 pub mod socket;
@@ -47,6 +48,7 @@ pub struct Query(
     analytics::AnalyticsQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
+    saved_views::SavedViewQuery,
     workspace::WorkspaceQuery,
 );
 
@@ -61,6 +63,7 @@ pub struct Mutation(
     webhooks::WebhookMutation,
     privacy::PrivacyMutation,
     alerts::AlertMutation,
+    saved_views::SavedViewMutation,
 );
 
 pub type Subscription = live::LiveSubscription;

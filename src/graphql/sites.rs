@@ -41,6 +41,8 @@ pub struct SiteUpdateInput {
     pub retention_days: MaybeUndefined<i32>,
     /// When true, browsers sending `DNT: 1` or `Sec-GPC: 1` are not tracked.
     pub respect_do_not_track: Option<bool>,
+    /// When true, pages show Gravatar images for people with an email.
+    pub gravatar: Option<bool>,
 }
 
 #[derive(Default)]
@@ -93,6 +95,7 @@ impl SiteMutation {
                 MaybeUndefined::Value(days) => Some(Some(days)),
             },
             respect_do_not_track: input.respect_do_not_track,
+            gravatar: input.gravatar,
         };
         let app = ctx.app();
         Ok(Site(sites::update(&*ctx.db().await?, &app.cluster, ctx.viewer()?, id, changes).await?))
@@ -157,5 +160,10 @@ impl Site {
     /// Whether browsers sending `DNT: 1` or `Sec-GPC: 1` are left untracked.
     async fn respect_do_not_track(&self) -> bool {
         self.0.respect_do_not_track
+    }
+    /// Whether pages show Gravatar images (off: initials, and nothing about
+    /// a lead is sent to a third party).
+    async fn gravatar(&self) -> bool {
+        self.0.gravatar
     }
 }

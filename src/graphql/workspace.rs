@@ -20,6 +20,7 @@ use super::{
     invitations::{self, Invitation},
     links::{self, LinkList},
     orgs::{self, ApiKey, Member, Org},
+    saved_views::{self, SavedView},
     session::TrackedSession,
     sites::Site,
     visitor::Visitor,
@@ -184,6 +185,11 @@ impl Workspace {
     #[graphql(complexity = "cost::LINKS_PER_SITE * child_complexity")]
     async fn links(&self, ctx: &Context<'_>) -> AppResult<Option<LinkList>> {
         scoped(self.site_id(), |site| links::site_links(ctx, Some(site))).await
+    }
+
+    /// `savedViews` for this site.
+    async fn saved_views(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<SavedView>>> {
+        scoped(self.site_id(), |site| saved_views::saved_views(ctx, site)).await
     }
 
     /// `destinations` for this site; null unless the viewer is an admin of its org.

@@ -51,13 +51,14 @@ fn link_update_body() -> Value {
 
 /// The body of `PUT /api/sites/{id}`: each key is a field of the update
 /// input; absent leaves it, `null` clears what can be cleared.
-const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 6] = [
+const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 7] = [
     ("name", text),
     ("domain", text),
     ("trackingMode", || json!({ "type": "string", "enum": ["cookie", "cookieless"] })),
     ("firstPartyDomain", text),
     ("retentionDays", || json!({ "type": ["integer", "null"], "minimum": 1, "maximum": i32::MAX })),
     ("respectDoNotTrack", || json!({ "type": "boolean" })),
+    ("gravatar", || json!({ "type": "boolean" })),
 ];
 
 fn site_update_body() -> Value {

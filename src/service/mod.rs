@@ -18,6 +18,7 @@ pub mod people;
 pub mod privacy;
 pub mod profile;
 pub mod salts;
+pub mod saved_views;
 pub mod scoring;
 pub mod sessions;
 pub mod sites;

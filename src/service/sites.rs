@@ -40,6 +40,7 @@ pub struct SiteChanges {
     /// `Some(None)` keeps visitor-level data for ever.
     pub retention_days: Option<Option<i32>>,
     pub respect_do_not_track: Option<bool>,
+    pub gravatar: Option<bool>,
 }
 
 /// Accepts a host (`Example.com`) or a URL (`https://example.com/x`) and
@@ -223,6 +224,9 @@ pub async fn update(
     }
     if let Some(respect) = changes.respect_do_not_track {
         active.respect_do_not_track = Set(respect);
+    }
+    if let Some(gravatar) = changes.gravatar {
+        active.gravatar = Set(gravatar);
     }
     let site = active.update(db).await?;
     cluster.changed(Changed::Site { site_id: site.id }).await;

@@ -179,7 +179,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 25] = [
+const NOTICES: [(&str, &str); 26] = [
     ("link-created", "The link was created."),
     ("link-saved", "The link was saved."),
     ("link-off", "The link is turned off: its short URL answers 410 Gone."),
@@ -205,6 +205,7 @@ const NOTICES: [(&str, &str); 25] = [
     ("alert-deleted", "The destination and its deliveries were deleted."),
     ("alert-tested", "A sample alert was delivered."),
     ("alert-test-failed", "The sample alert was not delivered; the webhook delivery log says why."),
+    ("view-deleted", "The saved view was deleted."),
 ];
 
 /// The sentence for `done=<key>`; unknown keys show nothing.

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use askama::Template;
 use axum::{
     extract::{RawPathParams, Request, State},
+    http::StatusCode,
     http::request::Parts,
     response::{Html, IntoResponse, Response},
     routing::{MethodRouter, get},
@@ -18,12 +19,12 @@ use super::{
     bridge,
     error::{WebError, WebResult},
     forms::FormState,
-    layout::{FrameData, Layout},
-    pages::{Access, IdFrom, Page, PageInput, SiteFrom},
+    layout::{FrameData, Layout, SavedViewData, Section},
+    pages::{Access, FILTER, IdFrom, Page, PageInput, Param, SiteFrom},
 };
 use crate::{
     auth::{RequestContext, Role},
-    error::AppError,
+    error::{AppError, ErrorCode},
     server::RouterState,
     time::now_ms,
 };
@@ -90,10 +91,12 @@ pub fn chosen_site(query: &HashMap<String, String>) -> WebResult<Option<i64>> {
     Ok(Some(site))
 }
 
-/// The site and org a page's answer is about, from its `workspace { ...Place }`.
+/// The site and org a page's answer is about, from its `workspace { ...Place }`,
+/// and the site's saved views for the navigation.
 pub struct Place {
     pub site: Option<i64>,
     pub access: Option<Access>,
+    pub views: Vec<SavedViewData>,
 }
 
 impl Place {
@@ -104,7 +107,8 @@ impl Place {
             org_id: org_id.to_owned(),
             role: workspace["org"]["role"].as_str().map_or(Role::Viewer, Role::parse),
         });
-        Place { site, access }
+        let views = serde_json::from_value(workspace["savedViews"].clone()).unwrap_or_default();
+        Place { site, access, views }
     }
 }
 
@@ -142,10 +146,37 @@ pub async fn show(page: &'static Page, state: &RouterState, parts: &mut Parts, f
     if let Some(id) = &id {
         variables.insert("id".to_owned(), json!(id));
     }
+    let mut form = form;
+    let mut refused_filter = None;
     for param in page.params {
-        (param.fill)(query.get(param.name).map(String::as_str).filter(|v| !v.is_empty()), &mut variables)?;
+        let raw = query.get(param.name).map(String::as_str).filter(|v| !v.is_empty());
+        match (param.fill)(raw, &mut variables) {
+            Err(err) if !param.label.is_empty() => {
+                refused_filter.get_or_insert((param, err));
+                (param.fill)(None, &mut variables)?;
+            }
+            other => other?,
+        }
     }
-    let mut answer = bridge::run(parts, state, page.document, Value::Object(variables)).await?;
+    let mut answer = match bridge::run(parts, state, page.document, Value::Object(variables.clone())).await {
+        // A filter the document refuses: the page without it, the refusal beside its input.
+        Err(err) if refused_filter.is_none() && err.code == ErrorCode::ValidationError => {
+            let Some(param) = param_of(page, &err) else { return Err(err.into()) };
+            refused_filter = Some((param, err));
+            (param.fill)(None, &mut variables)?;
+            bridge::run(parts, state, page.document, Value::Object(variables)).await?
+        }
+        other => other?,
+    };
+    let status = if refused_filter.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    if let Some((param, err)) = refused_filter {
+        form = FormState {
+            action: FILTER.to_owned(),
+            field: param.name.to_owned(),
+            error: Some(format!("{}: {}", param.label, err.problem())),
+            ..form
+        };
+    }
     let frame = take_frame(&mut answer.data);
     let place = Place::of(&answer.data);
     if place.site.is_none() && page.site != SiteFrom::CurrentOrNone {
@@ -155,7 +186,9 @@ pub async fn show(page: &'static Page, state: &RouterState, parts: &mut Parts, f
         };
     }
     let switch_next = if page.section.is_some() { page.path.to_owned() } else { "/".to_owned() };
-    let layout = Layout::framed("", frame, page.section, place.site, site_query.as_deref(), switch_next);
+    let mut layout = Layout::framed("", frame, page.section, place.site, site_query.as_deref(), switch_next);
+    let current_view = (page.section == Some(Section::Leads)).then(|| query.get("view")).flatten();
+    layout.add_views(place.views, site_query.as_deref(), current_view.map(String::as_str));
     let input = PageInput {
         site_id: place.site,
         site_query,
@@ -166,7 +199,17 @@ pub async fn show(page: &'static Page, state: &RouterState, parts: &mut Parts, f
         base_url: state.app.config.base_url(),
     };
     let html = (page.render)(layout, &input, answer.data)?;
-    Ok((answer.cookies, Html(html)).into_response())
+    Ok((status, answer.cookies, Html(html)).into_response())
+}
+
+/// The page parameter whose variable a refusal names, when the page shows
+/// an input for it.
+fn param_of(page: &Page, err: &AppError) -> Option<&'static Param> {
+    let field = err.field.as_deref()?;
+    page.params.iter().filter(|param| !param.label.is_empty()).find(|param| {
+        let mut filled = Map::new();
+        (param.fill)(Some("1"), &mut filled).is_ok() && filled.contains_key(field) || param.name == field
+    })
 }
 
 /// Takes the frame's fields out of a page answer.

@@ -19,6 +19,8 @@ pub struct Layout {
 pub struct Frame {
     pub user: String,
     pub nav: Vec<NavLink>,
+    /// The site's saved views of the lead desk.
+    pub views: Vec<ViewLink>,
     pub sites: Vec<SiteOption>,
     /// Where switching the site leads: the same list page, or the overview
     /// from a page about one visitor or session.
@@ -29,6 +31,35 @@ pub struct NavLink {
     pub href: String,
     pub label: &'static str,
     pub current: bool,
+}
+
+/// A saved view of the lead desk in the navigation.
+pub struct ViewLink {
+    pub href: String,
+    pub label: String,
+    pub current: bool,
+}
+
+/// A saved view as the page's `workspace { savedViews }` answers it.
+#[derive(Deserialize)]
+pub struct SavedViewData {
+    pub id: String,
+    pub name: String,
+    pub query: String,
+}
+
+/// `/leads` showing a saved view: its query, the view's id, and the site
+/// when the address chose it.
+pub fn view_href(id: &str, query: &str, site_query: Option<&str>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !query.is_empty() {
+        parts.push(query.to_owned());
+    }
+    parts.push(format!("view={}", super::nav::encode(id)));
+    if let Some(site) = site_query {
+        parts.push(site.to_owned());
+    }
+    format!("/leads?{}", parts.join("&"))
 }
 
 pub struct SiteOption {
@@ -121,6 +152,22 @@ impl Layout {
                 id: s.id,
             })
             .collect();
-        Layout { frame: Some(Frame { user: user.unwrap_or_default(), nav, sites, switch_next }), ..Layout::bare(title) }
+        let frame = Frame { user: user.unwrap_or_default(), nav, views: Vec::new(), sites, switch_next };
+        Layout { frame: Some(frame), ..Layout::bare(title) }
+    }
+
+    /// Lists the site's saved views in the navigation; `current` is the
+    /// view the leads page shows.
+    pub fn add_views(&mut self, views: Vec<SavedViewData>, site_query: Option<&str>, current: Option<&str>) {
+        if let Some(frame) = &mut self.frame {
+            frame.views = views
+                .into_iter()
+                .map(|view| ViewLink {
+                    href: view_href(&view.id, &view.query, site_query),
+                    current: current == Some(view.id.as_str()),
+                    label: view.name,
+                })
+                .collect();
+        }
     }
 }

@@ -57,6 +57,14 @@ pub fn routes(state: AppState) -> Router<RouterState> {
         .layer(middleware::from_fn_with_state(state, security::headers))
 }
 
+/// The 404 page for an address nothing answers, when a browser asks for a
+/// page: branded, with the pages' security headers.
+pub fn not_found_page(app: &AppState) -> Response {
+    let mut response = error::page(&crate::error::AppError::not_found("page"), None);
+    security::apply(app, response.headers_mut());
+    response
+}
+
 /// GET /assets/{name}; the `v` query only busts caches. An unknown asset is
 /// the 404 page, like any other unknown address of the web app.
 async fn asset(Path(name): Path<String>) -> Response {

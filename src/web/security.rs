@@ -32,7 +32,12 @@ pub fn content_security_policy(base_origin: &str) -> String {
 /// every one that did not set its own (pages hold tenant data).
 pub async fn headers(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
-    let headers = response.headers_mut();
+    apply(&app, response.headers_mut());
+    response
+}
+
+/// The headers `headers` adds, on any response.
+pub fn apply(app: &AppState, headers: &mut axum::http::HeaderMap) {
     if let Ok(policy) = HeaderValue::from_str(&content_security_policy(&app.base_origin)) {
         headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     }
@@ -40,7 +45,6 @@ pub async fn headers(State(app): State<AppState>, request: Request, next: Next) 
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    response
 }
 
 /// CSRF defence for the forms: an unsafe request whose `Origin` is present

@@ -17,6 +17,27 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 
+  // Long filter forms start folded on a phone, so the list comes first;
+  // without script they stay open.
+  if (window.matchMedia && window.matchMedia("(max-width: 640px)").matches) {
+    document.querySelectorAll("details[data-fold-narrow]").forEach(function (details) {
+      if (!details.querySelector("[aria-invalid=true]")) details.open = false;
+    });
+  }
+
+  // A table wider than its panel scrolls inside it; keyboards reach it then.
+  function scrollables() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      if (wrap.scrollWidth > wrap.clientWidth + 1) {
+        wrap.setAttribute("tabindex", "0");
+      } else {
+        wrap.removeAttribute("tabindex");
+      }
+    });
+  }
+  scrollables();
+  window.addEventListener("resize", scrollables);
+
   // An avatar that cannot load (no Gravatar, or no network) is left out
   // rather than shown broken.
   document.querySelectorAll("img.avatar").forEach(function (img) {

@@ -22,10 +22,12 @@
       if (status) status.textContent = text;
     }
 
-    function cell(tag, text, className) {
+    // A cell; `label` names its column where a phone shows rows as cards.
+    function cell(tag, text, className, label) {
       var element = document.createElement(tag);
       element.textContent = text;
       if (className) element.className = className;
+      if (label) element.setAttribute("data-label", label);
       return element;
     }
 
@@ -41,7 +43,7 @@
       var row = document.createElement("tr");
       row.className = "fresh";
       var time = new Date(event.timestamp);
-      row.appendChild(cell("td", isNaN(time) ? "" : time.toISOString().slice(11, 19)));
+      row.appendChild(cell("td", isNaN(time) ? "" : time.toISOString().slice(11, 19), "", "Time (UTC)"));
       var name = document.createElement("th");
       name.scope = "row";
       var link = cell("a", who(event));
@@ -50,8 +52,8 @@
       row.appendChild(name);
       // As the server names it (parts::what): a custom event by its name.
       var what = event.type === "pageview" || !event.eventName ? event.type : event.eventName;
-      row.appendChild(cell("td", what));
-      row.appendChild(cell("td", event.page, "path"));
+      row.appendChild(cell("td", what, "", "Event"));
+      row.appendChild(cell("td", event.page, "path", "Page"));
       rows.insertBefore(row, rows.firstChild);
       while (rows.children.length > MAX_ROWS) rows.removeChild(rows.lastChild);
       var empty = document.getElementById("activity-empty");

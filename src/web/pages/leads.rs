@@ -1,48 +1,99 @@
-//! `/leads`: the scored visitor list with its time range, hot-only and bot
-//! filters, fifty to a page.
+//! `/leads`: the lead desk (design §19). The scored list with its search,
+//! filters, sort and range in the address, fifty to a page with page
+//! numbers and the total, a CSV export of every matching row, and the
+//! site's saved views: save the filters as a view, rename or delete it.
 
 use askama::Template;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{
-    page::{PageInput, Param},
+    page::{FILTER, PageInput, Param},
+    pager::{PageLink, pager},
     parts,
 };
-use crate::web::forms::flag;
 use crate::{
+    auth::Role,
+    enrich::source::CHANNELS,
     error::{AppError, AppResult},
-    web::{bridge, format, layout::Layout},
+    service::saved_views,
+    web::{
+        bridge, format,
+        forms::{self, flag},
+        layout::Layout,
+    },
 };
 
 pub const PAGE_SIZE: u64 = 50;
-/// The list refuses cursors past a million rows.
+/// The list refuses positions past a million rows.
 const MAX_PAGE: u64 = 1_000_000 / PAGE_SIZE;
 
-pub const PARAMS: [Param; 4] = [
+/// A text parameter passed on under the variable `$variable`; the document
+/// checks it.
+macro_rules! text_param {
+    ($name:literal, $variable:literal, $label:literal) => {
+        Param {
+            name: $name,
+            label: $label,
+            fill: |raw, variables| {
+                variables.insert($variable.to_owned(), raw.map_or(Value::Null, |text| json!(text)));
+                Ok(())
+            },
+        }
+    };
+}
+
+pub const PARAMS: [Param; 15] = [
+    text_param!("range", "range", "Seen in"),
+    text_param!("q", "search", "Search"),
+    text_param!("sort", "sort", "Sort by"),
+    text_param!("order", "order", "Order"),
+    text_param!("status", "status", "Status"),
+    text_param!("country", "country", "Country"),
+    text_param!("channel", "channel", "Channel"),
+    text_param!("campaign", "campaign", "Campaign"),
+    text_param!("link", "link", "Tracking link"),
+    text_param!("visited", "visited", "Visited page"),
     Param {
-        name: "range",
+        name: "minScore",
+        label: "Score at least",
         fill: |raw, variables| {
-            variables.insert("range".to_owned(), raw.map_or(Value::Null, |text| json!(text)));
+            let score = match raw.map(str::trim) {
+                None | Some("") => Value::Null,
+                Some(text) => {
+                    json!(text.parse::<i64>().map_err(|_| AppError::validation("minScore", "must be a whole number"))?)
+                }
+            };
+            variables.insert("minScore".to_owned(), score);
             Ok(())
         },
     },
     Param {
         name: "hot",
+        label: "Hot leads only",
         fill: |raw, variables| {
             variables.insert("hot".to_owned(), json!(flag("hot", raw)?));
             Ok(())
         },
     },
     Param {
+        name: "form",
+        label: "Submitted a form",
+        fill: |raw, variables| {
+            variables.insert("form".to_owned(), json!(flag("form", raw)?));
+            Ok(())
+        },
+    },
+    Param {
         name: "bots",
+        label: "Bot traffic instead",
         fill: |raw, variables| {
             let bots = flag("bots", raw)?;
             variables.insert("filter".to_owned(), if bots { json!("bot") } else { Value::Null });
             Ok(())
         },
     },
-    Param { name: "page", fill: page_variables },
+    Param { name: "page", label: "Page", fill: page_variables },
 ];
 
 /// The page number, 1 when absent.
@@ -58,12 +109,10 @@ pub fn page_number(raw: Option<&str>) -> AppResult<u64> {
     }
 }
 
-/// `first` and the cursor of the row before the page (the list's cursors are positions).
+/// `first` and the 1-based `page` of the list.
 fn page_variables(raw: Option<&str>, variables: &mut Map<String, Value>) -> AppResult<()> {
-    let page = page_number(raw)?;
     variables.insert("first".to_owned(), json!(PAGE_SIZE));
-    let after = (page > 1).then(|| ((page - 1) * PAGE_SIZE - 1).to_string());
-    variables.insert("after".to_owned(), after.map_or(Value::Null, Value::String));
+    variables.insert("page".to_owned(), json!(page_number(raw)?));
     Ok(())
 }
 
@@ -74,22 +123,33 @@ struct Answer {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Scoped {
     visitors: Connection,
+    #[serde(default)]
+    saved_views: Vec<SavedView>,
+    org: Option<OrgRole>,
+}
+
+#[derive(Deserialize)]
+struct OrgRole {
+    role: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedView {
+    id: String,
+    name: String,
+    query: String,
+    can_manage: bool,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Connection {
     total: u64,
-    page_info: PageInfo,
     nodes: Vec<Lead>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PageInfo {
-    has_next_page: bool,
 }
 
 #[derive(Deserialize)]
@@ -102,12 +162,13 @@ struct Lead {
     hot: bool,
     country: Option<String>,
     city: Option<String>,
-    device_type: Option<String>,
-    browser: Option<String>,
     last_seen: String,
     total_sessions: i64,
     total_pageviews: i64,
     total_time_seconds: i64,
+    last_channel: Option<String>,
+    last_campaign: Option<String>,
+    last_page: Option<String>,
 }
 
 pub struct Row {
@@ -117,63 +178,143 @@ pub struct Row {
     pub status: String,
     pub score: i64,
     pub hot: bool,
+    pub channel: String,
+    pub campaign: Option<String>,
+    pub last_page: String,
     pub place: String,
-    pub device: String,
     pub sessions: String,
     pub pageviews: String,
     pub time: String,
     pub seen: String,
 }
 
-pub struct RangeOption {
+/// An option of a select, as the address has it.
+pub struct Choice {
     pub value: &'static str,
     pub label: &'static str,
     pub selected: bool,
 }
 
+fn choices(options: &[(&'static str, &'static str)], current: &str) -> Vec<Choice> {
+    options.iter().map(|(value, label)| Choice { value, label, selected: *value == current }).collect()
+}
+
+/// What the filter form shows: the address's values.
+pub struct Filters {
+    pub q: String,
+    pub country: String,
+    pub campaign: String,
+    pub link: String,
+    pub visited: String,
+    pub min_score: String,
+    pub hot: bool,
+    pub form: bool,
+    pub bots: bool,
+}
+
+/// The view the page shows, when the address names one of the site's.
+pub struct CurrentView {
+    pub id: String,
+    pub name: String,
+    pub can_manage: bool,
+    /// The filters on screen differ from the view's.
+    pub changed: bool,
+}
+
 #[derive(Template)]
 #[template(path = "leads.html")]
-struct LeadsPage {
+struct LeadsPage<'a> {
     layout: Layout,
     site: Option<i64>,
-    ranges: Vec<RangeOption>,
-    hot: bool,
-    bots: bool,
+    state: &'a forms::FormState,
+    notice: Option<&'static str>,
+    filters: Filters,
+    ranges: Vec<Choice>,
+    sorts: Vec<Choice>,
+    orders: Vec<Choice>,
+    statuses: Vec<Choice>,
+    channels: Vec<Choice>,
     total: String,
     showing: String,
     rows: Vec<Row>,
+    pages: Vec<PageLink>,
     previous: Option<String>,
     next: Option<String>,
+    export_href: String,
+    /// This page as shown, where its forms post (a refusal shows it again).
+    self_href: String,
+    /// The filters as a saved view keeps them (canonical).
+    view_query: String,
+    view: Option<CurrentView>,
+    can_save: bool,
+    /// How many filters (not the range or the sort) narrow the list.
+    active_filters: usize,
 }
 
 const RANGES: [(&str, &str); 4] =
     [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days"), ("all", "All time")];
+const SORTS: [(&str, &str); 5] = [
+    ("score", "Score"),
+    ("last_seen", "Last seen"),
+    ("pageviews", "Pageviews"),
+    ("time", "Time on site"),
+    ("sessions", "Sessions"),
+];
+const ORDERS: [(&str, &str); 2] = [("desc", "Highest first"), ("asc", "Lowest first")];
+const STATUSES: [(&str, &str); 3] = [("", "Anyone"), ("identified", "Identified"), ("anonymous", "Anonymous")];
+
+/// The address's filters as the parameters of `GET /api/visitor`, for the
+/// export link (`range` is `timeRange` there, `bots` is `filter=bot`).
+fn export_href(site: i64, query: &str) -> String {
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    out.append_pair("siteId", &site.to_string());
+    out.append_pair("format", "csv");
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match name.as_ref() {
+            "range" => out.append_pair("timeRange", &value),
+            "bots" => out.append_pair("filter", "bot"),
+            _ => out.append_pair(&name, &value),
+        };
+    }
+    format!("/api/visitor?{}", out.finish())
+}
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
     let answer = bridge::decode::<Answer>(data)?.workspace;
-    let range = input.param("range").unwrap_or("7d");
-    let hot = flag("hot", input.param("hot"))?;
-    let bots = flag("bots", input.param("bots"))?;
-    let page = page_number(input.param("page"))?;
-    let link = |page: u64| {
-        let mut query = url::form_urlencoded::Serializer::new(String::new());
-        query.append_pair("range", range);
-        if hot {
-            query.append_pair("hot", "1");
+    let state = &input.form;
+    // A refused filter is dropped from what the page shows and keeps.
+    let refused = (state.action == FILTER).then_some(state.field.as_str());
+    let param = |name: &str| if refused == Some(name) { None } else { input.param(name) };
+    let page = if refused == Some("page") { 1 } else { page_number(input.param("page"))? };
+
+    // The filters in one canonical form: what a view saves and links keep.
+    let mut raw = url::form_urlencoded::Serializer::new(String::new());
+    for name in saved_views::PARAMETERS {
+        if let Some(value) = param(name) {
+            raw.append_pair(name, value);
         }
-        if bots {
-            query.append_pair("bots", "1");
+    }
+    let view_query = saved_views::canonical_query(&raw.finish()).unwrap_or_default();
+    let link = |page: u64| {
+        let mut parts: Vec<String> = Vec::new();
+        if !view_query.is_empty() {
+            parts.push(view_query.clone());
+        }
+        if let Some(view) = input.param("view") {
+            parts.push(format!("view={}", crate::web::nav::encode(view)));
         }
         if page > 1 {
-            query.append_pair("page", &page.to_string());
+            parts.push(format!("page={page}"));
         }
-        if input.site_query.is_some() {
-            query.append_pair("site", &site.to_string());
+        if let Some(site_query) = &input.site_query {
+            parts.push(site_query.clone());
         }
-        format!("/leads?{}", query.finish())
+        if parts.is_empty() { "/leads".to_owned() } else { format!("/leads?{}", parts.join("&")) }
     };
+
     let connection = answer.visitors;
+    let last_page = connection.total.div_ceil(PAGE_SIZE).clamp(1, MAX_PAGE);
     let first_row = (page - 1) * PAGE_SIZE + 1;
     let shown = connection.nodes.len() as u64;
     let rows: Vec<Row> = connection
@@ -186,21 +327,53 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             status: lead.status,
             score: lead.score,
             hot: lead.hot,
+            channel: format::or_dash(lead.last_channel.as_deref()),
+            campaign: lead.last_campaign.filter(|campaign| !campaign.trim().is_empty()),
+            last_page: format::or_dash(lead.last_page.as_deref()),
             place: parts::place(lead.city.as_deref(), lead.country.as_deref()),
-            device: [lead.device_type, lead.browser].into_iter().flatten().collect::<Vec<_>>().join(" · "),
             sessions: format::number(lead.total_sessions),
             pageviews: format::number(lead.total_pageviews),
             time: format::duration(lead.total_time_seconds),
             seen: format::ago(&lead.last_seen, input.now),
         })
         .collect();
-    layout.title = "Leads".to_owned();
+
+    let role = answer.org.as_ref().map_or(Role::Viewer, |org| Role::parse(&org.role));
+    let view = input.param("view").and_then(|id| answer.saved_views.iter().find(|view| view.id == id)).map(|view| {
+        CurrentView {
+            id: view.id.clone(),
+            name: view.name.clone(),
+            can_manage: view.can_manage,
+            changed: view.query != view_query,
+        }
+    });
+    if let Some(view) = &view {
+        layout.title = format!("{} · Leads", view.name);
+    } else {
+        layout.title = "Leads".to_owned();
+    }
+    let channel_options: Vec<(&'static str, &'static str)> =
+        std::iter::once(("", "Any channel")).chain(CHANNELS.iter().map(|name| (*name, *name))).collect();
     let page_view = LeadsPage {
         layout,
         site: input.site_query.as_ref().map(|_| site),
-        ranges: RANGES.iter().map(|(value, label)| RangeOption { value, label, selected: *value == range }).collect(),
-        hot,
-        bots,
+        notice: forms::notice(input.param("done")),
+        filters: Filters {
+            q: param("q").unwrap_or_default().to_owned(),
+            country: param("country").unwrap_or_default().to_owned(),
+            campaign: param("campaign").unwrap_or_default().to_owned(),
+            link: param("link").unwrap_or_default().to_owned(),
+            visited: param("visited").unwrap_or_default().to_owned(),
+            min_score: param("minScore").unwrap_or_default().to_owned(),
+            hot: flag("hot", param("hot")).unwrap_or(false),
+            form: flag("form", param("form")).unwrap_or(false),
+            bots: flag("bots", param("bots")).unwrap_or(false),
+        },
+        ranges: choices(&RANGES, param("range").unwrap_or("7d")),
+        sorts: choices(&SORTS, param("sort").unwrap_or("score")),
+        orders: choices(&ORDERS, param("order").unwrap_or("desc")),
+        statuses: choices(&STATUSES, param("status").unwrap_or("")),
+        channels: choices(&channel_options, param("channel").unwrap_or("")),
         total: match connection.total {
             1 => "1 visitor".to_owned(),
             count => format!("{} visitors", format::number(count as i64)),
@@ -211,8 +384,21 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             format!("{}–{}", format::number(first_row as i64), format::number((first_row + shown - 1) as i64))
         },
         rows,
+        pages: if last_page > 1 { pager(page, last_page, link) } else { Vec::new() },
         previous: (page > 1).then(|| link(page - 1)),
-        next: connection.page_info.has_next_page.then(|| link(page + 1)),
+        next: (page < last_page).then(|| link(page + 1)),
+        export_href: export_href(site, &view_query),
+        self_href: link(page),
+        view_query,
+        view,
+        can_save: role >= Role::Member,
+        active_filters: [
+            "q", "status", "country", "channel", "campaign", "link", "visited", "minScore", "hot", "form", "bots",
+        ]
+        .iter()
+        .filter(|name| param(name).is_some_and(|value| !matches!(value, "0" | "false")))
+        .count(),
+        state,
     };
     page_view.render().map_err(AppError::internal)
 }
@@ -222,13 +408,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pages_become_positions_in_the_list() {
+    fn pages_become_page_numbers_of_the_list() {
         let cases = [
-            (None, Some((50, Value::Null))),
-            (Some("1"), Some((50, Value::Null))),
-            (Some("2"), Some((50, json!("49")))),
-            (Some("3"), Some((50, json!("99")))),
-            (Some("20000"), Some((50, json!("999949")))),
+            (None, Some(1)),
+            (Some("1"), Some(1)),
+            (Some("3"), Some(3)),
+            (Some("20000"), Some(20_000)),
             (Some("20001"), None),
             (Some("0"), None),
             (Some("-1"), None),
@@ -236,10 +421,19 @@ mod tests {
         ];
         for (raw, expected) in cases {
             let mut variables = Map::new();
-            let result = page_variables(raw, &mut variables)
-                .ok()
-                .map(|()| (variables["first"].as_u64().unwrap_or(0), variables["after"].clone()));
+            let result = page_variables(raw, &mut variables).ok().map(|()| variables["page"].as_u64().unwrap_or(0));
             assert_eq!(result, expected, "{raw:?}");
+            if expected.is_some() {
+                assert_eq!(variables["first"], json!(PAGE_SIZE));
+            }
         }
+    }
+
+    #[test]
+    fn the_export_link_speaks_the_api() {
+        assert_eq!(
+            export_href(4, "range=30d&q=acme+corp&bots=1&visited=%2Fdocs%2F*"),
+            "/api/visitor?siteId=4&format=csv&timeRange=30d&q=acme+corp&filter=bot&visited=%2Fdocs%2F*"
+        );
     }
 }

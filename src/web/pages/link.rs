@@ -14,6 +14,7 @@ use super::{
 };
 use crate::{
     auth::Role,
+    enrich::geo::country_name,
     error::{AppError, AppResult},
     web::{
         bridge, chart, format,
@@ -253,8 +254,13 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             label_head: "Country",
             value_head: "Clicks",
             rows: parts::bars(
-                analytics.by_country.into_iter().map(|c| (labelled(c.country.as_deref()), c.clicks)).collect(),
+                analytics
+                    .by_country
+                    .into_iter()
+                    .map(|c| (labelled(c.country.as_deref().map(country_name)), c.clicks))
+                    .collect(),
             ),
+            paths: false,
         },
         BarPanel {
             title: "Cities",
@@ -267,6 +273,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
                     .map(|c| (parts::place(c.city.as_deref(), c.country.as_deref()), c.clicks))
                     .collect(),
             ),
+            paths: false,
         },
         BarPanel {
             title: "Campaigns",
@@ -275,12 +282,14 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             rows: parts::bars(
                 analytics.by_campaign.into_iter().map(|c| (labelled(Some(&c.campaign)), c.clicks)).collect(),
             ),
+            paths: false,
         },
         BarPanel {
             title: "Sources",
             label_head: "Source",
             value_head: "Clicks",
             rows: parts::bars(analytics.by_source.into_iter().map(|s| (labelled(Some(&s.source)), s.clicks)).collect()),
+            paths: false,
         },
     ];
     let listed = analytics.clicks.len();

@@ -7,12 +7,14 @@ mod account;
 mod alerts;
 mod hooks;
 mod leads;
+mod leads_views;
 mod link;
 mod link_form;
 mod links;
 mod live;
 mod overview;
 mod page;
+mod pager;
 mod parts;
 mod session;
 mod settings;
@@ -23,7 +25,7 @@ mod visitor_view;
 
 use serde_json::Value;
 
-pub use self::page::{Access, IdFrom, Page, PageInput, Param, SiteFrom};
+pub use self::page::{Access, FILTER, IdFrom, Page, PageInput, Param, SiteFrom};
 use super::layout::Section;
 
 macro_rules! document {
@@ -36,6 +38,7 @@ macro_rules! document {
 /// (the leads list also `all`) and refuse the rest with VALIDATION_ERROR.
 const RANGE: Param = Param {
     name: "range",
+    label: "",
     fill: |raw, variables| {
         variables.insert("range".to_owned(), raw.map_or(Value::Null, |text| Value::String(text.to_owned())));
         Ok(())
@@ -72,7 +75,7 @@ pub const LEADS: Page = Page {
     id: None,
     params: &leads::PARAMS,
     render: leads::render,
-    forms: &[],
+    forms: &leads_views::FORMS,
 };
 
 pub const VISITOR: Page = Page {

@@ -11,6 +11,7 @@ use super::{
     parts::{self, BarPanel, Card, Nodes, Tab},
 };
 use crate::{
+    enrich::geo::country_name,
     error::{AppError, AppResult},
     time,
     web::{bridge, chart, format, layout::Layout},
@@ -195,6 +196,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
                 label_head: "Page",
                 value_head: "Views",
                 rows: parts::bars(traffic.top_pages.into_iter().map(|p| (p.page, p.views)).collect()),
+                paths: true,
             },
             BarPanel {
                 title: "Countries",
@@ -204,15 +206,17 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
                     traffic
                         .countries
                         .into_iter()
-                        .map(|c| (c.country.unwrap_or_else(|| "Unknown".to_owned()), c.visitors))
+                        .map(|c| (c.country.as_deref().map_or("Unknown", country_name).to_owned(), c.visitors))
                         .collect(),
                 ),
+                paths: false,
             },
             BarPanel {
                 title: "Sources",
                 label_head: "Channel",
                 value_head: "Sessions",
                 rows: parts::bars(traffic.sources.into_iter().map(|s| (s.channel, s.sessions)).collect()),
+                paths: false,
             },
         ],
         leads,

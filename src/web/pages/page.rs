@@ -41,12 +41,19 @@ pub enum IdFrom {
     Query(&'static str),
 }
 
-/// A query parameter and how it fills the document's variables; a value it
-/// cannot take is a 400 page.
+/// A query parameter and how it fills the document's variables. A value
+/// the document refuses is shown beside the page's filter input of that
+/// name, under its label, and the page shows what it can without it.
 pub struct Param {
     pub name: &'static str,
+    /// The filter input's label, for a refusal shown beside it; empty when
+    /// the page has no input for it, and a refusal is the error page.
+    pub label: &'static str,
     pub fill: fn(Option<&str>, &mut Map<String, Value>) -> AppResult<()>,
 }
+
+/// The `action` a refused filter is reported under in `PageInput::form`.
+pub const FILTER: &str = "filter";
 
 /// What a render function knows besides the document's answer.
 pub struct PageInput {

@@ -2,7 +2,10 @@
 
 use serde::Deserialize;
 
-use crate::web::{chart, format, nav};
+use crate::{
+    enrich::geo::country_name,
+    web::{chart, format, nav},
+};
 
 /// One row of a bar chart: the label is escaped by the template, the width is a number.
 pub struct Bar {
@@ -32,6 +35,9 @@ pub struct BarPanel {
     pub label_head: &'static str,
     pub value_head: &'static str,
     pub rows: Vec<Bar>,
+    /// The labels are paths, which may wrap anywhere; other labels wrap
+    /// between words only.
+    pub paths: bool,
 }
 
 /// A link in a row of choices (time ranges).
@@ -87,10 +93,68 @@ impl Person {
     }
 }
 
-/// `City, Country`, or what is known of it.
+/// `City, Country` (the country by name), or what is known of it.
 pub fn place(city: Option<&str>, country: Option<&str>) -> String {
+    let country = country.map(country_name);
     let parts: Vec<&str> = [city, country].into_iter().flatten().map(str::trim).filter(|p| !p.is_empty()).collect();
     if parts.is_empty() { "Unknown".to_owned() } else { parts.join(", ") }
+}
+
+/// A person's picture: their Gravatar image when the site turned Gravatar
+/// on and they have one, else their initials, drawn here.
+pub struct Avatar {
+    pub image: Option<String>,
+    pub initials: String,
+}
+
+impl Avatar {
+    pub fn new(gravatar_on: bool, gravatar_url: Option<String>, person: &Person) -> Avatar {
+        let image = gravatar_url.filter(|url| gravatar_on && url.starts_with("https://www.gravatar.com/"));
+        Avatar { image, initials: initials(&person.display_name) }
+    }
+}
+
+/// Up to two capital letters from the first letters of a name's words
+/// ("Ada Lovelace" → "AL", "pat@example.com" → "P"); "?" when none is a letter.
+pub fn initials(name: &str) -> String {
+    let name = name.split('@').next().unwrap_or(name);
+    let letters: String = name
+        .split(|c: char| c.is_whitespace() || matches!(c, '.' | '_' | '-'))
+        .filter_map(|word| word.chars().next())
+        .filter(|c| c.is_alphabetic())
+        .take(2)
+        .flat_map(char::to_uppercase)
+        .collect();
+    if letters.is_empty() { "?".to_owned() } else { letters }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initials_take_the_first_letters_of_two_words() {
+        let table = [
+            ("Ada Lovelace", "AL"),
+            ("ada king lovelace", "AK"),
+            ("pat.smith@example.com", "PS"),
+            ("u-42", "U"),
+            ("Anonymous 1a2b3c4d", "A"),
+            ("Émile Zola", "ÉZ"),
+            ("42", "?"),
+            ("", "?"),
+        ];
+        for (name, expected) in table {
+            assert_eq!(initials(name), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn places_name_the_country() {
+        assert_eq!(place(Some("Berlin"), Some("DE")), "Berlin, Germany");
+        assert_eq!(place(None, Some("GB")), "United Kingdom");
+        assert_eq!(place(None, None), "Unknown");
+    }
 }
 
 /// A Relay connection's nodes.
@@ -103,6 +167,14 @@ pub struct Nodes<T> {
 pub struct Fact {
     pub label: &'static str,
     pub value: String,
+}
+
+impl Fact {
+    /// Whether the value is a path, which may wrap anywhere (other values
+    /// wrap between words).
+    pub fn is_path(&self) -> bool {
+        self.value.starts_with('/')
+    }
 }
 
 /// A value that may be a link (only http(s) URLs are).

@@ -64,6 +64,7 @@ fn site_changes(input: &FormInput) -> AppResult<Value> {
     changes.insert("highValuePatterns".to_owned(), json!(patterns));
     changes.insert("retentionDays".to_owned(), whole_number(input, "retention_days")?);
     changes.insert("respectDoNotTrack".to_owned(), json!(input.flag("respect_dnt")?));
+    changes.insert("gravatar".to_owned(), json!(input.flag("gravatar")?));
     Ok(json!({ "id": input.site()?, "input": changes }))
 }
 
@@ -140,6 +141,7 @@ struct Site {
     high_value_patterns: Vec<String>,
     retention_days: Option<i64>,
     respect_do_not_track: bool,
+    gravatar: bool,
 }
 
 /// The site form's values.
@@ -152,6 +154,7 @@ pub struct SiteFields {
     pub high_value_patterns: String,
     pub retention_days: String,
     pub respect_dnt: bool,
+    pub gravatar: bool,
 }
 
 /// A text input of the site form.
@@ -227,6 +230,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             high_value_patterns: typed("high_value_patterns"),
             retention_days: typed("retention_days"),
             respect_dnt: matches!(typed("respect_dnt").as_str(), "1" | "on" | "true"),
+            gravatar: matches!(typed("gravatar").as_str(), "1" | "on" | "true"),
         },
         (Some(site), false) => SiteFields {
             name: site.name.clone(),
@@ -237,6 +241,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             high_value_patterns: site.high_value_patterns.join("\n"),
             retention_days: site.retention_days.map(|days| days.to_string()).unwrap_or_default(),
             respect_dnt: site.respect_do_not_track,
+            gravatar: site.gravatar,
         },
         (None, false) => SiteFields {
             name: String::new(),
@@ -247,6 +252,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             high_value_patterns: String::new(),
             retention_days: String::new(),
             respect_dnt: false,
+            gravatar: false,
         },
     };
     let view = site.map(|site| SiteView {

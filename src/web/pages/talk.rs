@@ -19,7 +19,13 @@ struct Answer {
 
 #[derive(Deserialize)]
 struct Scoped {
+    site: SiteSettings,
     visitor: Visitor,
+}
+
+#[derive(Deserialize)]
+struct SiteSettings {
+    gravatar: bool,
 }
 
 #[derive(Deserialize)]
@@ -74,7 +80,7 @@ struct TalkPage {
     status: String,
     score: i64,
     hot: bool,
-    avatar: Option<String>,
+    avatar: parts::Avatar,
     contacts: Vec<Contact>,
     page: String,
     page_title: String,
@@ -88,7 +94,8 @@ struct TalkPage {
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
-    let v = bridge::decode::<Answer>(data)?.workspace.visitor;
+    let scoped = bridge::decode::<Answer>(data)?.workspace;
+    let (gravatar_on, v) = (scoped.site.gravatar, scoped.visitor);
     let latest = v.identities.into_iter().next();
     let known = |pick: fn(&Identity) -> Option<&String>| {
         latest.as_ref().and_then(pick).map(|text| text.trim().to_owned()).filter(|text| !text.is_empty())
@@ -111,7 +118,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         status: v.status,
         score: v.score,
         hot: v.hot,
-        avatar: v.gravatar_url.filter(|url| url.starts_with("https://www.gravatar.com/")),
+        avatar: parts::Avatar::new(gravatar_on, v.gravatar_url.clone(), &v.person),
         contacts,
         page: format::or_dash(current.as_ref().map(|e| e.page.as_str())),
         page_title: format::or_dash(current.as_ref().and_then(|e| e.page_title.as_deref())),

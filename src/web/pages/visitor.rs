@@ -75,7 +75,13 @@ struct Answer {
 
 #[derive(Deserialize)]
 struct Scoped {
+    site: SiteSettings,
     visitor: view::Profile,
+}
+
+#[derive(Deserialize)]
+struct SiteSettings {
+    gravatar: bool,
 }
 
 #[derive(Deserialize)]
@@ -116,7 +122,7 @@ struct VisitorPage {
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
     let answer: Answer = bridge::decode(data)?;
-    let profile = view::ProfileView::new(answer.workspace.visitor, site, input);
+    let profile = view::ProfileView::new(answer.workspace.visitor, site, answer.workspace.site.gravatar, input);
     let (outcome, n) = Outcome::of(&input.form);
     let types = answer
         .webhook_info

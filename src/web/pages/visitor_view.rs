@@ -192,7 +192,7 @@ pub struct ProfileView {
     pub score: i64,
     pub hot: bool,
     pub bot: bool,
-    pub avatar: Option<String>,
+    pub avatar: parts::Avatar,
     pub identity: Vec<Fact>,
     pub email: Option<(String, Option<String>)>,
     pub phone: Option<(String, Option<String>)>,
@@ -227,7 +227,7 @@ fn event_row(event: Event) -> EventRow {
 }
 
 impl ProfileView {
-    pub fn new(v: Profile, site: i64, input: &PageInput) -> ProfileView {
+    pub fn new(v: Profile, site: i64, gravatar_on: bool, input: &PageInput) -> ProfileView {
         let latest = v.identities.into_iter().next();
         let name = v.person.display_name.clone();
         let email = v.email.clone().or_else(|| latest.as_ref().and_then(|i| i.email.clone()));
@@ -290,7 +290,7 @@ impl ProfileView {
             score: v.score,
             hot: v.hot,
             bot: v.is_bot != 0,
-            avatar: v.gravatar_url.filter(|url| url.starts_with("https://www.gravatar.com/")),
+            avatar: parts::Avatar::new(gravatar_on, v.gravatar_url.clone(), &v.person),
             identity,
             email: email.map(|e| (format::mailto_href(&e), e)).map(|(href, e)| (e, href)),
             phone: phone.map(|p| (format::tel_href(&p), p)).map(|(href, p)| (p, href)),

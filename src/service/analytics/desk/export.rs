@@ -9,7 +9,7 @@ use sea_orm::{DatabaseConnection, QuerySelect, Select};
 
 use entity::visitor;
 
-use super::{DeskQuery, select};
+use super::{query::DeskQuery, select};
 use crate::{
     auth::Viewer,
     enrich::geo::country_name,

@@ -9,7 +9,7 @@ use sea_orm::{
 
 use entity::{event, identity, link, link_click, site, visitor};
 
-use super::{DeskQuery, SortKey};
+use super::query::{DeskQuery, SortKey};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
