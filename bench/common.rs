@@ -210,3 +210,48 @@ pub fn load_average() -> String {
         .and_then(|text| text.split_whitespace().next().map(str::to_owned))
         .unwrap_or_else(|| "unknown".to_owned())
 }
+
+/// The lead desk's queries the benchmarks time (design §19): the plain list,
+/// then search, each filter and each sort, as `/leads` and `GET /api/visitor`
+/// take them (the seed's data has something for each to find).
+pub const DESK_CASES: [(&str, &str); 16] = [
+    ("plain (baseline)", ""),
+    ("search q=person1", "q=person1"),
+    ("status=identified", "status=identified"),
+    ("hot", "hot=1"),
+    ("country=DE", "country=DE"),
+    ("channel=Organic Search", "channel=Organic+Search"),
+    ("campaign=brand", "campaign=brand"),
+    ("link=seed-ad", "link=seed-ad"),
+    ("visited=/pricing", "visited=%2Fpricing"),
+    ("form", "form=1"),
+    ("minScore=40", "minScore=40"),
+    ("sort=last_seen", "sort=last_seen"),
+    ("sort=pageviews", "sort=pageviews"),
+    ("sort=time", "sort=time"),
+    ("sort=sessions asc", "sort=sessions&order=asc"),
+    ("search+channel+sort", "q=example&channel=Direct&sort=pageviews"),
+];
+
+/// The desk's target p95: 100 ms on about a million events, 300 ms on ten million.
+pub fn desk_target_ms(visitors: usize) -> f64 {
+    if visitors >= 1_000_000 { 300.0 } else { 100.0 }
+}
+
+/// The process's peak resident memory in KiB (VmHWM).
+pub fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|line| line.starts_with("VmHWM:"))
+                .and_then(|line| line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Starts a new peak: the kernel sets VmHWM back to the current RSS.
+pub fn reset_peak_rss() {
+    std::fs::write("/proc/self/clear_refs", "5").ok();
+}

@@ -119,6 +119,26 @@ async fn main() {
     }
     println!("\n{} of {} pages met the target. Load average: {}", pages.len() - missed, pages.len(), load_average());
 
+    // The lead desk: search, each filter and each sort, beside the plain list.
+    let target = common::desk_target_ms(visitors);
+    println!(
+        "\n{:<28} {:>10} {:>10} {:>12}  target p95 < {target} ms",
+        "/leads?range=30d&...", "p50 ms", "p95 ms", "p50 / plain"
+    );
+    let mut plain = 0.0;
+    let mut desk_missed = 0;
+    for (name, query) in common::DESK_CASES {
+        let url = format!("{}/leads?range=30d&{query}", server.base);
+        let (p50, p95, _) = measure(&http, &url, &server.cookie).await;
+        if query.is_empty() {
+            plain = p50;
+        }
+        let met = p95 < target;
+        desk_missed += usize::from(!met);
+        println!("{name:<28} {p50:>10.2} {p95:>10.2} {:>12.2}  {}", p50 / plain, if met { "met" } else { "MISSED" });
+    }
+    println!("{} of {} desk queries met the target.", common::DESK_CASES.len() - desk_missed, common::DESK_CASES.len());
+
     // What the overview's document is made of: each field alone, through /graphql.
     let fields = [
         (

@@ -26,6 +26,8 @@ struct Victim {
     delivery: String,
     /// An open invitation the victim sent.
     invitation: String,
+    /// A saved view of the victim's site.
+    view: String,
 }
 
 async fn victim(app: &TestApp) -> Victim {
@@ -68,7 +70,14 @@ async fn victim(app: &TestApp) -> Victim {
         )
         .await;
     let invitation = invited["data"]["inviteMember"]["id"].as_str().unwrap().to_owned();
-    Victim { client, site, org, link, session, key, member, destination, delivery, invitation }
+    let view = client
+        .graphql(
+            "mutation($site: Int!) { createSavedView(siteId: $site, input: { name: \"Hot\", query: \"hot=true\" }) { id } }",
+            json!({ "site": site }),
+        )
+        .await;
+    let view = view["data"]["createSavedView"]["id"].as_str().unwrap().to_owned();
+    Victim { client, site, org, link, session, key, member, destination, delivery, invitation, view }
 }
 
 /// Everything the victim can see; it must not change.
@@ -80,6 +89,7 @@ async fn snapshot(v: &Victim) -> Value {
         "identity": v.client.get(&format!("/api/identify?siteId={site}&tracker_vid=victim-visitor")).await.body,
         "visitor": v.client.get(&format!("/api/visitor/victim-visitor?siteId={site}")).await.body,
         "destinations": v.client.graphql("query($site: Int!) { destinations(siteId: $site) { id name url webhookType trigger enabled deliveries { id trackerVid } } }", json!({ "site": site })).await,
+        "views": v.client.graphql("query($site: Int!) { savedViews(siteId: $site) { id name query } }", json!({ "site": site })).await,
         "org": v.client.graphql("query($org: ID!) { members(orgId: $org) { userId role } apiKeys(orgId: $org) { id revokedAt } webhookSigningSecret(orgId: $org) }", json!({ "org": v.org })).await,
     })
 }
@@ -139,7 +149,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
 /// GraphQL fields that take an id: a document with the victim's ids.
 fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
     let (site, org, link, session, key, member) = (v.site, &v.org, &v.link, &v.session, &v.key, &v.member);
-    let (destination, delivery, invitation) = (&v.destination, &v.delivery, &v.invitation);
+    let (destination, delivery, invitation, view) = (&v.destination, &v.delivery, &v.invitation, &v.view);
     let alert_input = "{ name: \"planted\", url: \"https://evil.example/\", trigger: IDENTIFIED }";
     vec![
         ("org", format!("{{ org(id: \"{org}\") {{ id }} }}")),
@@ -221,6 +231,16 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("deleteDestination", format!("mutation {{ deleteDestination(id: \"{destination}\") }}")),
         ("testDestination", format!("mutation {{ testDestination(id: \"{destination}\") {{ success }} }}")),
         ("retryDelivery", format!("mutation {{ retryDelivery(id: \"{delivery}\") {{ status }} }}")),
+        ("savedViews", format!("{{ savedViews(siteId: {site}) {{ id }} }}")),
+        (
+            "createSavedView",
+            format!("mutation {{ createSavedView(siteId: {site}, input: {{ name: \"x\", query: \"\" }}) {{ id }} }}"),
+        ),
+        (
+            "updateSavedView",
+            format!("mutation {{ updateSavedView(id: \"{view}\", input: {{ name: \"x\", query: \"\" }}) {{ id }} }}"),
+        ),
+        ("deleteSavedView", format!("mutation {{ deleteSavedView(id: \"{view}\") }}")),
         ("eraseVisitor", format!("mutation {{ eraseVisitor(siteId: {site}, id: \"victim-visitor\") {{ success }} }}")),
     ]
 }
