@@ -103,18 +103,41 @@ async fn feed(app: &common::TestApp, client: &Client, site: i64) {
         }
         let country = COUNTRIES[(n % 3) as usize];
         app.collect_with(json!({ "events": events }), DESKTOP_UA, &[("cf-ipcountry", country)]).await.expect(202);
-        if n % 3 == 0 {
-            let company = if n % 2 == 0 { "Acme Corp" } else { "50% Off Ltd" };
-            let who = json!({ "siteId": site, "tracker_vid": vid, "email": format!("person{n}@desk.example"),
-                "name": format!("Person {n}"), "company": company });
-            client.identify(who).await.expect(200);
+        // Three kinds of account (design §18): a work email's domain, a
+        // free-mail address with the company's website, a work email alone.
+        let who = match n % 9 {
+            0 => json!({ "email": format!("person{n}@acme.example"), "company": "Acme Corp" }),
+            3 => json!({ "email": format!("person{n}@gmail.com"), "company": "50% Off Ltd",
+                "traits": { "website": "https://www.Fifty.example/about" } }),
+            6 => json!({ "email": format!("person{n}@desk.example") }),
+            _ => Value::Null,
+        };
+        if let Value::Object(mut who) = who {
+            who.extend([
+                ("siteId".to_owned(), json!(site)),
+                ("tracker_vid".to_owned(), json!(vid)),
+                ("name".to_owned(), json!(format!("Person {n}"))),
+            ]);
+            client.identify(Value::Object(who)).await.expect(200);
         }
     }
     app.state.writer.flush().await;
 }
 
+/// The account `feed` gives visitor `n`: key, name and what it came from.
+fn expected_account(n: i64) -> Option<(&'static str, &'static str, &'static str)> {
+    match n % 9 {
+        0 => Some(("acme.example", "Acme Corp", "email")),
+        3 => Some(("fifty.example", "50% Off Ltd", "company")),
+        6 => Some(("desk.example", "desk.example", "email")),
+        _ => None,
+    }
+}
+
 /// A visitor as the recount sees it.
 struct Row {
+    /// Its number in `feed`.
+    n: i64,
     vid: String,
     score: i32,
     model: visitor::Model,
@@ -152,12 +175,16 @@ async fn recount(app: &common::TestApp, site: i64) -> Vec<Row> {
             for i in identities.iter().filter(|i| i.visitor_id == v.id) {
                 words.extend([i.name.clone(), i.company.clone(), i.email.clone()].into_iter().flatten());
             }
+            // Fillers added by a test have no number and no account.
+            let n: i64 = v.tracker_vid.strip_prefix("desk-").map_or(-1, |n| n.parse().unwrap());
+            words.extend(expected_account(n).map(|(_, name, _)| name.to_owned()));
             let words = words.into_iter().map(|w| w.to_lowercase()).collect();
             let latest = sessions.iter().filter(|s| s.visitor_id == v.id).max_by_key(|s| (s.ended_at, s.id)).unwrap();
             let mut views: Vec<&event::Model> =
                 events.iter().filter(|e| e.visitor_id == v.id && e.event_type == "pageview").collect();
             views.sort_by_key(|e| (e.timestamp, e.id));
             Row {
+                n,
                 vid: v.tracker_vid.clone(),
                 score: scoring::total(v.score, v.last_seen, now),
                 words,
@@ -232,6 +259,18 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             ("visited=/docs/*", Box::new(|r: &Row| r.pages.iter().any(|p| p.starts_with("/docs/")))),
             ("visited=*ea*", Box::new(|r: &Row| r.pages.iter().any(|p| p.contains("ea")))),
             ("visited=/PRICING", Box::new(|_: &Row| false)),
+            ("account=acme.example", Box::new(|r: &Row| expected_account(r.n).is_some_and(|a| a.0 == "acme.example"))),
+            (
+                "account=FIFTY.example",
+                Box::new(|r: &Row| expected_account(r.n).is_some_and(|a| a.0 == "fifty.example")),
+            ),
+            ("account=gmail.com", Box::new(|_: &Row| false)),
+            (
+                "account=desk.example&form=1",
+                Box::new(|r: &Row| {
+                    expected_account(r.n).is_some_and(|a| a.0 == "desk.example") && r.model.form_submits > 0
+                }),
+            ),
             (
                 "channel=Direct&visited=/features&status=anonymous",
                 Box::new(|r: &Row| {
@@ -269,7 +308,7 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
         // The list's last-touch columns are the recount's.
         let graphql = client
             .graphql(
-                "query($s: Int!) { visitors(siteId: $s, timeRange: \"all\", first: 100) { nodes { trackerVid lastChannel lastCampaign lastPage } } }",
+                "query($s: Int!) { visitors(siteId: $s, timeRange: \"all\", first: 100) { nodes { trackerVid lastChannel lastCampaign lastPage account { key name source } person { company } } } }",
                 json!({ "s": site }),
             )
             .await;
@@ -278,6 +317,11 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             assert_eq!(node["lastChannel"], json!(row.last_touch.0), "{node}");
             assert_eq!(node["lastCampaign"], json!(row.last_touch.1), "{node}");
             assert_eq!(node["lastPage"], json!(row.last_page), "{node}");
+            let account = expected_account(row.n)
+                .map(|(key, name, source)| json!({ "key": key, "name": name, "source": source }));
+            assert_eq!(node["account"], json!(account), "{node}");
+            // The company beside the person: the one typed, else the account's name.
+            assert_eq!(node["person"]["company"], json!(expected_account(row.n).map(|a| a.1)), "{node}");
         }
 
         // Every sort, both ways.
@@ -404,6 +448,10 @@ async fn the_csv_export_holds_every_matching_row() {
                 other => panic!("unexpected country {other:?}"),
             };
             assert_eq!(record[column("country")], *country);
+            // desk-01 was named a company without a domain just above.
+            let account =
+                if row.n == 1 { "name:+evil, \"inc\" <b>x</b>" } else { expected_account(row.n).map_or("", |a| a.0) };
+            assert_eq!(&record[column("account")], account, "{record:?}");
             assert!(record[column("profile_url")].ends_with(&format!("/visitor/{}?site={site}", row.vid)));
         }
         let hostile = records.iter().find(|r| &r[column("visitor_id")] == "desk-01").unwrap();
@@ -437,6 +485,52 @@ async fn the_csv_export_holds_every_matching_row() {
     }
 }
 
+/// The migration that gives existing visitors their account
+/// (`m20261126_000001_add_visitor_account`) stores what the batch writer
+/// stores, the latest identify that names a company winning.
+#[tokio::test]
+async fn the_account_backfill_stores_what_the_writer_stores() {
+    use sea_orm::ConnectionTrait;
+    for app in apps_with(generous).await {
+        let (client, site) = app.user_with_site("Backfill", "desk.example").await;
+        feed(&app, &client, site).await;
+        // A later identify without a company keeps the account; one with a
+        // new work email moves it.
+        client.identify(json!({ "siteId": site, "tracker_vid": "desk-00", "user_id": "u-0" })).await.expect(200);
+        client
+            .identify(json!({ "siteId": site, "tracker_vid": "desk-09", "email": "p9@newco.example" }))
+            .await
+            .expect(200);
+        app.state.writer.flush().await;
+        let stored = || async {
+            type Stored = (String, Option<String>, Option<String>, Option<String>);
+            let mut rows: Vec<Stored> = visitor::Entity::find()
+                .filter(visitor::Column::SiteId.eq(site))
+                .all(&app.state.db)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|v| (v.tracker_vid, v.account_key, v.account_name, v.account_source))
+                .collect();
+            rows.sort();
+            rows
+        };
+        let before = stored().await;
+        let of = |vid: &str| before.iter().find(|row| row.0 == vid).unwrap().1.clone();
+        assert_eq!(of("desk-00").as_deref(), Some("acme.example"));
+        assert_eq!(of("desk-09").as_deref(), Some("newco.example"));
+        assert_eq!(before.iter().filter(|row| row.1.is_some()).count(), 14, "{before:?}");
+
+        app.state
+            .db
+            .execute_unprepared("UPDATE visitors SET account_key = NULL, account_name = NULL, account_source = NULL")
+            .await
+            .unwrap();
+        migration::backfill_visitor_accounts(&app.state.db).await.unwrap();
+        assert_eq!(stored().await, before);
+    }
+}
+
 fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
@@ -465,6 +559,17 @@ async fn the_leads_page_filters_pages_and_exports() {
         assert!(page.contains(&format!(
             "href=\"/api/visitor?siteId={site}&#38;format=csv&#38;timeRange=all&#38;channel=Email\""
         )));
+
+        // A company links to the list of its account's people.
+        let acme = expect_page(&client.get("/leads?range=all").await, 200);
+        assert!(
+            acme.contains("<a class=\"company\" href=\"/leads?account=acme.example\">Acme Corp</a>"),
+            "account link"
+        );
+        let acme = expect_page(&client.get("/leads?range=all&account=acme.example").await, 200);
+        let people = rows.iter().filter(|r| expected_account(r.n).is_some_and(|a| a.0 == "acme.example")).count();
+        assert!(acme.contains(&format!("{people} visitors")), "{people} at acme.example");
+        assert!(acme.contains("id=\"f-account\" name=\"account\" type=\"text\" value=\"acme.example\""));
 
         // 110 visitors: three pages of 50, numbered.
         let first = expect_page(&client.get("/leads?range=all").await, 200);

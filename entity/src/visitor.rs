@@ -40,6 +40,13 @@ pub struct Model {
     pub last_campaign: Option<String>,
     /// The path of the latest page view.
     pub last_page: Option<String>,
+    /// The company this visitor belongs to (design §18): a web domain,
+    /// `name:<company>` or `asn:<number>`.
+    pub account_key: Option<String>,
+    /// The account's name as shown.
+    pub account_name: Option<String>,
+    /// What the account was found from: `email`, `company` or `network`.
+    pub account_source: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

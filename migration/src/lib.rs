@@ -23,8 +23,10 @@ mod m20261125_190000_rescore_slower_saturation;
 mod m20261125_200000_add_visitor_last_touch;
 mod m20261125_210000_create_saved_views;
 mod m20261125_210100_add_site_gravatar;
+mod m20261126_000001_add_visitor_account;
 mod rescore;
 
+pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
 pub use rescore::rescore_visitors;
 
 pub struct Migrator;
@@ -53,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_200000_add_visitor_last_touch::Migration),
             Box::new(m20261125_210000_create_saved_views::Migration),
             Box::new(m20261125_210100_add_site_gravatar::Migration),
+            Box::new(m20261126_000001_add_visitor_account::Migration),
         ]
     }
 }

@@ -1,6 +1,7 @@
 //! What the server derives about a hit: client (browser, OS, device, bot),
 //! location, and where the visit came from.
 
+pub mod account;
 pub mod geo;
 pub mod source;
 pub mod user_agent;

@@ -22,7 +22,7 @@ pub struct SavedViewInput {
     /// 1 to 60 characters.
     pub name: String,
     /// The `/leads` query string the view shows (`range`, `q`, `status`,
-    /// `hot`, `bots`, `country`, `channel`, `campaign`, `link`, `visited`,
+    /// `hot`, `bots`, `country`, `channel`, `campaign`, `link`, `visited`, `account`,
     /// `form`, `minScore`, `sort`, `order`), checked as the list checks
     /// them and kept in one canonical order. Omitted on update: unchanged.
     pub query: Option<String>,

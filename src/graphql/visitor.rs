@@ -35,6 +35,17 @@ pub struct Visitor {
     identities: OnceCell<Arc<Vec<identity::Model>>>,
 }
 
+/// The company a visitor belongs to (design §18).
+#[derive(SimpleObject)]
+pub struct VisitorAccount {
+    /// A web domain (`acme.com`), `name:<company>` when only a name is
+    /// known, or `asn:<number>` for a network; the leads list filters by it.
+    pub key: String,
+    pub name: String,
+    /// What it was found from: `email`, `company` or `network`.
+    pub source: String,
+}
+
 /// One factor of the score.
 #[derive(SimpleObject)]
 pub struct ScoreFactor {
@@ -249,6 +260,15 @@ impl Visitor {
     /// The path of the latest page view.
     async fn last_page(&self) -> Option<&str> {
         self.scored.visitor.last_page.as_deref()
+    }
+    /// The company this visitor belongs to, when one is known.
+    async fn account(&self) -> Option<VisitorAccount> {
+        let visitor = &self.scored.visitor;
+        Some(VisitorAccount {
+            key: visitor.account_key.clone()?,
+            name: visitor.account_name.clone().or_else(|| visitor.account_key.clone())?,
+            source: visitor.account_source.clone().unwrap_or_default(),
+        })
     }
     async fn first_referrer(&self) -> Option<&str> {
         self.scored.visitor.first_referrer.as_deref()

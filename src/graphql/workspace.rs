@@ -138,6 +138,8 @@ impl Workspace {
         >,
         #[graphql(desc = "The campaign (`utm_campaign`) of the latest visit, exactly")] campaign: Option<String>,
         #[graphql(desc = "The slug of a tracking link the visitor clicked")] link: Option<String>,
+        #[graphql(desc = "The key of the visitor's account, as `account { key }` shows it (`acme.com`)")]
+        account: Option<String>,
         #[graphql(desc = "A page viewed in the range: a path where `*` stands for any characters")] visited: Option<
             String,
         >,
@@ -152,6 +154,7 @@ impl Workspace {
             channel,
             campaign,
             link,
+            account,
             visited,
             min_score,
             form,

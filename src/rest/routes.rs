@@ -268,6 +268,7 @@ pub const OPERATIONS: &[Operation] = &[
             param("campaign", Kind::Text, false),
             param("link", Kind::Text, false),
             param("visited", Kind::Text, false),
+            param("account", Kind::Text, false),
             param("minScore", Kind::Int, false),
             param("form", Kind::Bool, false),
         ],

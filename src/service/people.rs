@@ -50,7 +50,13 @@ pub fn anonymous(tracker_vid: &str) -> String {
 /// newest name and company anyone gave, the visitor's email and user id.
 pub fn of_visitor(visitor: &visitor::Model, identities: &[identity::Model]) -> Person {
     let name = identities.iter().find_map(|identity| known(identity.name.as_deref()));
-    let company = identities.iter().find_map(|identity| known(identity.company.as_deref())).map(str::to_owned);
+    // A company someone typed, else the account found for the visitor (a
+    // work email's domain, say).
+    let company = identities
+        .iter()
+        .find_map(|identity| known(identity.company.as_deref()))
+        .or_else(|| known(visitor.account_name.as_deref()))
+        .map(str::to_owned);
     let email = known(visitor.email.as_deref()).or_else(|| identities.iter().find_map(|i| known(i.email.as_deref())));
     let user_id = known(visitor.identified_user_id.as_deref());
     Person {

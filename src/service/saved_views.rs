@@ -30,9 +30,9 @@ pub const MAX_NAME_CHARS: usize = 60;
 
 /// The `/leads` parameters a view keeps, in the order it writes them. The
 /// page number is not part of a view.
-pub const PARAMETERS: [&str; 14] = [
-    "range", "q", "status", "hot", "bots", "country", "channel", "campaign", "link", "visited", "form", "minScore",
-    "sort", "order",
+pub const PARAMETERS: [&str; 15] = [
+    "range", "q", "status", "hot", "bots", "country", "channel", "campaign", "link", "visited", "account", "form",
+    "minScore", "sort", "order",
 ];
 
 /// `raw` (a query string, with or without `?`) checked as the leads list
@@ -72,6 +72,7 @@ pub fn canonical_query(raw: &str) -> AppResult<String> {
         channel: value("channel"),
         campaign: value("campaign"),
         link: value("link"),
+        account: value("account"),
         visited: value("visited"),
         form: flag("form")?,
         min_score,
@@ -96,6 +97,7 @@ pub fn canonical_query(raw: &str) -> AppResult<String> {
     put("campaign", filter.campaign);
     put("link", filter.link);
     put("visited", filter.visited.map(|pattern| pattern.as_str().to_owned()));
+    put("account", filter.account);
     put("form", filter.form.then(|| "1".to_owned()));
     put("minScore", filter.min_score.map(|score| score.to_string()));
     put("sort", value("sort").filter(|sort| *sort != "score").map(str::to_owned));

@@ -158,6 +158,7 @@ const FIELDS: &[(&str, &str, Rule)] = &[
     ("listVisitors", "campaign", || fields::search_text(desk::MAX_FILTER_LEN)),
     ("listVisitors", "link", || fields::search_text(desk::MAX_FILTER_LEN)),
     ("listVisitors", "visited", || fields::path_pattern(desk::MAX_FILTER_LEN)),
+    ("listVisitors", "account", || fields::search_text(desk::MAX_FILTER_LEN)),
     ("listVisitors", "minScore", || json!({ "minimum": 0, "maximum": scoring::MAX_SCORE })),
     ("stats", "timeRange", || fields::choice(&["24h", "7d", "30d"], true)),
     ("sendWebhook", "tracker_vid", fields::visitor_id),

@@ -14,7 +14,10 @@ use super::{
     slots::Slots,
 };
 use crate::{
-    enrich::source::{self, LinkKind},
+    enrich::{
+        account,
+        source::{self, LinkKind},
+    },
     service::scoring,
     time::{DAY_MS, MINUTE_MS},
 };
@@ -304,6 +307,14 @@ impl<'a> Batch<'a> {
         if command.email.is_some() {
             visitor.email = command.email.clone();
         }
+        // The latest identify that names a company decides the account.
+        if let Some(found) =
+            account::from_identity(command.email.as_deref(), command.company.as_deref(), &command.traits)
+        {
+            visitor.account_key = Some(found.key);
+            visitor.account_name = Some(found.name);
+            visitor.account_source = Some(found.source.as_str().to_owned());
+        }
         self.identities.push(PendingIdentity { visitor: v, command });
     }
 
@@ -416,6 +427,9 @@ pub(crate) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor:
         last_channel: None,
         last_campaign: None,
         last_page: None,
+        account_key: None,
+        account_name: None,
+        account_source: None,
     }
 }
 

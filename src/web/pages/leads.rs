@@ -43,7 +43,7 @@ macro_rules! text_param {
     };
 }
 
-pub const PARAMS: [Param; 15] = [
+pub const PARAMS: [Param; 16] = [
     text_param!("range", "range", "Seen in"),
     text_param!("q", "search", "Search"),
     text_param!("sort", "sort", "Sort by"),
@@ -54,6 +54,7 @@ pub const PARAMS: [Param; 15] = [
     text_param!("campaign", "campaign", "Campaign"),
     text_param!("link", "link", "Tracking link"),
     text_param!("visited", "visited", "Visited page"),
+    text_param!("account", "account", "Account"),
     Param {
         name: "minScore",
         label: "Score at least",
@@ -169,11 +170,19 @@ struct Lead {
     last_channel: Option<String>,
     last_campaign: Option<String>,
     last_page: Option<String>,
+    account: Option<LeadAccount>,
+}
+
+#[derive(Deserialize)]
+struct LeadAccount {
+    key: String,
 }
 
 pub struct Row {
     pub who: String,
     pub company: Option<String>,
+    /// The list narrowed to the visitor's account, when one is known.
+    pub account_href: Option<String>,
     pub href: String,
     pub status: String,
     pub score: i64,
@@ -206,6 +215,7 @@ pub struct Filters {
     pub campaign: String,
     pub link: String,
     pub visited: String,
+    pub account: String,
     pub min_score: String,
     pub hot: bool,
     pub form: bool,
@@ -323,6 +333,10 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         .map(|lead| Row {
             who: lead.person.display_name.clone(),
             company: lead.person.company.clone(),
+            account_href: lead.account.map(|account| {
+                let site_query = input.site_query.as_ref().map(|query| format!("&{query}")).unwrap_or_default();
+                format!("/leads?account={}{site_query}", crate::web::nav::encode(&account.key))
+            }),
             href: parts::visitor_href(site, &lead.tracker_vid),
             status: lead.status,
             score: lead.score,
@@ -364,6 +378,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             campaign: param("campaign").unwrap_or_default().to_owned(),
             link: param("link").unwrap_or_default().to_owned(),
             visited: param("visited").unwrap_or_default().to_owned(),
+            account: param("account").unwrap_or_default().to_owned(),
             min_score: param("minScore").unwrap_or_default().to_owned(),
             hot: flag("hot", param("hot")).unwrap_or(false),
             form: flag("form", param("form")).unwrap_or(false),
@@ -393,7 +408,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         view,
         can_save: role >= Role::Member,
         active_filters: [
-            "q", "status", "country", "channel", "campaign", "link", "visited", "minScore", "hot", "form", "bots",
+            "q", "status", "country", "channel", "campaign", "link", "visited", "account", "minScore", "hot", "form",
+            "bots",
         ]
         .iter()
         .filter(|name| param(name).is_some_and(|value| !matches!(value, "0" | "false")))

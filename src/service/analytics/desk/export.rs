@@ -22,10 +22,11 @@ use crate::{
 const CHUNK: u64 = 1_000;
 
 /// The header row, in column order.
-pub const CSV_COLUMNS: [&str; 19] = [
+pub const CSV_COLUMNS: [&str; 20] = [
     "person",
     "email",
     "company",
+    "account",
     "score",
     "hot",
     "status",
@@ -123,6 +124,7 @@ async fn next_chunk(cursor: &mut Cursor) -> AppResult<Option<Bytes>> {
             person.display_name,
             email.unwrap_or_default(),
             person.company.unwrap_or_default(),
+            row.account_key.clone().unwrap_or_default(),
             score.to_string(),
             (score >= cursor.hot_threshold).to_string(),
             row.status.clone(),

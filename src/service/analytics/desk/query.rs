@@ -70,6 +70,8 @@ pub struct DeskFilter {
     pub campaign: Option<String>,
     /// The slug of a tracking link the visitor clicked.
     pub link: Option<String>,
+    /// The key of the visitor's account (design §18), such as `acme.com`.
+    pub account: Option<String>,
     /// Pages the visitor viewed (in the list's range): a path where `*`
     /// stands for any run of characters.
     pub visited: Option<PathPattern>,
@@ -88,6 +90,7 @@ pub struct DeskInput<'a> {
     pub channel: Option<&'a str>,
     pub campaign: Option<&'a str>,
     pub link: Option<&'a str>,
+    pub account: Option<&'a str>,
     pub visited: Option<&'a str>,
     pub form: bool,
     pub min_score: Option<i64>,
@@ -129,13 +132,26 @@ impl DeskFilter {
         };
         let campaign = bounded("campaign", input.campaign, MAX_FILTER_LEN)?;
         let link = bounded("link", input.link, MAX_FILTER_LEN)?;
+        // Account keys are stored in lower case.
+        let account = bounded("account", input.account, MAX_FILTER_LEN)?.map(|key| key.to_lowercase());
         let visited = bounded("visited", input.visited, MAX_FILTER_LEN)?.map(PathPattern::parse).transpose()?;
         let min_score = match input.min_score {
             None => None,
             Some(score @ 0..=100) => Some(score as i32),
             Some(_) => return Err(AppError::validation("minScore", "must be between 0 and 100")),
         };
-        Ok(DeskFilter { search, status, country, channel, campaign, link, visited, form: input.form, min_score })
+        Ok(DeskFilter {
+            search,
+            status,
+            country,
+            channel,
+            campaign,
+            link,
+            account,
+            visited,
+            form: input.form,
+            min_score,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -238,6 +254,7 @@ mod tests {
             channel: Some(" Paid Search "),
             campaign: Some(" spring "),
             link: Some("ad-1"),
+            account: Some(" Acme.COM "),
             visited: Some("/pricing*"),
             form: true,
             min_score: Some(40),
@@ -247,6 +264,7 @@ mod tests {
         assert_eq!(ok.country.as_deref(), Some("DE"));
         assert_eq!(ok.channel.as_deref(), Some("Paid Search"));
         assert_eq!(ok.campaign.as_deref(), Some("spring"));
+        assert_eq!(ok.account.as_deref(), Some("acme.com"));
         assert_eq!(ok.visited.as_ref().map(PathPattern::as_str), Some("/pricing*"));
         let blank = DeskInput { search: Some("  "), country: Some(""), channel: Some(" "), ..DeskInput::default() };
         assert!(DeskFilter::new(blank).unwrap().is_empty());

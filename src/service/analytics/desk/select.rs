@@ -74,6 +74,7 @@ pub(super) async fn filtered(
                 .add(lower_like((visitor::Entity, visitor::Column::TrackerVid), &pattern))
                 .add(lower_like((visitor::Entity, visitor::Column::Email), &pattern))
                 .add(lower_like((visitor::Entity, visitor::Column::IdentifiedUserId), &pattern))
+                .add(lower_like((visitor::Entity, visitor::Column::AccountName), &pattern))
                 .add(Expr::exists(identities)),
         );
     }
@@ -88,6 +89,9 @@ pub(super) async fn filtered(
     }
     if let Some(campaign) = &filter.campaign {
         select = select.filter(visitor::Column::LastCampaign.eq(campaign.as_str()));
+    }
+    if let Some(account) = &filter.account {
+        select = select.filter(visitor::Column::AccountKey.eq(account.as_str()));
     }
     if let Some(slug) = &filter.link {
         // The link's clicks by its own index; a slug the site does not have
