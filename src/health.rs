@@ -22,12 +22,12 @@ pub async fn live() -> impl IntoResponse {
     Json(json!({ "status": "ok" }))
 }
 
-/// Ready when the database answers.
+/// Ready when the database answered its latest background ping
+/// (`db::readiness`), within the last two seconds.
 pub async fn ready(State(state): State<AppState>) -> AppResult<impl IntoResponse> {
-    state.db.ping().await.map_err(|err| {
-        tracing::warn!(error = %err, "readiness check failed");
-        AppError::unavailable("the database is unavailable", 5)
-    })?;
+    if !state.readiness.is_ready() {
+        return Err(AppError::unavailable("the database is unavailable", 5));
+    }
     Ok(Json(json!({ "status": "ok" })))
 }
 

@@ -60,6 +60,8 @@ pub struct Shared {
     /// What sending webhooks and alerts needs.
     pub delivery: Delivery,
     pub metrics: Metrics,
+    /// The database's latest answer to the background ping (`/health/ready`).
+    pub readiness: Arc<crate::db::readiness::Readiness>,
     /// BASE_URL's origin, which cookie-authenticated writes must come from.
     pub base_origin: String,
 }
@@ -130,6 +132,7 @@ impl AppState {
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),
             site_collect_limiter: KeyedLimiter::per_second(config.collect_site_rate_limit_per_second),
             base_origin: config.base_origin(),
+            readiness: crate::db::readiness::Readiness::start(db.clone()),
             db,
             reads,
             config,

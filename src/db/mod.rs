@@ -15,6 +15,7 @@ pub mod checkpoint;
 #[cfg(target_os = "linux")]
 pub mod nodelay;
 pub mod priority;
+pub mod readiness;
 
 /// Pages past which a commit checkpoints on its own connection after all
 /// (`checkpoint` does it off the writer's path long before).
