@@ -41,6 +41,12 @@ pub struct Config {
     #[arg(long, global = true, env = "GEOIP_DB_PATH")]
     pub geoip_db_path: Option<String>,
 
+    /// An ASN database for the network behind each visit: a MaxMind-format
+    /// `.mmdb` or ip-location-db's `start,end,asn,org` CSV; several files
+    /// (IPv4 and IPv6) separated by commas. Reloaded on change and SIGHUP.
+    #[arg(long, global = true, env = "ASN_DB_PATH")]
+    pub asn_db_path: Option<String>,
+
     /// Which proxy's client-IP and geo headers to believe.
     #[arg(long, global = true, env = "TRUST_PROXY", value_enum, default_value_t = TrustProxy::None)]
     pub trust_proxy: TrustProxy,

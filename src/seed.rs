@@ -169,6 +169,7 @@ impl Generator<'_> {
                 lat: Some(lat),
                 lon: Some(lon),
             },
+            network: None,
         });
         // Most visitors come once; some return, a few often.
         let sessions = match self.rng.random_range(0..100) {

@@ -50,6 +50,8 @@ pub struct Shared {
     pub live: broadcast::Sender<Activity>,
     pub writer: Writer,
     pub geoip: Option<Arc<GeoIp>>,
+    /// The ASN database (`ASN_DB_PATH`), reloaded when it changes.
+    pub asn: Option<Arc<crate::enrich::network::AsnDb>>,
     pub salts: SaltCache,
     /// Sites as the collect endpoint sees them.
     pub sites: Arc<SiteCache>,
@@ -89,6 +91,15 @@ impl AppState {
                 Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
             }
             None => None,
+        };
+        let asn = match &config.asn_db_path {
+            Some(setting) if !setting.trim().is_empty() => {
+                let asn = crate::enrich::network::AsnDb::open(setting)
+                    .map_err(|err| format!("cannot open ASN_DB_PATH {setting}: {err}"))?;
+                asn.watch();
+                Some(asn)
+            }
+            _ => None,
         };
         let webhook_timeout = std::time::Duration::from_secs(config.webhook_timeout_secs.max(1));
         let webhooks = WebhookClient::new(webhook_timeout, config.webhook_unsafe_allow_any_target)?;
@@ -139,6 +150,7 @@ impl AppState {
             live,
             writer,
             geoip,
+            asn,
             salts: SaltCache::default(),
             sites,
             links,

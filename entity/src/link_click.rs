@@ -30,6 +30,9 @@ pub struct Model {
     pub referrer: Option<String>,
     pub is_bot: bool,
     pub created_at: i64,
+    /// The network (autonomous system) the click came from, and its holder.
+    pub asn: Option<i64>,
+    pub network: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -47,6 +47,9 @@ pub struct Model {
     pub account_name: Option<String>,
     /// What the account was found from: `email`, `company` or `network`.
     pub account_source: Option<String>,
+    /// The network (autonomous system) of the latest visit, and its holder.
+    pub asn: Option<i64>,
+    pub network: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

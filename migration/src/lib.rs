@@ -24,6 +24,7 @@ mod m20261125_200000_add_visitor_last_touch;
 mod m20261125_210000_create_saved_views;
 mod m20261125_210100_add_site_gravatar;
 mod m20261126_000001_add_visitor_account;
+mod m20261126_000002_add_networks;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -56,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_210000_create_saved_views::Migration),
             Box::new(m20261125_210100_add_site_gravatar::Migration),
             Box::new(m20261126_000001_add_visitor_account::Migration),
+            Box::new(m20261126_000002_add_networks::Migration),
         ]
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod geo;
+pub mod network;
 pub mod source;
 pub mod user_agent;
 

@@ -46,6 +46,15 @@ pub struct VisitorAccount {
     pub source: String,
 }
 
+/// The network (autonomous system) of a visitor's latest visit, from the
+/// ASN database (`ASN_DB_PATH`); the address itself is not kept.
+#[derive(SimpleObject)]
+pub struct VisitorNetwork {
+    pub asn: i64,
+    /// The organisation that holds it.
+    pub organisation: String,
+}
+
 /// One factor of the score.
 #[derive(SimpleObject)]
 pub struct ScoreFactor {
@@ -260,6 +269,11 @@ impl Visitor {
     /// The path of the latest page view.
     async fn last_page(&self) -> Option<&str> {
         self.scored.visitor.last_page.as_deref()
+    }
+    /// The network of the latest visit, when an ASN database knows it.
+    async fn network(&self) -> Option<VisitorNetwork> {
+        let visitor = &self.scored.visitor;
+        Some(VisitorNetwork { asn: visitor.asn?, organisation: visitor.network.clone().unwrap_or_default() })
     }
     /// The company this visitor belongs to, when one is known.
     async fn account(&self) -> Option<VisitorAccount> {

@@ -49,6 +49,7 @@ pub async fn collect(
     let client = Arc::new(Client {
         info: user_agent::classify_cached(user_agent),
         geo: geo::locate(proxy, &headers, ip, app.geoip.as_deref()),
+        network: app.asn.as_ref().and_then(|asn| asn.lookup(ip)),
     });
     let batch = wire.len() > 1;
     let now = now_ms();

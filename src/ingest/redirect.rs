@@ -66,9 +66,13 @@ pub async fn redirect(
         return Ok(gone(reason));
     }
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let info = user_agent::classify_cached(user_agent);
+    let client = Client {
+        info: user_agent::classify_cached(user_agent),
+        geo: geo::locate(proxy, headers, ip, app.geoip.as_deref()),
+        network: app.asn.as_ref().and_then(|asn| asn.lookup(ip)),
+    };
     // HEAD requests are link checkers and unfurlers, not people.
-    let is_bot = info.is_bot || method == Method::HEAD;
+    let is_bot = client.is_bot() || method == Method::HEAD;
     // A capped link counts in the database before it lets anyone through;
     // uncapped links are counted by the writer with the click.
     let counted = target.is_capped() && !is_bot;
@@ -86,7 +90,7 @@ pub async fn redirect(
         referrer: headers.get(header::REFERER).and_then(|v| v.to_str().ok()).map(|r| r.chars().take(2048).collect()),
         is_bot,
         counted,
-        client: std::sync::Arc::new(Client { info, geo: geo::locate(proxy, headers, ip, app.geoip.as_deref()) }),
+        client: std::sync::Arc::new(client),
         created_at: now,
     };
     if !app.writer.record_click(click, CLICK_WAIT).await {

@@ -33,7 +33,7 @@ pub fn click_command(link: &Arc<link::Model>, click_key: String, created_at: i64
         referrer: None,
         is_bot: false,
         counted: false,
-        client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default() }),
+        client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default(), network: None }),
         created_at,
     }
 }

@@ -117,6 +117,9 @@ async fn erase_in_transaction(
     let clicks = link_click::Entity::update_many()
         .col_expr(link_click::Column::VisitorId, Expr::value(Option::<i64>::None))
         .col_expr(link_click::Column::TrackerVid, Expr::value(Option::<String>::None))
+        // The network says where the person was; it goes with them.
+        .col_expr(link_click::Column::Asn, Expr::value(Option::<i64>::None))
+        .col_expr(link_click::Column::Network, Expr::value(Option::<String>::None))
         .filter(link_click::Column::SiteId.eq(site.id))
         .filter(
             link_click::Column::VisitorId

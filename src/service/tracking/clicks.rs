@@ -70,6 +70,8 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
                 click.referrer.as_deref(),
                 click.is_bot,
                 click.created_at,
+                click.client.network.as_ref().map(|network| i64::from(network.asn)),
+                click.client.network.as_ref().map(|network| network.org.as_str()),
             )
         })
         .collect();
@@ -106,7 +108,7 @@ pub(super) fn write_clicks(writes: &mut Writes, batch: &Batch<'_>) {
 }
 
 /// `link_clicks` columns in `ClickRow` order.
-const CLICK_COLUMNS: [Column; 22] = [
+const CLICK_COLUMNS: [Column; 24] = [
     ("site_id", "bigint"),
     ("link_id", "bigint"),
     ("click_key", "text"),
@@ -129,6 +131,8 @@ const CLICK_COLUMNS: [Column; 22] = [
     ("referrer", "text"),
     ("is_bot", "boolean"),
     ("created_at", "bigint"),
+    ("asn", "bigint"),
+    ("network", "text"),
 ];
 
 /// One stored click, serialized as a JSON array in `CLICK_COLUMNS` order.
@@ -156,6 +160,8 @@ struct ClickRow<'a>(
     Option<&'a str>,
     bool,
     i64,
+    Option<i64>,
+    Option<&'a str>,
 );
 
 /// Adds the batch's human clicks to the daily per-link rollups that link

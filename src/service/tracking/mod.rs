@@ -27,7 +27,11 @@ pub(crate) mod writes;
 
 use std::sync::Arc;
 
-use crate::enrich::{ClientInfo, Geo, source::Utm};
+use crate::enrich::{
+    ClientInfo, Geo,
+    network::{Network, NetworkKind},
+    source::Utm,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -62,6 +66,16 @@ pub struct Client {
     /// Shared with the user-agent cache.
     pub info: Arc<ClientInfo>,
     pub geo: Geo,
+    /// The network the address belongs to (`ASN_DB_PATH`); the address
+    /// itself is not kept.
+    pub network: Option<Network>,
+}
+
+impl Client {
+    /// A bot by its user agent, or traffic from a hosting provider's network.
+    pub fn is_bot(&self) -> bool {
+        self.info.is_bot || self.network.as_ref().is_some_and(|network| network.kind == NetworkKind::Hosting)
+    }
 }
 
 /// A validated, enriched event, ready to be recorded.

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     enrich::{
-        account,
+        account::{self, AccountSource},
         source::{self, LinkKind},
     },
     service::scoring,
@@ -250,7 +250,7 @@ impl<'a> Batch<'a> {
         visitor.first_seen = visitor.first_seen.min(ts);
         let latest = ts >= visitor.last_seen;
         visitor.last_seen = visitor.last_seen.max(ts);
-        visitor.is_bot |= event.client.info.is_bot;
+        visitor.is_bot |= event.client.is_bot();
         match event.kind {
             EventKind::Pageview => {
                 visitor.total_pageviews += 1;
@@ -349,6 +349,18 @@ fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
     visitor.device_type = Some(client.info.device_type.clone());
     visitor.browser = client.info.browser.clone().or(visitor.browser.take());
     visitor.os = client.info.os.clone().or(visitor.os.take());
+    if let Some(network) = &client.network {
+        visitor.asn = Some(i64::from(network.asn));
+        visitor.network = Some(network.org.clone());
+        // A company's own network names the account until an identify does.
+        if let Some(key) = network.account_key()
+            && visitor.account_source.as_deref().is_none_or(|source| source == AccountSource::Network.as_str())
+        {
+            visitor.account_key = Some(key);
+            visitor.account_name = Some(network.org.clone());
+            visitor.account_source = Some(AccountSource::Network.as_str().to_owned());
+        }
+    }
     if client.geo.country.is_some() {
         visitor.country = client.geo.country.clone();
         visitor.city = client.geo.city.clone();
@@ -381,7 +393,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
         utm_campaign: event.utm.campaign.clone(),
         utm_content: event.utm.content.clone(),
         utm_term: event.utm.term.clone(),
-        is_bot: client.info.is_bot,
+        is_bot: client.is_bot(),
         country: client.geo.country.clone(),
         city: client.geo.city.clone(),
         region: client.geo.region.clone(),
@@ -430,6 +442,8 @@ pub(crate) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor:
         account_key: None,
         account_name: None,
         account_source: None,
+        asn: None,
+        network: None,
     }
 }
 

@@ -21,6 +21,7 @@ fn client() -> Arc<Client> {
             is_bot: false,
         }),
         geo: Geo::default(),
+        network: None,
     })
 }
 

@@ -37,12 +37,26 @@ pub struct Profile {
     high_value_views: i64,
     form_submits: i64,
     score_breakdown: Vec<Factor>,
+    account: Option<ProfileAccount>,
+    network: Option<ProfileNetwork>,
     identities: Vec<Identity>,
     attribution: Attribution,
     sessions: Vec<Session>,
     recent_events: Vec<Event>,
     form_events: Vec<Event>,
     link_clicks: Vec<Click>,
+}
+
+#[derive(Deserialize)]
+struct ProfileAccount {
+    key: String,
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct ProfileNetwork {
+    asn: i64,
+    organisation: String,
 }
 
 #[derive(Deserialize)]
@@ -240,6 +254,17 @@ impl ProfileView {
                 label: "Identified",
                 value: format!("{} (source: {})", format::when(&latest.identified_at), latest.source),
             });
+        }
+        if let Some(account) = &v.account {
+            let value = if account.name == account.key {
+                account.key.clone()
+            } else {
+                format!("{} ({})", account.name, account.key)
+            };
+            identity.push(Fact { label: "Account", value });
+        }
+        if let Some(network) = &v.network {
+            identity.push(Fact { label: "Network", value: format!("{} (AS{})", network.organisation, network.asn) });
         }
         let touches = [("First touch", v.attribution.first_touch), ("Last touch", v.attribution.last_touch)]
             .into_iter()
