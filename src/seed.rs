@@ -345,15 +345,15 @@ pub struct DemoAccount {
 /// Creates the demo account with a fresh password, or gives the existing one
 /// a fresh password, and makes sure it has a site.
 pub async fn demo_account(db: &DatabaseConnection, max_sites: u32) -> AppResult<DemoAccount> {
-    use crate::service::{accounts, sites};
+    use crate::service::{sites, users};
     let password = crate::auth::token::random_token()[..20].to_owned();
     let meta = crate::auth::RequestMeta {
         client_ip: std::net::IpAddr::from([127, 0, 0, 1]),
         user_agent: Some("leadtrail seed".to_owned()),
     };
-    let user = match accounts::by_email(db, DEMO_EMAIL).await? {
-        Some(user) => accounts::set_password(db, user.id, password.clone()).await?,
-        None => accounts::sign_up(db, false, "Demo", DEMO_EMAIL, password.clone(), None, &meta).await?.user,
+    let user = match users::by_email(db, DEMO_EMAIL).await? {
+        Some(user) => users::set_password(db, user.id, password.clone()).await?,
+        None => users::sign_up(db, false, "Demo", DEMO_EMAIL, password.clone(), None, &meta).await?.user,
     };
     let viewer = Viewer::User { user_id: user.id, session_id: 0, session_created_at: now_ms() };
     let site_id = match crate::service::access::sites(db, &viewer).await?.into_iter().next() {

@@ -89,6 +89,7 @@ async fn snapshot(v: &Victim) -> Value {
         "identity": v.client.get(&format!("/api/identify?siteId={site}&tracker_vid=victim-visitor")).await.body,
         "visitor": v.client.get(&format!("/api/visitor/victim-visitor?siteId={site}")).await.body,
         "destinations": v.client.graphql("query($site: Int!) { destinations(siteId: $site) { id name url webhookType trigger enabled deliveries { id trackerVid } } }", json!({ "site": site })).await,
+        "accounts": v.client.get(&format!("/api/accounts?siteId={site}&timeRange=all")).await.body,
         "views": v.client.graphql("query($site: Int!) { savedViews(siteId: $site) { id name query } }", json!({ "site": site })).await,
         "org": v.client.graphql("query($org: ID!) { members(orgId: $org) { userId role } apiKeys(orgId: $org) { id revokedAt } webhookSigningSecret(orgId: $org) }", json!({ "org": v.org })).await,
     })
@@ -127,6 +128,8 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/link-analytics", get(format!("/api/link-analytics?siteId={site}"))),
         ("GET", "/api/visitors", get(format!("/api/visitors?siteId={site}"))),
         ("GET", "/api/visitor", get(format!("/api/visitor?siteId={site}"))),
+        ("GET", "/api/accounts", get(format!("/api/accounts?siteId={site}"))),
+        ("GET", "/api/accounts/{key}", get(format!("/api/accounts/victim.example?siteId={site}"))),
         ("GET", "/api/visitor/{id}", get(format!("/api/visitor/victim-visitor?siteId={site}"))),
         ("GET", "/api/stats", get(format!("/api/stats?siteId={site}"))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={site}"))),
@@ -142,6 +145,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/visitor/{id}", get(format!("/api/visitor/victim-visitor?siteId={own_site}"))),
         ("DELETE", "/api/visitor/{id}", Some((Method::DELETE, format!("/api/visitor/victim-visitor?siteId={own_site}"), None))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={own_site}"))),
+        ("GET", "/api/accounts/{key}", get(format!("/api/accounts/victim.example?siteId={own_site}"))),
     ])
     .collect()
 }
@@ -231,6 +235,14 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("deleteDestination", format!("mutation {{ deleteDestination(id: \"{destination}\") }}")),
         ("testDestination", format!("mutation {{ testDestination(id: \"{destination}\") {{ success }} }}")),
         ("retryDelivery", format!("mutation {{ retryDelivery(id: \"{delivery}\") {{ status }} }}")),
+        ("accounts", format!("{{ accounts(siteId: {site}) {{ total }} }}")),
+        ("account", format!("{{ account(siteId: {site}, key: \"victim.example\") {{ key }} }}")),
+        (
+            "updateAccount",
+            format!(
+                "mutation {{ updateAccount(siteId: {site}, key: \"victim.example\", input: {{ excluded: true }}) {{ key }} }}"
+            ),
+        ),
         ("savedViews", format!("{{ savedViews(siteId: {site}) {{ id }} }}")),
         (
             "createSavedView",

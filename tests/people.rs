@@ -32,7 +32,8 @@ async fn every_visitor_is_named_by_one_rule_everywhere() {
 
         let expected = [
             ("named", hostile, Some("<i>Acme</i>")),
-            ("mailed", "bo@people.example", None),
+            // No company typed: the work email's domain is the account, shown beside them.
+            ("mailed", "bo@people.example", Some("people.example")),
             ("numbered", "u-77", None),
             ("anonymous-visitor-7f3a9c21", "Anonymous 7f3a9c21", None),
         ];

@@ -1,5 +1,7 @@
 //! SeaORM entities, one module per table. Timestamps are UTC epoch milliseconds.
 
+pub mod account;
+pub mod account_setting;
 pub mod alert_delivery;
 pub mod alert_destination;
 pub mod api_key;

@@ -25,6 +25,7 @@ mod m20261125_210000_create_saved_views;
 mod m20261125_210100_add_site_gravatar;
 mod m20261126_000001_add_visitor_account;
 mod m20261126_000002_add_networks;
+mod m20261126_000003_create_accounts;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -58,6 +59,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_210100_add_site_gravatar::Migration),
             Box::new(m20261126_000001_add_visitor_account::Migration),
             Box::new(m20261126_000002_add_networks::Migration),
+            Box::new(m20261126_000003_create_accounts::Migration),
         ]
     }
 }

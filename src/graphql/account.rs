@@ -12,8 +12,8 @@ use crate::{
     auth::rate_limit::CredentialAction,
     error::AppResult,
     service::{
-        accounts::{self, SignedIn, UserChanges},
         profile, sessions,
+        users::{self, SignedIn, UserChanges},
     },
 };
 
@@ -29,7 +29,7 @@ fn signed_in(ctx: &Context<'_>, signed_in: SignedIn, callback_url: Option<String
 }
 
 fn checked_callback(ctx: &Context<'_>, callback_url: Option<String>) -> AppResult<Option<String>> {
-    callback_url.map(|raw| accounts::callback_url(&raw, &ctx.app().base_origin)).transpose()
+    callback_url.map(|raw| users::callback_url(&raw, &ctx.app().base_origin)).transpose()
 }
 
 #[derive(Default)]
@@ -42,7 +42,7 @@ impl AccountQuery {
         let Ok(user) = ctx.signed_in_user() else {
             return Ok(None);
         };
-        Ok(Some(User(accounts::find(&*ctx.db().await?, user.user_id).await?)))
+        Ok(Some(User(users::find(&*ctx.db().await?, user.user_id).await?)))
     }
 
     /// The current session with its user, or null when not signed in.
@@ -56,7 +56,7 @@ impl AccountQuery {
             return Ok(None);
         };
         let token = ctx.request()?.session_token.clone();
-        let user = User(accounts::find(db, user.user_id).await?);
+        let user = User(users::find(db, user.user_id).await?);
         Ok(Some(SessionInfo { session: AuthSession(session, token), user }))
     }
 
@@ -91,7 +91,7 @@ impl AccountMutation {
         let meta = &ctx.request()?.meta;
         let disabled = app.config.disable_registration;
         let account =
-            accounts::sign_up(&*ctx.db().await?, disabled, &name, &email, password, image.as_deref(), meta).await?;
+            users::sign_up(&*ctx.db().await?, disabled, &name, &email, password, image.as_deref(), meta).await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 
@@ -111,7 +111,7 @@ impl AccountMutation {
         ctx.app().sign_in_limiter.check(email.trim().to_lowercase())?;
         let callback_url = checked_callback(ctx, callback_url)?;
         let meta = &ctx.request()?.meta;
-        let account = accounts::sign_in(&*ctx.db().await?, &email, password, remember_me, meta).await?;
+        let account = users::sign_in(&*ctx.db().await?, &email, password, remember_me, meta).await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 
@@ -126,14 +126,14 @@ impl AccountMutation {
     /// Changes the fields given, at least one. An empty `image` removes it.
     async fn update_user(&self, ctx: &Context<'_>, name: Option<String>, image: Option<String>) -> AppResult<User> {
         let user = ctx.signed_in_user()?;
-        Ok(User(accounts::update(&*ctx.db().await?, user.user_id, UserChanges { name, image }).await?))
+        Ok(User(users::update(&*ctx.db().await?, user.user_id, UserChanges { name, image }).await?))
     }
 
     /// Changes the sign-in email at once.
     async fn change_email(&self, ctx: &Context<'_>, new_email: String) -> AppResult<StatusPayload> {
         ctx.limit_credentials(CredentialAction::ChangeEmail)?;
         let user = ctx.signed_in_user()?;
-        accounts::change_email(&*ctx.db().await?, user.user_id, &new_email).await?;
+        users::change_email(&*ctx.db().await?, user.user_id, &new_email).await?;
         Ok(StatusPayload { status: true })
     }
 
@@ -148,7 +148,7 @@ impl AccountMutation {
         ctx.limit_credentials(CredentialAction::ChangePassword)?;
         let user = ctx.signed_in_user()?;
         let meta = &ctx.request()?.meta;
-        let (token, user) = accounts::change_password(
+        let (token, user) = users::change_password(
             &*ctx.db().await?,
             &ctx.app().cluster,
             user.user_id,
@@ -170,7 +170,7 @@ impl AccountMutation {
         ctx.limit_credentials(CredentialAction::DeleteUser)?;
         let user = ctx.signed_in_user()?;
         let app = ctx.app();
-        accounts::delete(&*ctx.db().await?, &app.cluster, user.user_id, user.session_created_at, password).await?;
+        users::delete(&*ctx.db().await?, &app.cluster, user.user_id, user.session_created_at, password).await?;
         ctx.clear_session_cookie();
         Ok(DeleteUserPayload { success: true, message: "User deleted".to_owned() })
     }

@@ -1,6 +1,7 @@
 //! The GraphQL schema. Resolvers authorize, convert and call `service`; they hold no SQL.
 
 pub mod account;
+pub mod accounts;
 pub mod alerts;
 pub mod analytics;
 pub mod context;
@@ -49,6 +50,7 @@ pub struct Query(
     webhooks::WebhookQuery,
     alerts::AlertQuery,
     saved_views::SavedViewQuery,
+    accounts::AccountsQuery,
     workspace::WorkspaceQuery,
 );
 
@@ -64,6 +66,7 @@ pub struct Mutation(
     privacy::PrivacyMutation,
     alerts::AlertMutation,
     saved_views::SavedViewMutation,
+    accounts::AccountsMutation,
 );
 
 pub type Subscription = live::LiveSubscription;

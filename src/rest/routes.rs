@@ -276,6 +276,28 @@ pub const OPERATIONS: &[Operation] = &[
         ..op("GET", "/api/visitor", "listVisitors", "visitors", "Scored visitors")
     },
     Operation {
+        document: doc!("accounts_list"),
+        output: Output::Field("accounts"),
+        query: &[
+            SITE_ID,
+            param("timeRange", Kind::Text, false),
+            Param { name: "q", variable: "search", kind: Kind::Text, required: false },
+            param("sort", Kind::Text, false),
+            param("hot", Kind::Bool, false),
+            param("excluded", Kind::Bool, false),
+            Param { name: "limit", variable: "first", kind: Kind::Int, required: false },
+            param("page", Kind::Int, false),
+        ],
+        ..op("GET", "/api/accounts", "listAccounts", "accounts", "The companies behind the visitors, ranked")
+    },
+    Operation {
+        document: doc!("account"),
+        output: Output::Field("account"),
+        path_param: Some(param("key", Kind::Text, true)),
+        query: &[SITE_ID],
+        ..op("GET", "/api/accounts/{key}", "account", "accounts", "One account with its people")
+    },
+    Operation {
         document: doc!("visitor_profile"),
         output: Output::Field("visitor"),
         path_param: Some(TEXT_ID),

@@ -5,8 +5,9 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 use entity::identity;
 
 use super::{
-    access, accounts,
+    access,
     tracking::{IdentifyCommand, writer::Writer},
+    users,
 };
 use crate::{
     auth::{Role, Viewer},
@@ -93,7 +94,7 @@ async fn prepare(db: &impl ConnectionTrait, viewer: &Viewer, input: IdentifyInpu
         None => None,
     };
     let email = match input.email.filter(|email| !email.trim().is_empty()) {
-        Some(email) => Some(accounts::validate_email("email", &email)?),
+        Some(email) => Some(users::validate_email("email", &email)?),
         None => None,
     };
     if user_id.is_none() && email.is_none() {

@@ -11,7 +11,7 @@ use sea_orm::{
 
 use entity::{invitation, member, org, user};
 
-use super::{access, accounts, members, parent_lock};
+use super::{access, members, parent_lock, users};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult, ErrorCode},
@@ -44,7 +44,7 @@ pub async fn invite(
     role: Role,
 ) -> AppResult<Invitation> {
     members::manager_role(db, viewer, org_id, role == Role::Owner).await?;
-    let email = accounts::normalize_email("email", email)?;
+    let email = users::normalize_email("email", email)?;
     let already = member::Entity::find()
         .filter(member::Column::OrgId.eq(org_id))
         .inner_join(user::Entity)
@@ -99,7 +99,7 @@ pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, org_id: i64) -> Ap
 
 /// The open invitations addressed to the signed-in person's email.
 pub async fn addressed_to(db: &impl ConnectionTrait, user_id: i64) -> AppResult<Vec<Invitation>> {
-    let person = accounts::find(db, user_id).await?;
+    let person = users::find(db, user_id).await?;
     let found = invitation::Entity::find()
         .filter(invitation::Column::Email.eq(person.email.to_lowercase()))
         .filter(invitation::Column::Status.eq(PENDING))
@@ -113,7 +113,7 @@ pub async fn addressed_to(db: &impl ConnectionTrait, user_id: i64) -> AppResult<
 /// Joins the org as invited. Only the person the invitation is addressed to
 /// sees it; for anyone else, and once it is answered or expired, it is 404.
 pub async fn accept(db: &DatabaseConnection, user_id: i64, id: i64) -> AppResult<(member::Model, user::Model)> {
-    let person = accounts::find(db, user_id).await?;
+    let person = users::find(db, user_id).await?;
     let found = open_invitation(db, &person, id).await?;
     // Under the org's lock, as every membership change is.
     let txn = parent_lock::begin::<org::Entity>(db, found.org_id).await?;
@@ -143,7 +143,7 @@ pub async fn accept(db: &DatabaseConnection, user_id: i64, id: i64) -> AppResult
 
 /// Says no to an invitation addressed to the signed-in person.
 pub async fn decline(db: &impl ConnectionTrait, user_id: i64, id: i64) -> AppResult<()> {
-    let person = accounts::find(db, user_id).await?;
+    let person = users::find(db, user_id).await?;
     let found = open_invitation(db, &person, id).await?;
     answer(db, found, DECLINED).await
 }

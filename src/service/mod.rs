@@ -23,6 +23,7 @@ pub mod scoring;
 pub mod sessions;
 pub mod sites;
 pub mod tracking;
+pub mod users;
 pub mod webhooks;
 pub mod workspace;
 

@@ -4,7 +4,7 @@ use sea_orm::ConnectionTrait;
 
 use entity::{org, user};
 
-use super::{access, accounts, orgs};
+use super::{access, orgs, users};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
@@ -24,7 +24,7 @@ pub struct Profile {
 pub const DEFAULT_TIER: &str = "free";
 
 pub async fn get(db: &impl ConnectionTrait, viewer: &Viewer, user_id: i64, max_sites: u32) -> AppResult<Profile> {
-    let user = accounts::find(db, user_id).await?;
+    let user = users::find(db, user_id).await?;
     let (member, org) = orgs::primary(db, user_id).await?;
     let site_count = access::sites(db, viewer).await?.len() as u64;
     Ok(Profile {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::{
     auth::password,
-    service::{accounts, identify, links, sites},
+    service::{identify, links, sites, users},
     webhook::guard,
 };
 
@@ -64,13 +64,13 @@ pub fn choice(values: &[&str], empty: bool) -> Value {
 pub fn person_name() -> Value {
     json!({
         "type": "string",
-        "maxLength": accounts::MAX_NAME_LEN,
+        "maxLength": users::MAX_NAME_LEN,
         "pattern": format!("^[^{CONTROLS}]*[^{WS}{CONTROLS}][^{CONTROLS}]*$"),
     })
 }
 
 pub fn email() -> Value {
-    json!({ "type": "string", "format": "email", "maxLength": accounts::MAX_EMAIL_LEN })
+    json!({ "type": "string", "format": "email", "maxLength": users::MAX_EMAIL_LEN })
 }
 
 /// A new password; sign-in takes any string and answers 401 when it is wrong.
@@ -82,7 +82,7 @@ pub fn new_password() -> Value {
 pub fn image() -> Value {
     json!({
         "type": "string",
-        "maxLength": accounts::MAX_URL_LEN,
+        "maxLength": users::MAX_URL_LEN,
         "pattern": format!("^(https?://[^{WS}{CONTROLS}]+)?$"),
     })
 }
@@ -90,7 +90,7 @@ pub fn image() -> Value {
 /// A path on this site (a same-origin absolute URL is accepted too).
 pub fn callback_url() -> Value {
     let char = format!(r"[^{WS}{CONTROLS}\\]");
-    json!({ "type": "string", "maxLength": accounts::MAX_URL_LEN, "pattern": format!(r"^/([^/{WS}{CONTROLS}\\]{char}*)?$") })
+    json!({ "type": "string", "maxLength": users::MAX_URL_LEN, "pattern": format!(r"^/([^/{WS}{CONTROLS}\\]{char}*)?$") })
 }
 
 /// A site's name on creation: empty means the domain.

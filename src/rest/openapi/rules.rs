@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     enrich::source::CHANNELS,
-    service::{analytics::desk, scoring},
+    service::{accounts, analytics::desk, scoring},
 };
 
 const WEBHOOK_TYPES: [&str; 5] = ["custom", "crm_one", "crm_two", "chat_one", "chat_two"];
@@ -145,6 +145,12 @@ const FIELDS: &[(&str, &str, Rule)] = &[
     ("updateLink", "tags", fields::tags),
     ("checkSlug", "slug", fields::exact_slug),
     ("linkAnalytics", "range", || fields::choice(&["7d", "30d", "90d", "all"], true)),
+    ("listAccounts", "timeRange", || fields::choice(&["24h", "7d", "30d", "all"], true)),
+    ("listAccounts", "q", || fields::search_text(accounts::MAX_KEY_LEN)),
+    ("listAccounts", "sort", || fields::choice(&accounts::AccountSort::NAMES, true)),
+    ("listAccounts", "limit", || json!({ "minimum": 1 })),
+    ("listAccounts", "page", || json!({ "minimum": 1 })),
+    ("account", "key", || json!({ "minLength": 1, "maxLength": accounts::MAX_KEY_LEN })),
     ("listVisitors", "limit", || json!({ "minimum": 1 })),
     ("listVisitors", "timeRange", || fields::choice(&["24h", "7d", "30d", "all"], true)),
     ("listVisitors", "filter", || fields::choice(&["bot"], true)),

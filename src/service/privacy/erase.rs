@@ -136,6 +136,12 @@ async fn erase_in_transaction(
     // An alert not yet sent must not carry the erased person anywhere.
     alert_delivery::Entity::delete_many().filter(alert_delivery::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     visitor::Entity::delete_by_id(found.id).exec(&txn).await?;
+    // Its account's span, without it.
+    if let Some((key, _)) = rollup::account_entry(&found) {
+        let mut writes = Writes::new(txn.get_database_backend());
+        rollup_store::add_account_span_refresh(&mut writes, &[key]);
+        writes.send(&txn).await?;
+    }
     txn.commit().await?;
     Ok(Erased {
         events: events.rows_affected,
@@ -154,6 +160,7 @@ async fn subtract_from_visitor_and_session_hours(
     let mut writes = Writes::new(db.get_database_backend());
     rollup_store::add_visitor_moves(&mut writes, rollup::Deltas::removed([rollup::visitor_entry(found)]));
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
+    rollup_store::add_account_moves(&mut writes, rollup::Deltas::removed(rollup::account_entry(found)), Vec::new());
     writes.send(db).await?;
     Ok(())
 }

@@ -20,7 +20,7 @@ use entity::{event, identity, link_click, site, tracked_session, visitor, webhoo
 use crate::{
     error::AppResult,
     service::tracking::{
-        rollup::{self, Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
+        rollup::{self, Deltas, SessionKey, SessionTally},
         rollup_store,
         writes::Writes,
     },
@@ -103,7 +103,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             [visitor::Column::Id, visitor::Column::SiteId, visitor::Column::LastSeen],
             site_id,
             cutoff,
-            Some(|rows| Uncount::Visitors(rows.iter().map(rollup::visitor_entry).collect())),
+            Some(|rows| Uncount::Visitors(rows.to_vec())),
         )
         .await?;
     }
@@ -118,7 +118,8 @@ type UncountFn<E> = fn(&[<E as EntityTrait>::Model]) -> Uncount;
 
 /// What deleted rows take out of the hourly rollups.
 enum Uncount {
-    Visitors(Vec<(VisitorKey, VisitorTally)>),
+    /// Out of the hourly rollups and their accounts.
+    Visitors(Vec<visitor::Model>),
     Sessions(Vec<(SessionKey, SessionTally)>),
 }
 
@@ -126,7 +127,11 @@ impl Uncount {
     async fn write(self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
         let mut writes = Writes::new(db.get_database_backend());
         match self {
-            Uncount::Visitors(entries) => rollup_store::add_visitor_moves(&mut writes, Deltas::removed(entries)),
+            Uncount::Visitors(rows) => {
+                rollup_store::add_visitor_moves(&mut writes, Deltas::removed(rows.iter().map(rollup::visitor_entry)));
+                let accounts = Deltas::removed(rows.iter().filter_map(rollup::account_entry));
+                rollup_store::add_account_moves(&mut writes, accounts, Vec::new());
+            }
             Uncount::Sessions(entries) => rollup_store::add_session_moves(&mut writes, Deltas::removed(entries)),
         }
         writes.send(db).await

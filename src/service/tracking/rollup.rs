@@ -70,6 +70,53 @@ pub(crate) fn session_entry(model: &tracked_session::Model) -> (SessionKey, Sess
     )
 }
 
+/// The account row a visitor is counted in (design §18): its site and key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct AccountKey {
+    pub site_id: i64,
+    pub key: String,
+}
+
+/// What one visitor adds to its account: itself, whether it is a known
+/// person, and its engagement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct AccountTally {
+    pub visitors: i64,
+    pub people: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub engaged_seconds: i64,
+    pub high_value_views: i64,
+    pub form_submits: i64,
+}
+
+/// The account a visitor counts in, if it has one; bots count in none.
+pub(crate) fn account_entry(model: &visitor::Model) -> Option<(AccountKey, AccountTally)> {
+    let key = model.account_key.clone().filter(|_| !model.is_bot)?;
+    Some((
+        AccountKey { site_id: model.site_id, key },
+        AccountTally {
+            visitors: 1,
+            people: i64::from(model.status == "identified"),
+            sessions: i64::from(model.total_sessions),
+            pageviews: i64::from(model.total_pageviews),
+            engaged_seconds: model.total_time_seconds,
+            high_value_views: i64::from(model.high_value_views),
+            form_submits: i64::from(model.form_submits),
+        },
+    ))
+}
+
+/// What a batch saw of an account besides its tallies: the name a visitor
+/// gave it and when that visitor was first and last seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AccountSeen {
+    pub key: AccountKey,
+    pub name: String,
+    pub first_seen: i64,
+    pub last_seen: i64,
+}
+
 /// Changes to rollup rows, in key order (so concurrent writers lock rows in
 /// the same order); rows that end up unchanged are left out.
 pub(crate) struct Deltas<K, T> {
@@ -91,6 +138,18 @@ impl Tally for SessionTally {
     fn add(&mut self, other: Self, sign: i64) {
         self.sessions += sign * other.sessions;
         self.seconds += sign * other.seconds;
+    }
+}
+
+impl Tally for AccountTally {
+    fn add(&mut self, other: Self, sign: i64) {
+        self.visitors += sign * other.visitors;
+        self.people += sign * other.people;
+        self.sessions += sign * other.sessions;
+        self.pageviews += sign * other.pageviews;
+        self.engaged_seconds += sign * other.engaged_seconds;
+        self.high_value_views += sign * other.high_value_views;
+        self.form_submits += sign * other.form_submits;
     }
 }
 
@@ -119,6 +178,11 @@ impl<K: Ord, T: Tally> Deltas<K, T> {
 
     pub fn into_rows(self) -> impl Iterator<Item = (K, T)> {
         self.rows.into_iter().filter(|(_, tally)| *tally != T::default())
+    }
+
+    /// Every row touched, unchanged ones too.
+    pub fn into_all_rows(self) -> BTreeMap<K, T> {
+        self.rows
     }
 }
 

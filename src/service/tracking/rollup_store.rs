@@ -2,16 +2,19 @@
 //! upsert per row, adding the change to what is stored. Rows go in key order,
 //! so concurrent writers (and an erasure) lock them in the same order.
 
+use std::collections::BTreeMap;
+
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    EntityTrait, IdenStatic,
+    ColumnTrait, DbBackend, EntityTrait, IdenStatic, QueryFilter,
+    sea_query::Expr,
 };
 
-use entity::{session_hour, visitor_hour};
+use entity::{account, session_hour, visitor_hour};
 
 use super::{
     json_rows,
-    rollup::{Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    rollup::{AccountKey, AccountSeen, AccountTally, Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
     writes::Writes,
 };
 
@@ -57,6 +60,86 @@ pub(crate) fn add_session_moves(writes: &mut Writes, deltas: Deltas<SessionKey, 
         &[C::SiteId, C::IsBot, C::Hour, C::Channel],
         &[C::Sessions, C::Seconds],
     );
+}
+
+/// Moves visitors between account rows (design §18): adds each row's
+/// change to what is stored, and keeps the name and span the batch saw. A
+/// row only losing visitors (an erasure, a purge) leaves name and span.
+pub(crate) fn add_account_moves(writes: &mut Writes, deltas: Deltas<AccountKey, AccountTally>, seen: Vec<AccountSeen>) {
+    let mut rows: BTreeMap<AccountKey, (AccountTally, Option<AccountSeen>)> =
+        deltas.into_all_rows().into_iter().map(|(key, tally)| (key, (tally, None))).collect();
+    for visitor in seen {
+        let entry = &mut rows.entry(visitor.key.clone()).or_default().1;
+        *entry = Some(match entry.take() {
+            None => visitor,
+            Some(mut kept) => {
+                kept.first_seen = kept.first_seen.min(visitor.first_seen);
+                if visitor.last_seen >= kept.last_seen {
+                    kept.last_seen = visitor.last_seen;
+                    kept.name = visitor.name;
+                }
+                kept
+            }
+        });
+    }
+    // An account a visitor left (for another, or erased, or purged) takes
+    // its span from the visitors it still has, once they are written.
+    let left: Vec<AccountKey> =
+        rows.iter().filter(|(_, (tally, _))| tally.visitors < 0).map(|(key, _)| key.clone()).collect();
+    let models: Vec<account::ActiveModel> = rows
+        .into_iter()
+        .filter(|(_, (tally, seen))| *tally != AccountTally::default() || seen.is_some())
+        .map(|(key, (tally, seen))| account::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            account_key: Set(key.key),
+            name: Set(seen.as_ref().map(|seen| seen.name.clone()).unwrap_or_default()),
+            visitors: Set(tally.visitors),
+            people: Set(tally.people),
+            sessions: Set(tally.sessions),
+            pageviews: Set(tally.pageviews),
+            engaged_seconds: Set(tally.engaged_seconds),
+            high_value_views: Set(tally.high_value_views),
+            form_submits: Set(tally.form_submits),
+            first_seen: Set(seen.as_ref().map_or(i64::MAX, |seen| seen.first_seen)),
+            last_seen: Set(seen.as_ref().map_or(0, |seen| seen.last_seen)),
+        })
+        .collect();
+    let (least, greatest) =
+        if writes.backend() == DbBackend::Postgres { ("LEAST", "GREATEST") } else { ("min", "max") };
+    let sums = ["visitors", "people", "sessions", "pageviews", "engaged_seconds", "high_value_views", "form_submits"]
+        .map(|column| format!("{column} = accounts.{column} + excluded.{column}"))
+        .join(", ");
+    let conflict = format!(
+        "ON CONFLICT (site_id, account_key) DO UPDATE SET {sums}, \
+         name = CASE WHEN excluded.name = '' THEN accounts.name ELSE excluded.name END, \
+         first_seen = {least}(accounts.first_seen, excluded.first_seen), \
+         last_seen = {greatest}(accounts.last_seen, excluded.last_seen)"
+    );
+    writes.add_models(models, &conflict);
+    add_account_span_refresh(writes, &left);
+}
+
+/// Sets the span (first and last seen) of each account to that of the
+/// visitors it holds now, which the additive upsert cannot lower. Reads
+/// the visitors' index on (site, account, last seen); add it after the
+/// statements that change those visitors.
+pub(crate) fn add_account_span_refresh(writes: &mut Writes, keys: &[AccountKey]) {
+    let span = |aggregate: &str, column: &str| {
+        Expr::cust(format!(
+            "COALESCE((SELECT {aggregate}(v.{column}) FROM visitors v WHERE v.site_id = accounts.site_id \
+             AND v.account_key = accounts.account_key AND v.is_bot = false), accounts.{column})"
+        ))
+    };
+    for key in keys {
+        writes.add(
+            &account::Entity::update_many()
+                .col_expr(account::Column::LastSeen, span("MAX", "last_seen"))
+                .col_expr(account::Column::FirstSeen, span("MIN", "first_seen"))
+                .filter(account::Column::SiteId.eq(key.site_id))
+                .filter(account::Column::AccountKey.eq(key.key.as_str())),
+        );
+    }
 }
 
 /// Inserts rollup rows, or where a row with the same `key` exists, adds the

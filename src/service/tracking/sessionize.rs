@@ -10,7 +10,7 @@ use entity::{tracked_session, visitor};
 pub(super) use super::slots::{ClickIx, SessionIx, SlotIndex, VisitorIx};
 use super::{
     ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
-    rollup::{self, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, VisitorKey, VisitorTally},
     slots::Slots,
 };
 use crate::{
@@ -35,6 +35,8 @@ pub(super) struct VisitorSlot {
     /// The rollup row the stored visitor is counted in; `None` for a visitor
     /// this batch created.
     pub counted: Option<(VisitorKey, VisitorTally)>,
+    /// The account row the stored visitor is counted in, if any.
+    pub account_counted: Option<(AccountKey, AccountTally)>,
     /// The stored score and last activity as loaded, which alerts compare
     /// against; `None` for a visitor this batch created, who had no score.
     pub before: Option<(i32, i64)>,
@@ -110,6 +112,27 @@ impl Batch<'_> {
         deltas
     }
 
+    /// How the batch moves its visitors between accounts, and what each
+    /// account it touches now holds of them: a name and the span seen.
+    pub(super) fn account_moves(&self) -> (rollup::Deltas<AccountKey, AccountTally>, Vec<rollup::AccountSeen>) {
+        let mut deltas = rollup::Deltas::new();
+        let mut seen: Vec<rollup::AccountSeen> = Vec::new();
+        for slot in self.visitors.iter().filter(|slot| slot.dirty) {
+            let after = rollup::account_entry(&slot.model);
+            if let Some((key, _)) = &after {
+                let visitor = &slot.model;
+                seen.push(rollup::AccountSeen {
+                    key: key.clone(),
+                    name: visitor.account_name.clone().unwrap_or_else(|| key.key.clone()),
+                    first_seen: visitor.first_seen,
+                    last_seen: visitor.last_seen,
+                });
+            }
+            deltas.moved(slot.account_counted.clone(), after);
+        }
+        (deltas, seen)
+    }
+
     /// How the batch moves its sessions between rollup rows.
     pub(super) fn session_moves(&self) -> rollup::Deltas<SessionKey, SessionTally> {
         let mut deltas = rollup::Deltas::new();
@@ -139,12 +162,14 @@ impl<'a> Batch<'a> {
     pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>, created: bool) {
         let key = (model.site_id, model.tracker_vid.clone());
         let counted = (!created).then(|| rollup::visitor_entry(&model));
+        let account_counted = if created { None } else { rollup::account_entry(&model) };
         let before = (!created).then_some((model.score, model.last_seen));
         let visitor = self.visitors.push(VisitorSlot {
             model,
             dirty: false,
             session: None,
             counted,
+            account_counted,
             before,
             identified: false,
             submitted_form: false,

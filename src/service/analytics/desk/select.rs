@@ -91,7 +91,9 @@ pub(super) async fn filtered(
         select = select.filter(visitor::Column::LastCampaign.eq(campaign.as_str()));
     }
     if let Some(account) = &filter.account {
-        select = select.filter(visitor::Column::AccountKey.eq(account.as_str()));
+        // The account's own visitors and those of networks linked to it.
+        let keys = crate::service::accounts::visitor_keys(db, site.id, account).await?;
+        select = select.filter(visitor::Column::AccountKey.is_in(keys));
     }
     if let Some(slug) = &filter.link {
         // The link's clicks by its own index; a slug the site does not have

@@ -1,0 +1,289 @@
+//! Accounts (design §18) over HTTP: traffic through collect from company
+//! networks (an ASN CSV built here) and identifies with work emails; the
+//! list and each account compared with a recount over the raw visitor rows,
+//! through linking a network, renaming, excluding, erasure and retention;
+//! other orgs and members refused.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{
+    Client, TestApp, apps_with, gql_error_code,
+    traffic::{DESKTOP_UA, at, pageview},
+};
+use entity::visitor;
+use leadtrail::{
+    service::privacy,
+    time::{DAY_MS, HOUR_MS, now_ms},
+};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::{Value, json};
+
+/// Three company networks, an ISP and a cloud.
+const NETWORKS: &str = "198.51.100.0,198.51.100.255,64500,Acme Networks\n\
+                        198.51.101.0,198.51.101.255,64501,\"Beta <b>GmbH</b>\"\n\
+                        198.51.102.0,198.51.102.255,64502,Gamma Corp\n\
+                        203.0.113.0,203.0.113.255,7922,Comcast Cable\n\
+                        192.0.2.0,192.0.2.255,16509,Amazon\n";
+
+fn address(n: i64) -> &'static str {
+    match n % 5 {
+        0 => "198.51.100.10",
+        1 => "198.51.101.10",
+        2 => "198.51.102.10",
+        3 => "203.0.113.10",
+        _ => "192.0.2.10",
+    }
+}
+
+/// Thirty visitors over two weeks, from the five networks; some identify
+/// with work emails, one with gmail.
+async fn feed(app: &TestApp, client: &Client, site: i64) {
+    let now = now_ms();
+    for n in 0..30_i64 {
+        let vid = format!("acc-{n:02}");
+        let seen = now - (n % 14) * DAY_MS - (n % 7) * HOUR_MS;
+        let pages = ["/", "/pricing", "/docs", "/contact"];
+        let mut events: Vec<Value> = (0..1 + n % 4)
+            .map(|i| {
+                at(pageview(site, &vid, &format!("https://acc.example{}", pages[i as usize % 4])), seen + i * 30_000)
+            })
+            .collect();
+        if n % 6 == 0 {
+            let mut form = at(pageview(site, &vid, "https://acc.example/contact"), seen + 200_000);
+            form["type"] = json!("custom_event");
+            form["event_name"] = json!("form_submit");
+            events.push(form);
+        }
+        let headers = [("x-forwarded-for", address(n))];
+        app.collect_with(json!({ "events": events }), DESKTOP_UA, &headers).await.expect(202);
+        let who = match n % 10 {
+            0 => Some(json!({ "email": format!("p{n}@acme.com"), "company": "Acme Inc" })),
+            6 => Some(json!({ "email": format!("p{n}@beta.example") })),
+            8 => Some(json!({ "email": format!("p{n}@gmail.com") })),
+            _ => None,
+        };
+        if let Some(Value::Object(mut who)) = who {
+            who.insert("siteId".to_owned(), json!(site));
+            who.insert("tracker_vid".to_owned(), json!(vid));
+            client.identify(Value::Object(who)).await.expect(200);
+        }
+    }
+    app.state.writer.flush().await;
+}
+
+/// An account as the recount over raw visitor rows sees it.
+#[derive(Debug, Default, PartialEq, Eq, Clone)]
+struct Recount {
+    visitors: i64,
+    people: i64,
+    sessions: i64,
+    pageviews: i64,
+    high_value_views: i64,
+    form_submits: i64,
+    last_seen: i64,
+}
+
+/// Accounts by key from the visitors table; `links` sends a network's
+/// visitors to a domain, as the service folds them.
+async fn recount(app: &TestApp, site: i64, links: &[(&str, &str)], since: i64) -> BTreeMap<String, Recount> {
+    let rows = visitor::Entity::find().filter(visitor::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
+    let mut accounts: BTreeMap<String, Recount> = BTreeMap::new();
+    for v in rows.iter().filter(|v| !v.is_bot) {
+        let Some(key) = v.account_key.clone() else { continue };
+        let key = links.iter().find(|(network, _)| *network == key).map_or(key, |(_, domain)| (*domain).to_owned());
+        let account = accounts.entry(key).or_default();
+        account.visitors += 1;
+        account.people += i64::from(v.status == "identified");
+        account.sessions += i64::from(v.total_sessions);
+        account.pageviews += i64::from(v.total_pageviews);
+        account.high_value_views += i64::from(v.high_value_views);
+        account.form_submits += i64::from(v.form_submits);
+        account.last_seen = account.last_seen.max(v.last_seen);
+    }
+    accounts.retain(|_, account| account.last_seen >= since);
+    accounts
+}
+
+fn answered(list: &Value) -> BTreeMap<String, Recount> {
+    list["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let last_seen = chrono::DateTime::parse_from_rfc3339(a["last_seen"].as_str().unwrap()).unwrap();
+            (
+                a["key"].as_str().unwrap().to_owned(),
+                Recount {
+                    visitors: a["visitors"].as_i64().unwrap(),
+                    people: a["people"].as_i64().unwrap(),
+                    sessions: a["sessions"].as_i64().unwrap(),
+                    pageviews: a["pageviews"].as_i64().unwrap(),
+                    high_value_views: a["high_value_views"].as_i64().unwrap(),
+                    form_submits: a["form_submits"].as_i64().unwrap(),
+                    last_seen: last_seen.timestamp_millis(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn generous(dir: &std::path::Path) -> impl Fn(&mut leadtrail::config::Config) {
+    let path = dir.join("asn.csv");
+    std::fs::write(&path, NETWORKS).unwrap();
+    let setting = path.display().to_string();
+    move |config| {
+        config.asn_db_path = Some(setting.clone());
+        config.trust_proxy = leadtrail::config::TrustProxy::Xff;
+    }
+}
+
+#[tokio::test]
+async fn accounts_match_a_recount_through_links_renames_erasure_and_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    for app in apps_with(generous(dir.path())).await {
+        let (client, site) = app.user_with_site("Acc", "acc.example").await;
+        feed(&app, &client, site).await;
+        let list = |query: &str| {
+            let (client, path) = (client.clone(), format!("/api/accounts?siteId={site}&{query}"));
+            async move { client.get(&path).await.expect(200).clone() }
+        };
+
+        // Every range, against the recount.
+        for (range, days) in [("24h", 1), ("7d", 7), ("30d", 30), ("all", 10_000)] {
+            let answer = list(&format!("timeRange={range}&limit=200")).await;
+            let expected = recount(&app, site, &[], now_ms() - days * DAY_MS).await;
+            assert_eq!(answered(&answer), expected, "{range}");
+            assert_eq!(answer["total"], expected.len(), "{range}");
+        }
+        let all = recount(&app, site, &[], 0).await;
+        let keys: Vec<&str> = all.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["acme.com", "asn:64500", "asn:64501", "asn:64502", "beta.example"],
+            "ISP, cloud and gmail make none"
+        );
+
+        // Ranked by score, each with reasons that add up to it.
+        let ranked = list("timeRange=all").await;
+        let scores: Vec<i64> =
+            ranked["accounts"].as_array().unwrap().iter().map(|a| a["score"].as_i64().unwrap()).collect();
+        assert!(scores.windows(2).all(|pair| pair[0] >= pair[1]), "{scores:?}");
+        let acme = client.get(&format!("/api/accounts/acme.com?siteId={site}")).await.expect(200).clone();
+        let reasons: i64 =
+            acme["score_breakdown"].as_array().unwrap().iter().map(|r| r["points"].as_i64().unwrap()).sum();
+        assert_eq!(acme["score"].as_i64().unwrap(), reasons);
+        assert_eq!(acme["name"], "Acme Inc");
+        let members: Vec<&str> = acme["members"]["visitors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["tracker_vid"].as_str().unwrap())
+            .collect();
+        assert_eq!(members.len() as i64, all["acme.com"].visitors, "{members:?}");
+
+        // Sort, search and bad values.
+        let by_people = list("timeRange=all&sort=people").await;
+        let people: Vec<i64> =
+            by_people["accounts"].as_array().unwrap().iter().map(|a| a["people"].as_i64().unwrap()).collect();
+        assert!(people.windows(2).all(|pair| pair[0] >= pair[1]), "{people:?}");
+        // "beta" finds beta.example by its key and the network by its holder's name.
+        let found = list("timeRange=all&q=BETA").await;
+        let mut found: Vec<&str> =
+            found["accounts"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap()).collect();
+        found.sort_unstable();
+        assert_eq!(found, ["asn:64501", "beta.example"]);
+        for (query, field) in
+            [("sort=name", "sort"), ("timeRange=1y", "timeRange"), ("page=0", "page"), ("hot=maybe", "hot")]
+        {
+            let reply = client.get(&format!("/api/accounts?siteId={site}&{query}")).await;
+            reply.expect_error(400, "VALIDATION_ERROR");
+            assert_eq!(reply.body["field"], field, "{query}: {}", reply.text);
+        }
+        client.get(&format!("/api/accounts/nobody.example?siteId={site}")).await.expect_error(404, "NOT_FOUND");
+
+        // An admin links the Acme network to acme.com: one account, the
+        // network's visitors in it, in the list, the account and the leads.
+        let linked = client
+            .graphql(
+                "mutation($s: Int!) { updateAccount(siteId: $s, key: \"asn:64500\", input: { linkTo: \"https://www.Acme.com/\" }) { key networks visitors } }",
+                json!({ "s": site }),
+            )
+            .await;
+        let links = [("asn:64500", "acme.com")];
+        let expected = recount(&app, site, &links, 0).await;
+        assert_eq!(linked["data"]["updateAccount"]["key"], "acme.com", "{linked}");
+        assert_eq!(linked["data"]["updateAccount"]["networks"], json!(["asn:64500"]));
+        assert_eq!(linked["data"]["updateAccount"]["visitors"], expected["acme.com"].visitors);
+        assert_eq!(answered(&list("timeRange=all").await), expected);
+        let through_network = client.get(&format!("/api/accounts/asn:64500?siteId={site}")).await.expect(200).clone();
+        assert_eq!(through_network["key"], "acme.com");
+        let leads = client.get(&format!("/api/visitor?siteId={site}&timeRange=all&account=acme.com")).await;
+        assert_eq!(leads.expect(200)["total"], expected["acme.com"].visitors);
+        let bad = client
+            .graphql(
+                "mutation($s: Int!) { updateAccount(siteId: $s, key: \"beta.example\", input: { linkTo: \"acme.com\" }) { key } }",
+                json!({ "s": site }),
+            )
+            .await;
+        assert_eq!(gql_error_code(&bad), "VALIDATION_ERROR", "{bad}");
+
+        // Rename (markup kept as text) and exclude.
+        let renamed = client
+            .graphql(
+                "mutation($s: Int!) { updateAccount(siteId: $s, key: \"beta.example\", input: { name: \"<i>Beta</i>\", excluded: true }) { name excluded renamed } }",
+                json!({ "s": site }),
+            )
+            .await;
+        assert_eq!(
+            renamed["data"]["updateAccount"],
+            json!({ "name": "<i>Beta</i>", "excluded": true, "renamed": true })
+        );
+        let shown: Vec<String> = list("timeRange=all").await["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["key"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(!shown.contains(&"beta.example".to_owned()), "excluded: {shown:?}");
+        assert_eq!(list("timeRange=all&excluded=true").await["total"], 1);
+
+        // Erasure takes a visitor out of its account's figures.
+        let erased = "acc-00";
+        client.delete(&format!("/api/visitor/{erased}?siteId={site}")).await.expect(200);
+        let expected = recount(&app, site, &links, 0).await;
+        let mut answer = answered(&list("timeRange=all").await);
+        answer.extend(answered(&list("timeRange=all&excluded=true").await));
+        assert_eq!(answer, expected, "after erasure");
+
+        // So does retention.
+        client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 7 })).await.expect(200);
+        privacy::retention::purge(&app.state.db, now_ms()).await.unwrap();
+        let expected = recount(&app, site, &links, 0).await;
+        let mut answer = answered(&list("timeRange=all").await);
+        answer.extend(answered(&list("timeRange=all&excluded=true").await));
+        assert_eq!(answer, expected, "after retention");
+        assert!(expected.values().all(|a| a.last_seen >= now_ms() - 8 * DAY_MS));
+
+        // Members read but cannot change; another org sees nothing.
+        let (mia, email) = app.user("mia").await;
+        let orgs = client.graphql("{ orgs { id } }", json!({})).await;
+        let org = orgs["data"]["orgs"][0]["id"].as_str().unwrap().to_owned();
+        common::invite_and_accept(&client, &mia, &org, &email, "member").await;
+        mia.get(&format!("/api/accounts?siteId={site}")).await.expect(200);
+        let refused = mia
+            .graphql(
+                "mutation($s: Int!) { updateAccount(siteId: $s, key: \"acme.com\", input: { excluded: true }) { key } }",
+                json!({ "s": site }),
+            )
+            .await;
+        assert_eq!(gql_error_code(&refused), "FORBIDDEN", "{refused}");
+        let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
+        stranger.get(&format!("/api/accounts?siteId={site}")).await.expect_error(404, "NOT_FOUND");
+        stranger.get(&format!("/api/accounts/acme.com?siteId={site}")).await.expect_error(404, "NOT_FOUND");
+        app.client().get(&format!("/api/accounts?siteId={site}")).await.expect_error(401, "UNAUTHORIZED");
+    }
+}
