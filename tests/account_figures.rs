@@ -287,3 +287,69 @@ async fn accounts_match_a_recount_through_links_renames_erasure_and_retention() 
         app.client().get(&format!("/api/accounts?siteId={site}")).await.expect_error(401, "UNAUTHORIZED");
     }
 }
+
+/// `/accounts` and `/accounts/<key>`: the list from the address, an account
+/// with its reasons and people, the admin forms, markup escaped, refusals
+/// beside their input, and nothing for other orgs.
+#[tokio::test]
+async fn the_accounts_pages_list_show_and_change() {
+    use common::web::{expect_page, location, post_form};
+    let dir = tempfile::tempdir().unwrap();
+    for app in apps_with(generous(dir.path())).await {
+        let (client, site) = app.user_with_site("Pages", "acc.example").await;
+        feed(&app, &client, site).await;
+        let all = recount(&app, site, &[], 0).await;
+
+        let list = expect_page(&client.get("/accounts?range=all").await, 200);
+        assert!(list.contains(&format!("{} accounts", all.len())), "the total");
+        assert!(list.contains("href=\"/accounts/acme.com\">Acme Inc</a>"), "named and linked");
+        assert!(list.contains("Beta &#60;b&#62;GmbH&#60;/b&#62;"), "a network's holder, escaped");
+        assert!(!list.contains("<b>GmbH"), "no markup from data");
+        let searched = expect_page(&client.get("/accounts?range=all&q=gamma").await, 200);
+        assert!(searched.contains("1 account") && searched.contains("Gamma Corp"));
+        let refused = expect_page(&client.get("/accounts?range=all&sort=name").await, 400);
+        assert!(refused.contains("id=\"f-sort-error\""), "the refusal beside the sort");
+
+        let page = expect_page(&client.get("/accounts/acme.com").await, 200);
+        assert!(page.contains("<h1>Acme Inc</h1>"));
+        assert!(page.contains(&format!("{} visitors, by score.", all["acme.com"].visitors)));
+        assert!(page.contains("identified people") || page.contains("identified person"), "the reasons");
+        assert!(page.contains("href=\"/leads?range=all&#38;account=acme.com\""), "the account's leads");
+
+        // The admin forms: rename (markup kept as text), link a network.
+        let renamed =
+            post_form(&client, "/accounts/acme.com", &[("action", "rename-account"), ("name", "<em>ACME</em>")], &[])
+                .await;
+        assert_eq!(location(&renamed), "/accounts/acme.com?done=account-saved");
+        let page = expect_page(&client.get("/accounts/acme.com?done=account-saved").await, 200);
+        assert!(page.contains("&#60;em&#62;ACME&#60;/em&#62;") && !page.contains("<em>ACME"));
+        assert!(page.contains("The account was saved."));
+        let linked =
+            post_form(&client, "/accounts/acme.com", &[("action", "link-network"), ("network", "AS64500")], &[]).await;
+        assert_eq!(location(&linked), "/accounts/acme.com?done=network-linked");
+        let page = expect_page(&client.get("/accounts/acme.com").await, 200);
+        let merged = recount(&app, site, &[("asn:64500", "acme.com")], 0).await;
+        assert!(
+            page.contains(&format!("{} visitors, by score.", merged["acme.com"].visitors)),
+            "the network's visitors count"
+        );
+        let bad =
+            post_form(&client, "/accounts/acme.com", &[("action", "link-network"), ("network", "nonsense")], &[]).await;
+        assert_eq!(bad.status.as_u16(), 404, "no such network: {}", bad.text);
+
+        // Unknown key, signed out, another org.
+        expect_page(&client.get("/accounts/nobody.example").await, 404);
+        assert_eq!(app.client().get("/accounts").await.status.as_u16(), 303);
+        let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
+        expect_page(&stranger.get(&format!("/accounts/acme.com?site={site}")).await, 404);
+        expect_page(&stranger.get(&format!("/accounts?site={site}")).await, 404);
+        let forged = post_form(
+            &stranger,
+            &format!("/accounts/acme.com?site={site}"),
+            &[("action", "exclude-account"), ("excluded", "1")],
+            &[],
+        )
+        .await;
+        expect_page(&forged, 404);
+    }
+}

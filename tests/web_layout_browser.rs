@@ -205,6 +205,8 @@ async fn every_page_fits_a_desktop_and_a_phone() {
             ("/leads?range=30d".to_owned(), "leads"),
             (format!("/leads?range=30d&channel=Email&form=1&view={view_id}"), "leads-view"),
             ("/leads?range=30d&visited=pricing".to_owned(), "leads-refused-filter"),
+            ("/accounts?range=30d".to_owned(), "accounts"),
+            ("/accounts/international-business-machines.example".to_owned(), "account-detail"),
             (format!("/visitor/{vid}?site={site}"), "visitor"),
             (format!("/session/{session}?site={site}"), "session"),
             (format!("/talk/incoming?visitor={vid}&site={site}"), "connect"),

@@ -12,7 +12,7 @@ use super::{
     cost,
     types::Timestamp,
     visitor::ScoreFactor,
-    visitor_list::{self, DeskArgs, ListArgs, VisitorConnection},
+    visitor_list::{self, DeskArgs, VisitorConnection},
 };
 use crate::{
     error::{AppError, AppResult},
@@ -67,7 +67,7 @@ impl Account {
                 .map(|reason| ScoreFactor {
                     name: reason.factor.to_owned(),
                     points: reason.points,
-                    reason: reason.sentence.clone(),
+                    reason: reason.because.clone(),
                 })
                 .collect(),
             key: account.key,
@@ -97,7 +97,7 @@ impl Account {
     #[graphql(complexity = "cost::ranked_window(Some(\"all\")) + cost::visitor_page(first) * child_complexity")]
     async fn members(&self, ctx: &Context<'_>, first: Option<i64>, page: Option<i64>) -> AppResult<VisitorConnection> {
         let desk = DeskArgs { account: Some(self.key.clone()), page, ..DeskArgs::default() };
-        let args = ListArgs {
+        let args = visitor_list::ListArgs {
             site_id: self.site_id,
             time_range: Some("all".to_owned()),
             filter: None,
@@ -162,51 +162,14 @@ impl AccountsQuery {
         after: Option<String>,
         #[graphql(desc = "1-based page of `first` rows; takes the place of `after`")] page: Option<i64>,
     ) -> AppResult<AccountConnection> {
-        let filter = filter.unwrap_or_default();
-        // As the visitor list does, a page size past the limit is capped.
-        let limit = first.map_or(50, |n| u64::try_from(n).unwrap_or(1).clamp(1, accounts::MAX_LIMIT));
-        let offset = match (page, after) {
-            (Some(page), _) if page < 1 => return Err(AppError::validation("page", "must be at least 1")),
-            (Some(page), _) => (page as u64 - 1).saturating_mul(limit),
-            (None, Some(cursor)) => usize::decode_cursor(&cursor)
-                .map(|position| position as u64 + 1)
-                .map_err(|_| AppError::validation("after", "is not a cursor of this list"))?,
-            (None, None) => 0,
-        };
-        let query = AccountQuery {
-            site_id,
-            range: TimeRange::parse(Some(range.as_deref().unwrap_or("30d")), true)
-                .map_err(|err| err.renamed("range".to_owned()))?,
-            search: filter.search,
-            sort: AccountSort::parse(sort.as_deref())?,
-            hot: filter.hot.unwrap_or(false),
-            excluded: filter.excluded.unwrap_or(false),
-            limit,
-            offset,
-        };
-        let page = accounts::list(&*ctx.db().await?, ctx.viewer()?, query, now_ms()).await?;
-        let offset = offset as usize;
-        let shown = page.accounts.len();
-        let mut connection = Connection::with_additional_fields(
-            offset > 0,
-            offset + shown < page.total as usize,
-            AccountListFields { total: page.total },
-        );
-        let site_id = page.site.id;
-        connection.edges.extend(
-            page.accounts
-                .into_iter()
-                .enumerate()
-                .map(|(i, account)| Edge::new(offset + i, Account::new(site_id, account))),
-        );
-        Ok(connection)
+        let args = ListArgs { range, filter: filter.unwrap_or_default(), sort, first, after, page };
+        site_accounts(ctx, site_id, args).await
     }
 
     /// One account by its key; a network linked to a domain answers as that
     /// domain's account.
     async fn account(&self, ctx: &Context<'_>, site_id: i64, key: String) -> AppResult<Account> {
-        let (site, account) = accounts::one(&*ctx.db().await?, ctx.viewer()?, site_id, &key, now_ms()).await?;
-        Ok(Account::new(site.id, account))
+        site_account(ctx, site_id, &key).await
     }
 }
 
@@ -228,4 +191,59 @@ impl AccountsMutation {
         let (site, account) = accounts::change(&*ctx.db().await?, ctx.viewer()?, site_id, &key, changes).await?;
         Ok(Account::new(site.id, account))
     }
+}
+
+/// The arguments of `accounts`, as they came.
+pub(crate) struct ListArgs {
+    pub range: Option<String>,
+    pub filter: AccountFilter,
+    pub sort: Option<String>,
+    pub first: Option<i64>,
+    pub after: Option<String>,
+    pub page: Option<i64>,
+}
+
+/// `accounts` as a function, which `workspace` also calls with its site.
+pub(crate) async fn site_accounts(ctx: &Context<'_>, site_id: i64, args: ListArgs) -> AppResult<AccountConnection> {
+    let ListArgs { range, filter, sort, first, after, page } = args;
+    // As the visitor list does, a page size past the limit is capped.
+    let limit = first.map_or(50, |n| u64::try_from(n).unwrap_or(1).clamp(1, accounts::MAX_LIMIT));
+    let offset = match (page, after) {
+        (Some(page), _) if page < 1 => return Err(AppError::validation("page", "must be at least 1")),
+        (Some(page), _) => (page as u64 - 1).saturating_mul(limit),
+        (None, Some(cursor)) => usize::decode_cursor(&cursor)
+            .map(|position| position as u64 + 1)
+            .map_err(|_| AppError::validation("after", "is not a cursor of this list"))?,
+        (None, None) => 0,
+    };
+    let query = AccountQuery {
+        site_id,
+        range: TimeRange::parse(Some(range.as_deref().unwrap_or("30d")), true)
+            .map_err(|err| err.renamed("range".to_owned()))?,
+        search: filter.search,
+        sort: AccountSort::parse(sort.as_deref())?,
+        hot: filter.hot.unwrap_or(false),
+        excluded: filter.excluded.unwrap_or(false),
+        limit,
+        offset,
+    };
+    let page = accounts::list(&*ctx.db().await?, ctx.viewer()?, query, now_ms()).await?;
+    let offset = offset as usize;
+    let shown = page.accounts.len();
+    let mut connection = Connection::with_additional_fields(
+        offset > 0,
+        offset + shown < page.total as usize,
+        AccountListFields { total: page.total },
+    );
+    let site_id = page.site.id;
+    connection.edges.extend(
+        page.accounts.into_iter().enumerate().map(|(i, account)| Edge::new(offset + i, Account::new(site_id, account))),
+    );
+    Ok(connection)
+}
+
+/// `account` as a function, which `workspace` also calls with its site.
+pub(crate) async fn site_account(ctx: &Context<'_>, site_id: i64, key: &str) -> AppResult<Account> {
+    let (site, account) = accounts::one(&*ctx.db().await?, ctx.viewer()?, site_id, key, now_ms()).await?;
+    Ok(Account::new(site.id, account))
 }

@@ -13,6 +13,7 @@ use tokio::sync::OnceCell;
 use entity::{org, site};
 
 use super::{
+    accounts::{self, Account, AccountConnection, AccountFilter},
     alerts::{self, Destination},
     analytics::{self, LiveStream, Traffic},
     context::ContextExt,
@@ -166,6 +167,26 @@ impl Workspace {
             )
         })
         .await
+    }
+
+    /// `accounts` for this site.
+    #[graphql(complexity = "cost::window(range.as_deref()) + cost::visitor_page(first) * child_complexity")]
+    async fn accounts(
+        &self,
+        ctx: &Context<'_>,
+        range: Option<String>,
+        filter: Option<AccountFilter>,
+        sort: Option<String>,
+        first: Option<i64>,
+        page: Option<i64>,
+    ) -> AppResult<Option<AccountConnection>> {
+        let args = accounts::ListArgs { range, filter: filter.unwrap_or_default(), sort, first, after: None, page };
+        scoped(self.site_id(), |site_id| accounts::site_accounts(ctx, site_id, args)).await
+    }
+
+    /// `account` for this site.
+    async fn account(&self, ctx: &Context<'_>, key: String) -> AppResult<Option<Account>> {
+        scoped(self.site_id(), |site_id| async move { accounts::site_account(ctx, site_id, &key).await }).await
     }
 
     /// `visitor` for this site.

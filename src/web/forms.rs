@@ -179,7 +179,9 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 26] = [
+const NOTICES: [(&str, &str); 28] = [
+    ("account-saved", "The account was saved."),
+    ("network-linked", "The network's visitors now count in this account."),
     ("link-created", "The link was created."),
     ("link-saved", "The link was saved."),
     ("link-off", "The link is turned off: its short URL answers 410 Gone."),

@@ -74,14 +74,16 @@ pub enum Section {
     Overview,
     Live,
     Leads,
+    Accounts,
     Links,
     Settings,
 }
 
-const SECTIONS: [(Section, &str, &str); 5] = [
+const SECTIONS: [(Section, &str, &str); 6] = [
     (Section::Overview, "/", "Overview"),
     (Section::Live, "/live", "Live"),
     (Section::Leads, "/leads", "Leads"),
+    (Section::Accounts, "/accounts", "Accounts"),
     (Section::Links, "/links", "Links"),
     (Section::Settings, "/settings", "Settings"),
 ];

@@ -35,6 +35,9 @@ pub struct AccountFigures {
 pub struct Reason {
     pub factor: &'static str,
     pub points: i32,
+    /// What earned the points: "2 identified people".
+    pub because: String,
+    /// The whole line: "+12 for 2 identified people".
     pub sentence: String,
 }
 
@@ -54,6 +57,7 @@ pub fn score(figures: &AccountFigures, now: i64) -> (i32, Vec<Reason>) {
         .map(|(rule, count)| Reason {
             factor: rule.name,
             points: rule.points(*count),
+            because: rule.sentence(*count),
             sentence: format!("+{} for {}", rule.points(*count), rule.sentence(*count)),
         })
         .collect();
@@ -65,7 +69,8 @@ pub fn score(figures: &AccountFigures, now: i64) -> (i32, Vec<Reason>) {
         h if h < 48 => format!("last seen {h} hours ago"),
         h => format!("last seen {} days ago", h / 24),
     };
-    reasons.push(Reason { factor: "recency", points: recency, sentence: format!("+{recency} for being {ago}") });
+    let because = format!("being {ago}");
+    reasons.push(Reason { factor: "recency", points: recency, sentence: format!("+{recency} for {because}"), because });
     reasons.retain(|reason| reason.points > 0);
     let total = reasons.iter().map(|reason| reason.points).sum::<i32>().min(formula::MAX_SCORE);
     (total, reasons)

@@ -4,6 +4,7 @@
 //! generic handler (`frame`) serves every row.
 
 mod account;
+mod accounts;
 mod alerts;
 mod hooks;
 mod leads;
@@ -76,6 +77,28 @@ pub const LEADS: Page = Page {
     params: &leads::PARAMS,
     render: leads::render,
     forms: &leads_views::FORMS,
+};
+
+pub const ACCOUNTS: Page = Page {
+    path: "/accounts",
+    document: document!("accounts"),
+    section: Some(Section::Accounts),
+    site: SiteFrom::Current,
+    id: None,
+    params: &accounts::PARAMS,
+    render: accounts::render_list,
+    forms: &[],
+};
+
+pub const ACCOUNT_DETAIL: Page = Page {
+    path: "/accounts/{id}",
+    document: document!("account_detail"),
+    section: None,
+    site: SiteFrom::Current,
+    id: Some(IdFrom::Path),
+    params: &[],
+    render: accounts::render_one,
+    forms: &accounts::FORMS,
 };
 
 pub const VISITOR: Page = Page {
@@ -188,8 +211,23 @@ pub const ACCOUNT: Page = Page {
     forms: &account::FORMS,
 };
 
-pub const PAGES: [&Page; 13] =
-    [&OVERVIEW, &LIVE, &LEADS, &VISITOR, &SESSION, &TALK, &LINKS, &LINK, &SETTINGS, &TEAM, &HOOKS, &ALERTS, &ACCOUNT];
+pub const PAGES: [&Page; 15] = [
+    &OVERVIEW,
+    &LIVE,
+    &LEADS,
+    &ACCOUNTS,
+    &ACCOUNT_DETAIL,
+    &VISITOR,
+    &SESSION,
+    &TALK,
+    &LINKS,
+    &LINK,
+    &SETTINGS,
+    &TEAM,
+    &HOOKS,
+    &ALERTS,
+    &ACCOUNT,
+];
 
 #[cfg(test)]
 mod tests {
