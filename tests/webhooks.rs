@@ -205,6 +205,8 @@ async fn the_crm_and_chat_payloads_have_their_shapes() {
                 "tracker_visitor_id": "alice", "email": "Alice@Example.com", "city": "Berlin", "country": "DE",
                 "analytics_source": "Leadtrail", "tracker_score": "45", "tracker_sessions": "2", "tracker_pageviews": "4",
                 "tracker_first_seen": iso(s.alice_first), "tracker_last_seen": iso(s.alice_second + 30_000),
+                // HubSpot's own company property: her work email's domain is her account.
+                "company": "example.com",
             }})
         );
         assert_eq!(
@@ -212,6 +214,7 @@ async fn the_crm_and_chat_payloads_have_their_shapes() {
             json!({
                 "Tracker_Visitor_ID__c": "alice", "Email": "Alice@Example.com", "City": "Berlin", "Country": "DE",
                 "LeadSource": "Leadtrail", "Tracker_Score__c": 45, "Tracker_Sessions__c": 2, "Tracker_Pageviews__c": 4,
+                "Company": "example.com",
             })
         );
         assert_eq!(

@@ -22,6 +22,8 @@ pub struct Model {
     pub last_error: Option<String>,
     pub created_at: i64,
     pub delivered_at: Option<i64>,
+    /// For `account_became_hot`: the account, which fires a destination once.
+    pub account_key: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

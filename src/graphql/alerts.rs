@@ -26,6 +26,9 @@ pub enum AlertTrigger {
     Identified,
     /// The visitor submitted a form (a `form_submit` event).
     FormSubmitted,
+    /// The visitor's account's score reached the site's hot threshold:
+    /// once per account, with the visitor whose visit did it.
+    AccountBecameHot,
 }
 
 impl From<AlertTrigger> for trigger::AlertTrigger {
@@ -34,6 +37,7 @@ impl From<AlertTrigger> for trigger::AlertTrigger {
             AlertTrigger::BecameHot => trigger::AlertTrigger::BecameHot,
             AlertTrigger::Identified => trigger::AlertTrigger::Identified,
             AlertTrigger::FormSubmitted => trigger::AlertTrigger::FormSubmitted,
+            AlertTrigger::AccountBecameHot => trigger::AlertTrigger::AccountBecameHot,
         }
     }
 }
@@ -44,6 +48,7 @@ impl From<trigger::AlertTrigger> for AlertTrigger {
             trigger::AlertTrigger::BecameHot => AlertTrigger::BecameHot,
             trigger::AlertTrigger::Identified => AlertTrigger::Identified,
             trigger::AlertTrigger::FormSubmitted => AlertTrigger::FormSubmitted,
+            trigger::AlertTrigger::AccountBecameHot => AlertTrigger::AccountBecameHot,
         }
     }
 }

@@ -96,9 +96,15 @@ fn text(value: &Option<String>) -> String {
     value.clone().unwrap_or_default()
 }
 
+/// The visitor's company as the CRMs' own standard field takes it (design
+/// §18): its account's name, when one is known.
+fn company(v: &visitor::Model) -> Option<String> {
+    v.account_name.clone().filter(|name| !name.trim().is_empty())
+}
+
 fn crm_one(export: &Export) -> Value {
     let v = &export.visitor;
-    json!({ "properties": {
+    let mut payload = json!({ "properties": {
         "tracker_visitor_id": v.tracker_vid,
         "email": text(&v.email),
         "city": text(&v.city),
@@ -109,12 +115,17 @@ fn crm_one(export: &Export) -> Value {
         "tracker_pageviews": v.total_pageviews.to_string(),
         "tracker_first_seen": iso(v.first_seen),
         "tracker_last_seen": iso(v.last_seen),
-    }})
+    }});
+    // HubSpot's standard contact property for the company name.
+    if let Some(company) = company(v) {
+        payload["properties"]["company"] = json!(company);
+    }
+    payload
 }
 
 fn crm_two(export: &Export) -> Value {
     let v = &export.visitor;
-    json!({
+    let mut payload = json!({
         "Tracker_Visitor_ID__c": v.tracker_vid,
         "Email": text(&v.email),
         "City": text(&v.city),
@@ -123,7 +134,12 @@ fn crm_two(export: &Export) -> Value {
         "Tracker_Score__c": export.score,
         "Tracker_Sessions__c": v.total_sessions,
         "Tracker_Pageviews__c": v.total_pageviews,
-    })
+    });
+    // Salesforce's standard Lead field for the company.
+    if let Some(company) = company(v) {
+        payload["Company"] = json!(company);
+    }
+    payload
 }
 
 /// Slack mrkdwn treats these three as control characters.

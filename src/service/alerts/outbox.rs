@@ -5,7 +5,7 @@
 use sea_orm::{
     ActiveValue::{NotSet, Set},
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
-    sea_query::{Expr, ExprTrait, LockBehavior, LockType, Query},
+    sea_query::{Expr, ExprTrait, LockBehavior, LockType, OnConflict, Query},
 };
 
 use entity::{alert_delivery, alert_destination, site};
@@ -70,10 +70,13 @@ pub(crate) struct Fired<'a> {
     pub destination: &'a Armed,
     pub visitor_id: i64,
     pub tracker_vid: String,
+    /// The account that fired it, for `account_became_hot`.
+    pub account_key: Option<String>,
 }
 
-/// Adds the fired alerts, due now; an alert this visitor already fired for
-/// the destination is not added again. Answers how many were added.
+/// Adds the fired alerts, due now; an alert this visitor (or, for an
+/// account's, this account) already fired for the destination is not added
+/// again. Answers how many were added.
 pub(crate) async fn enqueue(db: &impl ConnectionTrait, fired: Vec<Fired<'_>>, now: i64) -> Result<u64, DbErr> {
     let mut added = 0;
     for chunk in crate::service::tracking::writes::statement_chunks(fired) {
@@ -92,14 +95,13 @@ pub(crate) async fn enqueue(db: &impl ConnectionTrait, fired: Vec<Fired<'_>>, no
             last_error: Set(None),
             created_at: Set(now),
             delivered_at: Set(None),
+            account_key: Set(fired.account_key),
         });
-        let inserted = alert_delivery::Entity::insert_many(rows)
-            .on_conflict_do_nothing_on([alert_delivery::Column::DestinationId, alert_delivery::Column::VisitorId])
+        // Either unique key, (destination, visitor) or (destination, account).
+        added += alert_delivery::Entity::insert_many(rows)
+            .on_conflict(OnConflict::new().do_nothing().to_owned())
             .exec_without_returning(db)
             .await?;
-        if let sea_orm::TryInsertResult::Inserted(rows) = inserted {
-            added += rows;
-        }
     }
     Ok(added)
 }

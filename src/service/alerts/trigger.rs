@@ -8,16 +8,25 @@ pub enum AlertTrigger {
     BecameHot,
     Identified,
     FormSubmitted,
+    /// An account's score reached the site's hot threshold (design §18),
+    /// once per account and destination.
+    AccountBecameHot,
 }
 
 impl AlertTrigger {
-    pub const ALL: [AlertTrigger; 3] = [AlertTrigger::BecameHot, AlertTrigger::Identified, AlertTrigger::FormSubmitted];
+    pub const ALL: [AlertTrigger; 4] = [
+        AlertTrigger::BecameHot,
+        AlertTrigger::Identified,
+        AlertTrigger::FormSubmitted,
+        AlertTrigger::AccountBecameHot,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             AlertTrigger::BecameHot => "became_hot",
             AlertTrigger::Identified => "identified",
             AlertTrigger::FormSubmitted => "form_submitted",
+            AlertTrigger::AccountBecameHot => "account_became_hot",
         }
     }
 

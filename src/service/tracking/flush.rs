@@ -13,7 +13,7 @@ use sea_orm::{
 use entity::{event, identity, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, clicks, json_rows, rollup_store,
+    Activity, EventKind, account_alerts, clicks, json_rows, rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
     triggers,
     writes::{self, Writes},
@@ -219,14 +219,19 @@ fn activities(batch: &Batch<'_>) -> Vec<Activity> {
 /// rolled back. Looks up destinations only when some visitor may fire one.
 pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, now: i64) -> Result<u64, DbErr> {
     let changes = triggers::changes(batch, now);
-    if changes.is_empty() {
+    let accounts = account_alerts::touched(batch);
+    if changes.is_empty() && accounts.is_empty() {
         return Ok(0);
     }
     let mut site_ids: Vec<i64> = changes.iter().map(|(v, _)| batch.visitors[*v].model.site_id).collect();
+    site_ids.extend(accounts.keys().map(|(site, _)| *site));
     site_ids.sort_unstable();
     site_ids.dedup();
     let armed = outbox::armed(db, &site_ids).await?;
-    let fired: Vec<outbox::Fired<'_>> = changes
+    if armed.is_empty() {
+        return Ok(0);
+    }
+    let mut fired: Vec<outbox::Fired<'_>> = changes
         .iter()
         .flat_map(|(v, change)| {
             let visitor = &batch.visitors[*v].model;
@@ -240,9 +245,13 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
                     destination,
                     visitor_id: visitor.id,
                     tracker_vid: visitor.tracker_vid.clone(),
+                    account_key: None,
                 })
         })
         .collect();
+    if armed.iter().any(|destination| destination.trigger == triggers::AlertTrigger::AccountBecameHot) {
+        fired.extend(account_alerts::fired(db, accounts, &armed, now).await?);
+    }
     if fired.is_empty() {
         return Ok(0);
     }

@@ -8,6 +8,7 @@
 //! and forgotten when the cluster says it changed: sites, links, and the
 //! day's cookieless salt.
 
+mod account_alerts;
 pub mod batch;
 mod clicks;
 mod flush;

@@ -41,10 +41,11 @@ pub const TYPES: [(&str, &str); 5] = [
     ("chat_one", "Slack"),
     ("chat_two", "Microsoft Teams"),
 ];
-pub const TRIGGERS: [(&str, &str); 3] = [
+pub const TRIGGERS: [(&str, &str); 4] = [
     ("BECAME_HOT", "The visitor becomes hot"),
     ("IDENTIFIED", "The visitor is identified"),
     ("FORM_SUBMITTED", "The visitor submits a form"),
+    ("ACCOUNT_BECAME_HOT", "The visitor's account becomes hot"),
 ];
 
 fn destination_input(input: &FormInput) -> AppResult<Value> {

@@ -1,0 +1,106 @@
+//! `ACCOUNT_BECAME_HOT` (design §18): an account that reaches the site's
+//! hot threshold fires each such destination once, whatever its people do
+//! next and however many instances see it; an excluded or cold account
+//! fires nothing.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{Client, TestApp, apps, postgres_instances, traffic::pageview};
+use entity::alert_delivery;
+use sea_orm::EntityTrait;
+use serde_json::json;
+
+async fn arm(client: &Client, site: i64) -> String {
+    client.put(&format!("/api/sites/{site}"), json!({ "name": "Alerting" })).await.expect(200);
+    let threshold = client
+        .graphql(
+            "mutation($s: Int!) { updateSite(id: $s, input: { hotThreshold: 40 }) { hotThreshold } }",
+            json!({ "s": site }),
+        )
+        .await;
+    assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 40, "{threshold}");
+    let created = client
+        .graphql(
+            "mutation($s: Int!) { createDestination(siteId: $s, input: { name: \"accounts\", url: \"https://hooks.invalid/accounts\", trigger: ACCOUNT_BECAME_HOT }) { id trigger } }",
+            json!({ "s": site }),
+        )
+        .await;
+    assert_eq!(created["data"]["createDestination"]["trigger"], "ACCOUNT_BECAME_HOT", "{created}");
+    created["data"]["createDestination"]["id"].as_str().unwrap().to_owned()
+}
+
+/// Someone at `domain` visits a few pages and identifies.
+async fn person(app: &TestApp, client: &Client, site: i64, vid: &str, domain: &str) {
+    for page in ["/", "/pricing", "/contact"] {
+        app.collect(pageview(site, vid, &format!("https://alert.example{page}"))).await.expect(202);
+    }
+    client
+        .identify(json!({ "siteId": site, "tracker_vid": vid, "email": format!("{vid}@{domain}") }))
+        .await
+        .expect(200);
+    app.state.writer.flush().await;
+}
+
+async fn fired(app: &TestApp) -> Vec<(String, String)> {
+    let rows = alert_delivery::Entity::find().all(&app.state.db).await.unwrap();
+    let mut fired: Vec<(String, String)> =
+        rows.into_iter().filter_map(|row| Some((row.account_key?, row.trigger))).collect();
+    fired.sort();
+    fired
+}
+
+#[tokio::test]
+async fn a_hot_account_fires_once_and_a_cold_or_excluded_one_never() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Alert", "alert.example").await;
+        arm(&client, site).await;
+        // One person at cold.example: below 40. Our own company is excluded.
+        person(&app, &client, site, "solo", "cold.example").await;
+        person(&app, &client, site, "ours0", "ours.example").await;
+        let excluded = client
+            .graphql(
+                "mutation($s: Int!) { updateAccount(siteId: $s, key: \"ours.example\", input: { excluded: true }) { excluded } }",
+                json!({ "s": site }),
+            )
+            .await;
+        assert_eq!(excluded["data"]["updateAccount"]["excluded"], true, "{excluded}");
+        for n in 1..5 {
+            person(&app, &client, site, &format!("ours{n}"), "ours.example").await;
+        }
+        let ours = client.get(&format!("/api/accounts?siteId={site}&excluded=true&timeRange=all")).await;
+        assert!(ours.expect(200)["accounts"][0]["hot"].as_bool().unwrap(), "ours is hot: {}", ours.text);
+        assert_eq!(fired(&app).await, Vec::<(String, String)>::new(), "cold and excluded fire nothing");
+
+        // Acme grows past 40 person by person; it fires once, and more
+        // people after that fire nothing more.
+        for n in 0..6 {
+            person(&app, &client, site, &format!("acme{n}"), "acme.example").await;
+        }
+        let acme = client.get(&format!("/api/accounts/acme.example?siteId={site}")).await.expect(200).clone();
+        assert!(acme["hot"].as_bool().unwrap(), "{acme}");
+        assert_eq!(fired(&app).await, [("acme.example".to_owned(), "account_became_hot".to_owned())]);
+    }
+}
+
+#[tokio::test]
+async fn two_instances_fire_an_account_once() {
+    let Some(apps) = postgres_instances(2).await else {
+        eprintln!("SKIPPED: the two-instances account alert test needs TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    let (client, site) = apps[0].user_with_site("Duo", "duo.example").await;
+    arm(&client, site).await;
+    let token = client.session.clone().unwrap();
+    let people = (0..12).map(|n| {
+        let app = &apps[n % 2];
+        let on = app.client().with_session(token.clone());
+        async move { person(app, &on, site, &format!("p{n}"), "together.example").await }
+    });
+    futures_util::future::join_all(people).await;
+    for app in &apps {
+        app.state.writer.flush().await;
+    }
+    assert_eq!(fired(&apps[0]).await, [("together.example".to_owned(), "account_became_hot".to_owned())]);
+}
