@@ -4,6 +4,11 @@
 //! BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server, on a fresh
 //! database created for the run.
 //!
+//! With an ASN database (design §18) the same SQLite run is made again with
+//! `ASN_DB_PATH` on a synthetic ip-location-db CSV of ASN_RANGES ranges,
+//! every request from a company network, so each visitor also gets its
+//! network and account: the lookup's and the accounts' cost, as a ratio.
+//!
 //! cargo bench --bench collect
 //! BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench --bench collect
 // A test fails loudly: an unwrap here is an assertion.
@@ -37,6 +42,33 @@ const SINGLE_CONCURRENCY: [usize; 2] = [32, 128];
 const UA: &str =
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 const PAGES: [&str; 6] = ["/", "/pricing", "/blog/post", "/docs", "/contact", "/features"];
+/// IPv4 ranges in the synthetic ASN file: about as many as ip-location-db's
+/// `asn-ipv4.csv` holds.
+const ASN_RANGES: u32 = 500_000;
+/// Companies the bench's visitors come from.
+const COMPANIES: usize = 300;
+
+/// The synthetic ASN file: ASN_RANGES /24-sized ranges from 1.0.0.0 up, each
+/// of an organisation (none on the shipped hosting or ISP lists).
+fn asn_file(dir: &std::path::Path) -> String {
+    use std::io::Write;
+    let path = dir.join("asn-ipv4.csv");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("asn file"));
+    for range in 0..ASN_RANGES {
+        let start = (1_u32 << 24) + range * 256;
+        let (a, b) = (std::net::Ipv4Addr::from(start), std::net::Ipv4Addr::from(start + 255));
+        writeln!(out, "{a},{b},{},\"Company {} Networks, Inc.\"", 4_200_000_000 + range % 50_000, range % 50_000)
+            .expect("asn row");
+    }
+    out.flush().expect("asn file");
+    path.display().to_string()
+}
+
+/// The address a visitor browses from: one of COMPANIES networks.
+fn address(visitor: usize) -> String {
+    let range = (visitor % COMPANIES) as u32 * 1_601 % ASN_RANGES;
+    std::net::Ipv4Addr::from((1_u32 << 24) + range * 256 + 7).to_string()
+}
 
 /// Realistic traffic: each visitor browses several pages within one session.
 fn event(site: i64, n: usize, base_ts: i64) -> Value {
@@ -56,11 +88,12 @@ fn event(site: i64, n: usize, base_ts: i64) -> Value {
 
 /// POSTs every body to `url` from a desktop browser, `concurrency` at a time;
 /// returns the statuses.
-async fn post_all(http: &reqwest::Client, url: &str, bodies: Vec<String>, concurrency: usize) -> Vec<u16> {
+async fn post_all(http: &reqwest::Client, url: &str, bodies: Vec<(String, String)>, concurrency: usize) -> Vec<u16> {
     stream::iter(bodies)
-        .map(|body| async move {
+        .map(|(body, from)| async move {
             http.post(url)
                 .header("user-agent", UA)
+                .header("x-forwarded-for", from)
                 .body(body)
                 .send()
                 .await
@@ -80,8 +113,13 @@ struct Figures {
     raw: f64,
 }
 
-async fn run(postgres: Option<&str>) -> Figures {
-    let server = common::start_on(postgres, |_| {}).await;
+async fn run(postgres: Option<&str>, asn: Option<&str>) -> Figures {
+    // Every run believes X-Forwarded-For, so only the lookup differs.
+    let server = common::start_on(postgres, |config| {
+        config.trust_proxy = leadtrail::config::TrustProxy::Xff;
+        config.asn_db_path = asn.map(str::to_owned);
+    })
+    .await;
     let max_concurrency = SINGLE_CONCURRENCY.into_iter().chain([BATCH_CONCURRENCY]).max().unwrap_or(1);
     // Keep every connection open between requests, as wrk would.
     let http = reqwest::Client::builder().pool_max_idle_per_host(max_concurrency).build().expect("client");
@@ -95,10 +133,12 @@ async fn run(postgres: Option<&str>) -> Figures {
         http.post(&url).header("user-agent", UA).json(&json!({ "events": warm })).send().await.expect("warm-up");
     assert_eq!(warmed.status().as_u16(), 202, "warm-up accepted");
 
-    let bodies: Vec<String> = (0..EVENTS / BATCH)
+    // A batch is one browser's: its visitors' company, by its first event.
+    let bodies: Vec<(String, String)> = (0..EVENTS / BATCH)
         .map(|b| {
-            let events: Vec<Value> = (0..BATCH).map(|i| event(server.site, BATCH + b * BATCH + i, base_ts)).collect();
-            json!({ "events": events }).to_string()
+            let first = BATCH + b * BATCH;
+            let events: Vec<Value> = (0..BATCH).map(|i| event(server.site, first + i, base_ts)).collect();
+            (json!({ "events": events }).to_string(), address(first % VISITORS))
         })
         .collect();
     let started = Instant::now();
@@ -114,8 +154,9 @@ async fn run(postgres: Option<&str>) -> Figures {
     let mut single = Vec::new();
     let mut next = BATCH + EVENTS;
     for concurrency in SINGLE_CONCURRENCY {
-        let singles: Vec<String> =
-            (next..next + SINGLE_REQUESTS).map(|n| event(server.site, n, base_ts).to_string()).collect();
+        let singles: Vec<(String, String)> = (next..next + SINGLE_REQUESTS)
+            .map(|n| (event(server.site, n, base_ts).to_string(), address(n % VISITORS)))
+            .collect();
         next += SINGLE_REQUESTS;
         let started = Instant::now();
         let statuses = post_all(&http, &url, singles, concurrency).await;
@@ -184,10 +225,20 @@ async fn main() {
     if std::env::var("RUST_LOG").is_ok() {
         tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
     }
-    let sqlite = run(None).await;
+    let sqlite = run(None, None).await;
     print(&sqlite);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let asn = asn_file(dir.path());
+    let with_asn = run(None, Some(&asn)).await;
+    println!("with ASN_DB_PATH ({ASN_RANGES} ranges, visitors from {COMPANIES} company networks):");
+    print(&with_asn);
+    println!("  ratio with / without ASN lookup: batched {:.3}", with_asn.batched / sqlite.batched);
+    for ((concurrency, with), (_, without)) in with_asn.single.iter().zip(&sqlite.single) {
+        println!("                                   single, concurrency {concurrency}: {:.3}", with / without);
+    }
+    println!("  target: at least 0.90 (within 10%)");
     if let Some(url) = common::postgres_url() {
-        let postgres = run(Some(&url)).await;
+        let postgres = run(Some(&url), None).await;
         print(&postgres);
     } else {
         println!("(set BENCH_DATABASE_URL=postgres://... to measure PostgreSQL too)");

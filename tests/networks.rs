@@ -278,3 +278,61 @@ async fn no_log_line_holds_an_address() {
         assert!(!text.contains(ip), "{ip} in the log:\n{text}");
     }
 }
+
+/// A site's own network lists come before the shipped ones: its hosting
+/// networks are bot traffic, its ISPs make no account; bad numbers are
+/// refused beside their field, in the API and on the settings page.
+#[tokio::test]
+async fn a_site_extends_the_network_lists() {
+    use common::web::{expect_page, post_form};
+    let dir = tempfile::tempdir().unwrap();
+    let setting = csv_pair(dir.path());
+    for app in apps_with(|config| {
+        config.asn_db_path = Some(setting.clone());
+        config.trust_proxy = leadtrail::config::TrustProxy::Xff;
+    })
+    .await
+    {
+        let (client, site) = app.user_with_site("Lists", "net.example").await;
+        let saved = client
+            .put(&format!("/api/sites/{site}"), json!({ "hostingAsns": [64501], "ispAsns": [64500, 64500] }))
+            .await;
+        saved.expect(200);
+        let shown = client.graphql(&format!("{{ site(id: {site}) {{ hostingAsns ispAsns }} }}"), json!({})).await;
+        assert_eq!(shown["data"]["site"], json!({ "hostingAsns": [64501], "ispAsns": [64500] }));
+        visit(&app, site, "office", OFFICE).await;
+        visit(&app, site, "office-v6", OFFICE_V6).await;
+        app.state.writer.flush().await;
+        let office = app.visitor(site, "office").await;
+        assert_eq!((office.asn, office.account_key, office.is_bot), (Some(64500), None, false), "an ISP here");
+        assert!(app.visitor(site, "office-v6").await.is_bot, "a hosting network here");
+
+        for (body, field) in [
+            (json!({ "hostingAsns": [0] }), "hostingAsns"),
+            (json!({ "ispAsns": [4_294_967_296_i64] }), "ispAsns"),
+            (json!({ "ispAsns": (1..=1001).collect::<Vec<i64>>() }), "ispAsns"),
+        ] {
+            let reply = client.put(&format!("/api/sites/{site}"), body).await;
+            reply.expect_error(400, "VALIDATION_ERROR");
+            assert_eq!(reply.body["field"], field, "{}", reply.text);
+        }
+        let page = expect_page(&client.get("/settings").await, 200);
+        assert!(page.contains("value=\"AS64501\""), "the site's list in the form");
+        let refused = post_form(
+            &client,
+            "/settings",
+            &[
+                ("action", "save"),
+                ("name", "Lists"),
+                ("domain", "net.example"),
+                ("tracking_mode", "cookie"),
+                ("hot_threshold", "70"),
+                ("hosting_asns", "AS64501, nonsense"),
+            ],
+            &[],
+        )
+        .await;
+        let refused = expect_page(&refused, 400);
+        assert!(refused.contains("id=\"site-hosting_asns-error\""), "the refusal beside its field");
+    }
+}

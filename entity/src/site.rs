@@ -24,6 +24,11 @@ pub struct Model {
     /// Whether pages show Gravatar images; off shows initials and sends
     /// nothing about a lead to a third party.
     pub gravatar: bool,
+    /// JSON array of network numbers (ASNs) the site adds to the shipped
+    /// hosting list: their traffic is bot traffic.
+    pub hosting_asns: String,
+    /// JSON array of ASNs the site adds to the shipped ISP list: no account.
+    pub isp_asns: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -27,6 +27,7 @@ mod m20261126_000001_add_visitor_account;
 mod m20261126_000002_add_networks;
 mod m20261126_000003_create_accounts;
 mod m20261126_000004_add_account_alerts;
+mod m20261126_000005_add_site_asn_lists;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -62,6 +63,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000002_add_networks::Migration),
             Box::new(m20261126_000003_create_accounts::Migration),
             Box::new(m20261126_000004_add_account_alerts::Migration),
+            Box::new(m20261126_000005_add_site_asn_lists::Migration),
         ]
     }
 }

@@ -40,6 +40,19 @@ pub struct Network {
 }
 
 impl Network {
+    /// The network as a site sees it: its own lists (ASNs it marks as
+    /// hosting or as ISPs) come before the shipped ones.
+    pub fn for_site(&self, hosting: &[u32], isps: &[u32]) -> Network {
+        let kind = if hosting.contains(&self.asn) {
+            NetworkKind::Hosting
+        } else if isps.contains(&self.asn) {
+            NetworkKind::Isp
+        } else {
+            self.kind
+        };
+        Network { kind, ..self.clone() }
+    }
+
     /// The account a network makes (`asn:<number>`, named by its
     /// organisation), unless it is a provider's.
     pub fn account_key(&self) -> Option<String> {

@@ -43,6 +43,12 @@ pub struct SiteUpdateInput {
     pub respect_do_not_track: Option<bool>,
     /// When true, pages show Gravatar images for people with an email.
     pub gravatar: Option<bool>,
+    /// Network numbers (ASNs) whose traffic is bot traffic on this site,
+    /// beside the shipped hosting list; replaces the site's list.
+    pub hosting_asns: Option<Vec<i64>>,
+    /// ASNs of ISPs and carriers, beside the shipped list: their visitors
+    /// make no account; replaces the site's list.
+    pub isp_asns: Option<Vec<i64>>,
 }
 
 #[derive(Default)]
@@ -96,6 +102,8 @@ impl SiteMutation {
             },
             respect_do_not_track: input.respect_do_not_track,
             gravatar: input.gravatar,
+            hosting_asns: input.hosting_asns,
+            isp_asns: input.isp_asns,
         };
         let app = ctx.app();
         Ok(Site(sites::update(&*ctx.db().await?, &app.cluster, ctx.viewer()?, id, changes).await?))
@@ -165,5 +173,13 @@ impl Site {
     /// a lead is sent to a third party).
     async fn gravatar(&self) -> bool {
         self.0.gravatar
+    }
+    /// The site's own hosting networks (ASNs), beside the shipped list.
+    async fn hosting_asns(&self) -> Vec<i64> {
+        sites::asn_list(&self.0.hosting_asns).into_iter().map(i64::from).collect()
+    }
+    /// The site's own ISP networks (ASNs), beside the shipped list.
+    async fn isp_asns(&self) -> Vec<i64> {
+        sites::asn_list(&self.0.isp_asns).into_iter().map(i64::from).collect()
     }
 }

@@ -181,6 +181,10 @@ pub fn build(
         props,
         engaged_ms,
         timestamp,
+        network: client
+            .network
+            .as_ref()
+            .map(|network| network.for_site(&sites::asn_list(&site.hosting_asns), &sites::asn_list(&site.isp_asns))),
         client,
     })
 }

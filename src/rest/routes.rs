@@ -51,7 +51,7 @@ fn link_update_body() -> Value {
 
 /// The body of `PUT /api/sites/{id}`: each key is a field of the update
 /// input; absent leaves it, `null` clears what can be cleared.
-const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 7] = [
+const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 9] = [
     ("name", text),
     ("domain", text),
     ("trackingMode", || json!({ "type": "string", "enum": ["cookie", "cookieless"] })),
@@ -59,7 +59,13 @@ const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 7] = [
     ("retentionDays", || json!({ "type": ["integer", "null"], "minimum": 1, "maximum": i32::MAX })),
     ("respectDoNotTrack", || json!({ "type": "boolean" })),
     ("gravatar", || json!({ "type": "boolean" })),
+    ("hostingAsns", asn_list),
+    ("ispAsns", asn_list),
 ];
+
+fn asn_list() -> Value {
+    json!({ "type": "array", "maxItems": 1000, "items": { "type": "integer", "minimum": 1, "maximum": u32::MAX } })
+}
 
 fn site_update_body() -> Value {
     let properties: Map<String, Value> =

@@ -41,6 +41,33 @@ pub struct SiteChanges {
     pub retention_days: Option<Option<i32>>,
     pub respect_do_not_track: Option<bool>,
     pub gravatar: Option<bool>,
+    /// Network numbers the site adds to the shipped hosting list.
+    pub hosting_asns: Option<Vec<i64>>,
+    /// Network numbers the site adds to the shipped ISP list.
+    pub isp_asns: Option<Vec<i64>>,
+}
+
+/// Network numbers a site may add to one list.
+pub const MAX_SITE_ASNS: usize = 1_000;
+
+/// A site's own ASN list, as stored (a JSON array); unreadable text is empty.
+pub fn asn_list(stored: &str) -> Vec<u32> {
+    serde_json::from_str(stored).unwrap_or_default()
+}
+
+/// Checks a list of network numbers and stores it sorted, without repeats.
+fn asn_list_json(field: &str, asns: Vec<i64>) -> AppResult<String> {
+    if asns.len() > MAX_SITE_ASNS {
+        return Err(AppError::validation(field, format!("must hold at most {MAX_SITE_ASNS} network numbers")));
+    }
+    let mut checked = asns
+        .into_iter()
+        .map(|asn| u32::try_from(asn).ok().filter(|asn| *asn > 0))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| AppError::validation(field, "must be network numbers between 1 and 4294967295"))?;
+    checked.sort_unstable();
+    checked.dedup();
+    serde_json::to_string(&checked).map_err(AppError::internal)
 }
 
 /// Accepts a host (`Example.com`) or a URL (`https://example.com/x`) and
@@ -227,6 +254,12 @@ pub async fn update(
     }
     if let Some(gravatar) = changes.gravatar {
         active.gravatar = Set(gravatar);
+    }
+    if let Some(asns) = changes.hosting_asns {
+        active.hosting_asns = Set(asn_list_json("hostingAsns", asns)?);
+    }
+    if let Some(asns) = changes.isp_asns {
+        active.isp_asns = Set(asn_list_json("ispAsns", asns)?);
     }
     let site = active.update(db).await?;
     cluster.changed(Changed::Site { site_id: site.id }).await;

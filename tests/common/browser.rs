@@ -151,16 +151,22 @@ pub async fn screenshot(browser: &Client, name: &str) {
 
 /// The text of the first element matching `css`, waiting for it: a click that
 /// submits a form returns before the next page has loaded.
+/// An element found just before the page changes goes stale; it is looked
+/// up again on the new page.
 pub async fn text(browser: &Client, css: &str) -> String {
-    browser
-        .wait()
-        .at_most(Duration::from_secs(10))
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|_| panic!("{css} on the page"))
-        .text()
-        .await
-        .unwrap()
+    for _ in 0..20 {
+        let element = browser
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|_| panic!("{css} on the page"));
+        match element.text().await {
+            Ok(text) => return text,
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    panic!("{css} kept going stale")
 }
 
 /// Waits until the browser has navigated to `path` (a submitted form's answer).

@@ -158,7 +158,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
                 referrer: Set(e.referrer.clone()),
                 props: Set(e.props.clone()),
                 engaged_ms: Set(e.engaged_ms),
-                is_bot: Set(e.client.is_bot()),
+                is_bot: Set(e.is_bot()),
                 timestamp: Set(e.timestamp),
             }
         })
@@ -327,7 +327,7 @@ fn add_to_page_hours(writes: &mut Writes, batch: &Batch<'_>) {
     let mut counts: BTreeMap<(i64, i64, &str), (i64, i64)> = BTreeMap::new();
     for pending in &batch.events {
         let e = pending.event;
-        if e.client.is_bot() || e.kind == EventKind::Ping {
+        if e.is_bot() || e.kind == EventKind::Ping {
             continue;
         }
         let hour = e.timestamp.div_euclid(HOUR_MS) * HOUR_MS;

@@ -102,6 +102,17 @@ pub struct CollectedEvent {
     pub high_value: bool,
     pub timestamp: i64,
     pub client: Arc<Client>,
+    /// The client's network as the event's site sees it (its own ASN lists
+    /// applied).
+    pub network: Option<Network>,
+}
+
+impl CollectedEvent {
+    /// A bot by its user agent, or traffic from a network the site counts
+    /// as hosting.
+    pub fn is_bot(&self) -> bool {
+        self.client.info.is_bot || self.network.as_ref().is_some_and(|network| network.kind == NetworkKind::Hosting)
+    }
 }
 
 /// An identify call, already validated and authorized.

@@ -275,7 +275,7 @@ impl<'a> Batch<'a> {
         visitor.first_seen = visitor.first_seen.min(ts);
         let latest = ts >= visitor.last_seen;
         visitor.last_seen = visitor.last_seen.max(ts);
-        visitor.is_bot |= event.client.is_bot();
+        visitor.is_bot |= event.is_bot();
         match event.kind {
             EventKind::Pageview => {
                 visitor.total_pageviews += 1;
@@ -374,7 +374,7 @@ fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
     visitor.device_type = Some(client.info.device_type.clone());
     visitor.browser = client.info.browser.clone().or(visitor.browser.take());
     visitor.os = client.info.os.clone().or(visitor.os.take());
-    if let Some(network) = &client.network {
+    if let Some(network) = &event.network {
         visitor.asn = Some(i64::from(network.asn));
         visitor.network = Some(network.org.clone());
         // A company's own network names the account until an identify does.
@@ -418,7 +418,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
         utm_campaign: event.utm.campaign.clone(),
         utm_content: event.utm.content.clone(),
         utm_term: event.utm.term.clone(),
-        is_bot: client.is_bot(),
+        is_bot: event.is_bot(),
         country: client.geo.country.clone(),
         city: client.geo.city.clone(),
         region: client.geo.region.clone(),

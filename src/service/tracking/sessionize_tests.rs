@@ -47,6 +47,7 @@ fn event(kind: EventKind, ts: i64, campaign: Option<&str>) -> CollectedEvent {
         high_value: false,
         timestamp: ts,
         client: client(),
+        network: None,
     }
 }
 

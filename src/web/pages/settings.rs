@@ -23,7 +23,7 @@ const UPDATE_SITE: &str = include_str!("../documents/update_site.graphql");
 const DELETE_SITE: &str = include_str!("../documents/delete_site.graphql");
 
 /// The site form's inputs, each filling a field of `$input`.
-const SITE_INPUTS: [Input; 7] = [
+const SITE_INPUTS: [Input; 9] = [
     input("name", "Name", "input.name"),
     input("domain", "Domain", "input.domain"),
     input("tracking_mode", "Tracking mode", "input.trackingMode"),
@@ -31,7 +31,23 @@ const SITE_INPUTS: [Input; 7] = [
     input("hot_threshold", "Hot threshold", "input.hotThreshold"),
     input("high_value_patterns", "High-value pages", "input.highValuePatterns"),
     input("retention_days", "Keep visitor data for (days)", "input.retentionDays"),
+    input("hosting_asns", "Hosting networks", "input.hostingAsns"),
+    input("isp_asns", "ISP networks", "input.ispAsns"),
 ];
+
+/// Network numbers typed as a list: `AS16509, 14061` or one per line.
+fn asn_numbers(input: &FormInput, name: &str) -> AppResult<Value> {
+    let numbers = input
+        .text(name)
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(|word| word.trim().trim_start_matches(['A', 'a']).trim_start_matches(['S', 's']))
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            word.parse::<i64>().map_err(|_| AppError::validation(name, format!("{word} is not a network number")))
+        })
+        .collect::<AppResult<Vec<i64>>>()?;
+    Ok(json!(numbers))
+}
 
 /// The form that adds a site.
 const NEW_SITE_INPUTS: [Input; 3] = [
@@ -65,6 +81,8 @@ fn site_changes(input: &FormInput) -> AppResult<Value> {
     changes.insert("retentionDays".to_owned(), whole_number(input, "retention_days")?);
     changes.insert("respectDoNotTrack".to_owned(), json!(input.flag("respect_dnt")?));
     changes.insert("gravatar".to_owned(), json!(input.flag("gravatar")?));
+    changes.insert("hostingAsns".to_owned(), asn_numbers(input, "hosting_asns")?);
+    changes.insert("ispAsns".to_owned(), asn_numbers(input, "isp_asns")?);
     Ok(json!({ "id": input.site()?, "input": changes }))
 }
 
@@ -142,6 +160,8 @@ struct Site {
     retention_days: Option<i64>,
     respect_do_not_track: bool,
     gravatar: bool,
+    hosting_asns: Vec<i64>,
+    isp_asns: Vec<i64>,
 }
 
 /// The site form's values.
@@ -155,6 +175,8 @@ pub struct SiteFields {
     pub retention_days: String,
     pub respect_dnt: bool,
     pub gravatar: bool,
+    pub hosting_asns: String,
+    pub isp_asns: String,
 }
 
 /// A text input of the site form.
@@ -231,6 +253,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             retention_days: typed("retention_days"),
             respect_dnt: matches!(typed("respect_dnt").as_str(), "1" | "on" | "true"),
             gravatar: matches!(typed("gravatar").as_str(), "1" | "on" | "true"),
+            hosting_asns: typed("hosting_asns"),
+            isp_asns: typed("isp_asns"),
         },
         (Some(site), false) => SiteFields {
             name: site.name.clone(),
@@ -242,6 +266,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             retention_days: site.retention_days.map(|days| days.to_string()).unwrap_or_default(),
             respect_dnt: site.respect_do_not_track,
             gravatar: site.gravatar,
+            hosting_asns: site.hosting_asns.iter().map(|asn| format!("AS{asn}")).collect::<Vec<_>>().join(", "),
+            isp_asns: site.isp_asns.iter().map(|asn| format!("AS{asn}")).collect::<Vec<_>>().join(", "),
         },
         (None, false) => SiteFields {
             name: String::new(),
@@ -253,6 +279,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             retention_days: String::new(),
             respect_dnt: false,
             gravatar: false,
+            hosting_asns: String::new(),
+            isp_asns: String::new(),
         },
     };
     let view = site.map(|site| SiteView {
