@@ -13,7 +13,11 @@ use entity::{link, site};
 
 use crate::{
     auth::Viewer,
-    enrich::{Geo, user_agent},
+    enrich::{
+        Geo,
+        network::{self, Network},
+        user_agent,
+    },
     error::{AppError, AppResult},
     ingest::{collect, redirect, wire::WireEvent},
     service::{
@@ -80,7 +84,49 @@ const LINKS: [(&str, &str, &str, &str, &str); 3] = [
 ];
 
 const PLANS: [&str; 3] = ["free", "pro", "team"];
-const COMPANIES: [&str; 4] = ["Acme", "Globex", "Initech", "Umbrella"];
+/// Company names are a first word and a second: 128 companies.
+const COMPANY_FIRST: [&str; 16] = [
+    "Acme",
+    "Globex",
+    "Initech",
+    "Umbrella",
+    "Hooli",
+    "Stark",
+    "Wayne",
+    "Wonka",
+    "Soylent",
+    "Tyrell",
+    "Cyberdyne",
+    "Aperture",
+    "Vandelay",
+    "Dunder",
+    "Pied Piper",
+    "Massive",
+];
+const COMPANY_SECOND: [&str; 8] = ["Corp", "Labs", "Systems", "Group", "Industries", "Logistics", "Health", "Capital"];
+
+/// The company of visitor `index`: its name and web domain. Derived from
+/// the index, not the random stream, so seeds before accounts stay the same.
+fn company(index: usize) -> (String, String) {
+    let n = index.wrapping_mul(7_919) % (COMPANY_FIRST.len() * COMPANY_SECOND.len());
+    let name = format!("{} {}", COMPANY_FIRST[n % COMPANY_FIRST.len()], COMPANY_SECOND[n / COMPANY_FIRST.len()]);
+    let domain = format!("{}.example", name.to_lowercase().replace(' ', "-"));
+    (name, domain)
+}
+
+/// The network visitor `index` browses from, as an ASN database would say:
+/// a quarter from their company's own network (a private-use ASN named by
+/// the company), a quarter from a cable ISP, the rest unknown.
+fn network(index: usize) -> Option<Network> {
+    match index % 4 {
+        0 => {
+            let asn = 4_200_000_000 + (index.wrapping_mul(7_919) % 128) as u32;
+            Some(Network { asn, org: format!("{} Networks", company(index).0), kind: network::kind_of(asn) })
+        }
+        1 => Some(Network { asn: 7922, org: "Comcast Cable".to_owned(), kind: network::kind_of(7922) }),
+        _ => None,
+    }
+}
 
 /// Where a session comes from.
 enum Arrival {
@@ -169,7 +215,7 @@ impl Generator<'_> {
                 lat: Some(lat),
                 lon: Some(lon),
             },
-            network: None,
+            network: network(index),
         });
         // Most visitors come once; some return, a few often.
         let sessions = match self.rng.random_range(0..100) {
@@ -248,9 +294,9 @@ impl Generator<'_> {
                 site_id: self.site.id,
                 tracker_vid: vid.clone(),
                 user_id: Some(format!("user-{index}")),
-                email: Some(format!("person{index}@example.com")),
+                email: Some(format!("person{index}@{}", company(index).1)),
                 name: Some(format!("Person {index}")),
-                company: Some(COMPANIES[index % COMPANIES.len()].to_owned()),
+                company: Some(company(index).0),
                 phone: None,
                 traits: json!({ "plan": PLANS[index % PLANS.len()] }).to_string(),
                 source: "seed".to_owned(),

@@ -48,6 +48,21 @@ async fn seeded_traffic_adds_up_in_every_endpoint() {
             list.body["visitors"].as_array().unwrap().iter().map(|v| v["clicks"].as_i64().unwrap()).sum();
         assert_eq!(clicked as u64, report.clicks, "every seeded click is tied to its visitor");
 
+        // Companies: from their networks and their people's work emails;
+        // the cable ISP makes none; each account's visitors add up.
+        let accounts = client.get(&format!("/api/accounts?siteId={site}&timeRange=all&limit=200")).await;
+        let accounts = accounts.expect(200).clone();
+        let total = accounts["total"].as_u64().unwrap();
+        assert!(total > 40, "many accounts: {total}");
+        let keys: Vec<&str> =
+            accounts["accounts"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap()).collect();
+        assert!(keys.iter().any(|k| k.starts_with("asn:")) && keys.iter().any(|k| k.ends_with(".example")), "{keys:?}");
+        assert!(!keys.contains(&"asn:7922"), "an ISP is no company");
+        let in_accounts: i64 =
+            accounts["accounts"].as_array().unwrap().iter().map(|a| a["visitors"].as_i64().unwrap()).sum();
+        let with_account = list.body["visitors"].as_array().unwrap().len() as i64;
+        assert!(in_accounts > 0 && in_accounts < with_account, "{in_accounts} of {with_account} visitors in accounts");
+
         // Seeding again with another seed adds to the same site and reuses its links.
         let again = SeedOptions { site_id: site, visitors: 10, days: 7, seed: 8 };
         seed::run(&app.state.db, again, |_| {}).await.expect("seed runs twice");
