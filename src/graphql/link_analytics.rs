@@ -1,6 +1,6 @@
 //! Link analytics as GraphQL returns it.
 
-use async_graphql::{Context, ID, Object, SimpleObject};
+use async_graphql::{ComplexObject, Context, ID, Object, SimpleObject};
 
 use entity::link_click;
 
@@ -111,8 +111,10 @@ pub struct DayClicks {
 }
 
 #[derive(SimpleObject)]
+#[graphql(complex)]
 pub struct LinkAnalytics {
     /// The most recent human clicks, newest first (at most 1000).
+    #[graphql(skip)]
     pub clicks: Vec<LinkClick>,
     pub by_country: Vec<CountryClicks>,
     pub by_city: Vec<CityClicks>,
@@ -121,6 +123,17 @@ pub struct LinkAnalytics {
     pub by_day: Vec<DayClicks>,
     /// Human clicks matching the range and filters.
     pub total: i64,
+}
+
+#[ComplexObject]
+impl LinkAnalytics {
+    /// The most recent human clicks, newest first: `first` of them (1000,
+    /// the most kept, when omitted). A page that shows a few asks for a
+    /// few, so only those are resolved to people.
+    async fn clicks(&self, first: Option<i64>) -> &[LinkClick] {
+        let shown = first.map_or(self.clicks.len(), |n| usize::try_from(n.max(0)).unwrap_or(0));
+        &self.clicks[..shown.min(self.clicks.len())]
+    }
 }
 
 impl From<link_stats::LinkAnalytics> for LinkAnalytics {

@@ -26,7 +26,7 @@ use crate::{
 
 const UPDATE_LINK: &str = include_str!("../documents/update_link.graphql");
 const DELETE_LINK: &str = include_str!("../documents/delete_link.graphql");
-/// The latest clicks shown; the API keeps up to 1000.
+/// The latest clicks shown (the document asks for as many).
 const LATEST_CLICKS: usize = 100;
 
 fn this_link(input: &FormInput, key: &str) -> String {
@@ -292,7 +292,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             paths: false,
         },
     ];
-    let listed = analytics.clicks.len();
+    let listed = usize::try_from(analytics.total).unwrap_or(0);
     let clicks = analytics
         .clicks
         .into_iter()
