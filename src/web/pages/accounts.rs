@@ -8,9 +8,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{
+    leads,
     page::{PageInput, Param},
     pager::{PageLink, pager},
-    parts,
+    parts::{self, Choice, choices},
 };
 use crate::{
     auth::Role,
@@ -23,7 +24,7 @@ use crate::{
     },
 };
 
-const PAGE_SIZE: u64 = 50;
+use super::leads::PAGE_SIZE;
 
 fn text(name: &'static str, raw: Option<&str>, variables: &mut Map<String, Value>) {
     variables.insert(name.to_owned(), raw.map(str::trim).filter(|t| !t.is_empty()).map_or(Value::Null, |t| json!(t)));
@@ -70,22 +71,7 @@ pub const PARAMS: [Param; 6] = [
             Ok(())
         },
     },
-    Param {
-        name: "page",
-        label: "",
-        fill: |raw, variables| {
-            let page = match raw.map(str::trim).filter(|t| !t.is_empty()) {
-                None => 1,
-                Some(text) => text
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|page| (1..=20_000).contains(page))
-                    .ok_or_else(|| AppError::validation("page", "must be a page number"))?,
-            };
-            variables.insert("page".to_owned(), json!(page));
-            Ok(())
-        },
-    },
+    Param { name: "page", label: "", fill: leads::page_variables },
 ];
 
 /// The link to an account's page, keeping the chosen site.
@@ -142,18 +128,6 @@ pub struct AccountRow {
     pub networks: String,
 }
 
-pub struct Choice {
-    pub value: &'static str,
-    pub label: &'static str,
-    pub selected: bool,
-}
-
-fn choices(options: &[(&'static str, &'static str)], current: &str) -> Vec<Choice> {
-    options.iter().map(|(value, label)| Choice { value, label, selected: *value == current }).collect()
-}
-
-const RANGES: [(&str, &str); 4] =
-    [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days"), ("all", "All time")];
 const SORTS: [(&str, &str); 5] = [
     ("score", "Score"),
     ("last_seen", "Last seen"),
@@ -186,7 +160,7 @@ pub fn render_list(mut layout: Layout, input: &PageInput, data: Value) -> AppRes
     let state = &input.form;
     let refused = (state.action == super::page::FILTER).then_some(state.field.as_str());
     let param = |name: &str| if refused == Some(name) { None } else { input.param(name) };
-    let page: u64 = param("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1);
+    let page = if refused == Some("page") { 1 } else { leads::page_number(input.param("page"))? };
     let site_query = input.site_query.as_deref();
     let link = |page: u64| {
         let mut out = url::form_urlencoded::Serializer::new(String::new());
@@ -235,7 +209,7 @@ pub fn render_list(mut layout: Layout, input: &PageInput, data: Value) -> AppRes
         q: param("q").unwrap_or_default().to_owned(),
         hot: flag("hot", param("hot")).unwrap_or(false),
         excluded: flag("excluded", param("excluded")).unwrap_or(false),
-        ranges: choices(&RANGES, param("range").unwrap_or("30d")),
+        ranges: choices(&parts::LIST_RANGES, param("range").unwrap_or("30d")),
         sorts: choices(&SORTS, param("sort").unwrap_or("score")),
         total: match answer.total {
             1 => "1 account".to_owned(),

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::{
     page::{FILTER, PageInput, Param},
     pager::{PageLink, pager},
-    parts,
+    parts::{self, Choice, choices},
 };
 use crate::{
     auth::Role,
@@ -110,8 +110,8 @@ pub fn page_number(raw: Option<&str>) -> AppResult<u64> {
     }
 }
 
-/// `first` and the 1-based `page` of the list.
-fn page_variables(raw: Option<&str>, variables: &mut Map<String, Value>) -> AppResult<()> {
+/// `first` and the 1-based `page` of the list (the accounts list pages alike).
+pub(super) fn page_variables(raw: Option<&str>, variables: &mut Map<String, Value>) -> AppResult<()> {
     variables.insert("first".to_owned(), json!(PAGE_SIZE));
     variables.insert("page".to_owned(), json!(page_number(raw)?));
     Ok(())
@@ -197,17 +197,6 @@ pub struct Row {
     pub seen: String,
 }
 
-/// An option of a select, as the address has it.
-pub struct Choice {
-    pub value: &'static str,
-    pub label: &'static str,
-    pub selected: bool,
-}
-
-fn choices(options: &[(&'static str, &'static str)], current: &str) -> Vec<Choice> {
-    options.iter().map(|(value, label)| Choice { value, label, selected: *value == current }).collect()
-}
-
 /// What the filter form shows: the address's values.
 pub struct Filters {
     pub q: String,
@@ -261,8 +250,6 @@ struct LeadsPage<'a> {
     active_filters: usize,
 }
 
-const RANGES: [(&str, &str); 4] =
-    [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days"), ("all", "All time")];
 const SORTS: [(&str, &str); 5] = [
     ("score", "Score"),
     ("last_seen", "Last seen"),
@@ -384,7 +371,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             form: flag("form", param("form")).unwrap_or(false),
             bots: flag("bots", param("bots")).unwrap_or(false),
         },
-        ranges: choices(&RANGES, param("range").unwrap_or("7d")),
+        ranges: choices(&parts::LIST_RANGES, param("range").unwrap_or("7d")),
         sorts: choices(&SORTS, param("sort").unwrap_or("score")),
         orders: choices(&ORDERS, param("order").unwrap_or("desc")),
         statuses: choices(&STATUSES, param("status").unwrap_or("")),

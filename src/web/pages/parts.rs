@@ -194,3 +194,19 @@ impl MaybeLink {
 pub fn what(kind: &str, event_name: &str) -> String {
     if kind == "pageview" || event_name.is_empty() { kind.to_owned() } else { event_name.to_owned() }
 }
+
+/// An option of a select, as the address has it.
+pub struct Choice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub selected: bool,
+}
+
+/// The options of a select, the one the address names selected.
+pub fn choices(options: &[(&'static str, &'static str)], current: &str) -> Vec<Choice> {
+    options.iter().map(|(value, label)| Choice { value, label, selected: *value == current }).collect()
+}
+
+/// The ranges a list of people or companies offers.
+pub const LIST_RANGES: [(&str, &str); 4] =
+    [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days"), ("all", "All time")];
