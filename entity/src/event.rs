@@ -20,6 +20,8 @@ pub struct Model {
     pub engaged_ms: i64,
     pub is_bot: bool,
     pub timestamp: i64,
+    /// The page's host; none on events stored before it was kept.
+    pub hostname: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -29,6 +29,8 @@ pub struct Model {
     pub hosting_asns: String,
     /// JSON array of ASNs the site adds to the shipped ISP list: no account.
     pub isp_asns: String,
+    /// IANA time zone name; Explore's calendar boundaries follow it.
+    pub timezone: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -31,6 +31,8 @@ pub struct Model {
     pub device_type: Option<String>,
     pub browser: Option<String>,
     pub os: Option<String>,
+    /// `utm_source`, else the referring host without `www.`; none when direct.
+    pub source: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -28,6 +28,8 @@ mod m20261126_000002_add_networks;
 mod m20261126_000003_create_accounts;
 mod m20261126_000004_add_account_alerts;
 mod m20261126_000005_add_site_asn_lists;
+mod m20261127_000001_add_site_timezone;
+mod m20261127_000002_add_explore_columns;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -64,6 +66,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000003_create_accounts::Migration),
             Box::new(m20261126_000004_add_account_alerts::Migration),
             Box::new(m20261126_000005_add_site_asn_lists::Migration),
+            Box::new(m20261127_000001_add_site_timezone::Migration),
+            Box::new(m20261127_000002_add_explore_columns::Migration),
         ]
     }
 }

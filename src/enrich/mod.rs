@@ -6,6 +6,7 @@ pub mod geo;
 pub mod network;
 pub mod source;
 pub mod user_agent;
+pub mod visit_source;
 
 pub use geo::{Geo, GeoIp};
 pub use user_agent::ClientInfo;

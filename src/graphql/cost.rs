@@ -40,6 +40,26 @@ pub fn window(time_range: Option<&str>) -> usize {
     days(time_range) * DAY
 }
 
+/// An Explore query: the days its `date_range` covers, twice with a
+/// comparison; an open or unreadable range, and any longer read, counts
+/// `ALL_DAYS`, so one such query fits an operation.
+pub fn explore(date_range: &serde_json::Value, include: Option<&serde_json::Value>) -> usize {
+    use crate::service::explore::query::{self, DateRange};
+    let body = serde_json::json!({ "metrics": ["visitors"], "date_range": date_range });
+    let days = match query::parse(&body).map(|parsed| parsed.date_range) {
+        Ok(DateRange::Day | DateRange::Hours24) => 1,
+        Ok(DateRange::Days(days)) => days as usize,
+        Ok(DateRange::Months(months)) => months as usize * 31,
+        Ok(DateRange::Month) => 31,
+        Ok(DateRange::Year) => 366,
+        Ok(DateRange::Dates(from, to)) => usize::try_from((to - from).num_days() + 1).unwrap_or(ALL_DAYS),
+        Ok(DateRange::Instants(from, to)) => usize::try_from((to - from).num_days() + 1).unwrap_or(ALL_DAYS),
+        Ok(DateRange::All) | Err(_) => ALL_DAYS,
+    };
+    let compared = include.and_then(|include| include.get("comparisons")).is_some_and(|mode| !mode.is_null());
+    (days * if compared { 2 } else { 1 }).clamp(1, ALL_DAYS) * DAY
+}
+
 /// The scored visitor list's window.
 pub fn ranked_window(time_range: Option<&str>) -> usize {
     days(time_range).min(RANKED_DAYS) * DAY

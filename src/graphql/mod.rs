@@ -8,6 +8,7 @@ pub mod context;
 pub mod cost;
 pub mod errors;
 pub mod executor;
+pub mod explore;
 pub mod explorer;
 pub mod gate;
 pub mod handler;
@@ -47,6 +48,7 @@ pub struct Query(
     identify::IdentifyQuery,
     links::LinkQuery,
     analytics::AnalyticsQuery,
+    explore::ExploreQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
     saved_views::SavedViewQuery,

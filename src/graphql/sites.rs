@@ -49,6 +49,9 @@ pub struct SiteUpdateInput {
     /// ASNs of ISPs and carriers, beside the shipped list: their visitors
     /// make no account; replaces the site's list.
     pub isp_asns: Option<Vec<i64>>,
+    /// IANA time zone name (`Europe/Berlin`); Explore's days, weeks and
+    /// months follow it.
+    pub timezone: Option<String>,
 }
 
 #[derive(Default)]
@@ -104,6 +107,7 @@ impl SiteMutation {
             gravatar: input.gravatar,
             hosting_asns: input.hosting_asns,
             isp_asns: input.isp_asns,
+            timezone: input.timezone,
         };
         let app = ctx.app();
         Ok(Site(sites::update(&*ctx.db().await?, &app.cluster, ctx.viewer()?, id, changes).await?))
@@ -181,5 +185,10 @@ impl Site {
     /// The site's own ISP networks (ASNs), beside the shipped list.
     async fn isp_asns(&self) -> Vec<i64> {
         sites::asn_list(&self.0.isp_asns).into_iter().map(i64::from).collect()
+    }
+    /// IANA time zone name (default `UTC`): Explore's day, week and month
+    /// boundaries follow it; `stats` keeps its rolling UTC windows.
+    async fn timezone(&self) -> &str {
+        &self.0.timezone
     }
 }

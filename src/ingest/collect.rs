@@ -173,6 +173,7 @@ pub fn build(
         event_name,
         high_value: kind == EventKind::Pageview && sites::is_high_value(&high_value_patterns(site), &page),
         page,
+        hostname: url.host_str().map(str::to_lowercase),
         page_title: bounded(&field("title"), event.title, wire::MAX_TITLE_LEN)?,
         external_referrer_host: source::external_referrer_host(referrer.as_deref(), &own_hosts),
         referrer,

@@ -51,7 +51,7 @@ fn link_update_body() -> Value {
 
 /// The body of `PUT /api/sites/{id}`: each key is a field of the update
 /// input; absent leaves it, `null` clears what can be cleared.
-const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 9] = [
+const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 10] = [
     ("name", text),
     ("domain", text),
     ("trackingMode", || json!({ "type": "string", "enum": ["cookie", "cookieless"] })),
@@ -61,6 +61,7 @@ const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 9] = [
     ("gravatar", || json!({ "type": "boolean" })),
     ("hostingAsns", asn_list),
     ("ispAsns", asn_list),
+    ("timezone", || json!({ "type": "string", "description": "IANA time zone name, such as Europe/Berlin" })),
 ];
 
 fn asn_list() -> Value {
@@ -71,6 +72,77 @@ fn site_update_body() -> Value {
     let properties: Map<String, Value> =
         SITE_UPDATE_FIELDS.iter().map(|(key, schema)| ((*key).to_owned(), schema())).collect();
     json!({ "type": "object", "properties": properties })
+}
+
+/// `POST /api/v2/query`'s body: Plausible's Stats API v2 query.
+fn explore_body() -> Value {
+    let texts = json!({ "type": "array", "items": { "type": "string" } });
+    json!({
+        "type": "object",
+        "required": ["site_id", "metrics", "date_range"],
+        "properties": {
+            "site_id": { "type": ["string", "integer"], "description": "The site's domain or id" },
+            "metrics": texts,
+            "date_range": {
+                "oneOf": [
+                    { "type": "string" },
+                    { "type": "array", "items": { "type": "string" }, "minItems": 2, "maxItems": 2 }
+                ]
+            },
+            "dimensions": texts,
+            "filters": { "type": "array" },
+            "order_by": { "type": "array", "items": { "type": "array" } },
+            "include": { "type": "object" },
+            "pagination": {
+                "type": "object",
+                "properties": { "limit": { "type": "integer" }, "offset": { "type": "integer" } }
+            }
+        }
+    })
+}
+
+/// The body's snake_case keys become `ExploreInput`'s; values pass as they are
+/// and the service checks them, naming the body's field.
+const EXPLORE_FIELDS: [(&str, &str); 8] = [
+    ("site_id", "site"),
+    ("metrics", "metrics"),
+    ("date_range", "dateRange"),
+    ("dimensions", "dimensions"),
+    ("filters", "filters"),
+    ("order_by", "orderBy"),
+    ("include", "include"),
+    ("pagination", "pagination"),
+];
+
+fn explore_input(body: Map<String, Value>) -> AppResult<Map<String, Value>> {
+    if let Some(unknown) = body.keys().find(|key| !EXPLORE_FIELDS.iter().any(|(known, _)| known == *key)) {
+        return Err(AppError::validation(unknown, "is not a query field"));
+    }
+    let mut input = Map::new();
+    for (key, field) in EXPLORE_FIELDS {
+        match body.get(key) {
+            None | Some(Value::Null) => {}
+            // The site may be named by its numeric id.
+            Some(Value::Number(id)) if key == "site_id" => {
+                input.insert(field.to_owned(), Value::from(id.to_string()));
+            }
+            Some(value) => {
+                input.insert(field.to_owned(), value.clone());
+            }
+        }
+    }
+    if !input.contains_key("site") {
+        return Err(AppError::validation("site_id", "is required: the site's domain or id"));
+    }
+    let mut variables = Map::new();
+    variables.insert("query".to_owned(), Value::Object(input));
+    Ok(variables)
+}
+
+fn explore_field(path: &str) -> Option<String> {
+    let field = path.strip_prefix("query.")?;
+    let field = field.split(['.', '[']).next()?;
+    EXPLORE_FIELDS.iter().find(|(_, input)| *input == field).map(|(key, _)| (*key).to_owned())
 }
 
 /// A field of the `input` variable is the body's field of the same name.
@@ -334,6 +406,18 @@ pub const OPERATIONS: &[Operation] = &[
         output: Output::Field("stats"),
         query: &[SITE_ID, param("timeRange", Kind::Text, false)],
         ..op("GET", "/api/stats", "stats", "visitors", "Overview statistics")
+    },
+    Operation {
+        document: doc!("explore"),
+        output: Output::Field("explore"),
+        body: Body::Mapped { schema: explore_body, map: explore_input, field: explore_field },
+        ..op(
+            "POST",
+            "/api/v2/query",
+            "explore",
+            "visitors",
+            "Explore: Plausible's Stats API v2 query (metrics, dimensions, filters, ranges, comparisons)",
+        )
     },
     Operation {
         document: doc!("session"),

@@ -7,6 +7,7 @@ pub mod alerts;
 pub mod analytics;
 pub mod api_keys;
 pub mod delivery;
+pub mod explore;
 pub mod identify;
 pub mod invitations;
 pub mod link_stats;

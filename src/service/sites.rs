@@ -45,6 +45,21 @@ pub struct SiteChanges {
     pub hosting_asns: Option<Vec<i64>>,
     /// Network numbers the site adds to the shipped ISP list.
     pub isp_asns: Option<Vec<i64>>,
+    /// An IANA time zone name such as `Europe/Berlin`.
+    pub timezone: Option<String>,
+}
+
+/// An IANA time zone name, as the tz database spells it (`Europe/Berlin`,
+/// `UTC`); anything else is refused, naming the field.
+pub fn parse_timezone(field: &str, name: &str) -> AppResult<chrono_tz::Tz> {
+    name.trim()
+        .parse::<chrono_tz::Tz>()
+        .map_err(|_| AppError::validation(field, "must be an IANA time zone name such as Europe/Berlin or UTC"))
+}
+
+/// The site's time zone; a stored name this build does not know reads as UTC.
+pub fn timezone(site: &site::Model) -> chrono_tz::Tz {
+    site.timezone.parse().unwrap_or(chrono_tz::Tz::UTC)
 }
 
 /// Network numbers a site may add to one list.
@@ -260,6 +275,9 @@ pub async fn update(
     }
     if let Some(asns) = changes.isp_asns {
         active.isp_asns = Set(asn_list_json("ispAsns", asns)?);
+    }
+    if let Some(name) = changes.timezone {
+        active.timezone = Set(parse_timezone("timezone", &name)?.name().to_owned());
     }
     let site = active.update(db).await?;
     cluster.changed(Changed::Site { site_id: site.id }).await;

@@ -160,6 +160,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
                 engaged_ms: Set(e.engaged_ms),
                 is_bot: Set(e.is_bot()),
                 timestamp: Set(e.timestamp),
+                hostname: Set(e.hostname.clone()),
             }
         })
         .collect();

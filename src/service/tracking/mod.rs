@@ -87,6 +87,8 @@ pub struct CollectedEvent {
     pub kind: EventKind,
     pub event_name: String,
     pub page: String,
+    /// The page URL's host, lowercased.
+    pub hostname: Option<String>,
     pub page_title: Option<String>,
     /// The referrer as the browser sent it.
     pub referrer: Option<String>,

@@ -299,6 +299,7 @@ mod tests {
             device_type: None,
             browser: None,
             os: None,
+            source: None,
         };
         let before = session_entry(&session);
         session.ended_at = HOUR_MS + 60_000;

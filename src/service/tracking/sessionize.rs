@@ -17,6 +17,7 @@ use crate::{
     enrich::{
         account::{self, AccountSource},
         source::{self, LinkKind},
+        visit_source::visit_source,
     },
     service::scoring,
     time::{DAY_MS, MINUTE_MS},
@@ -427,6 +428,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
         device_type: Some(client.info.device_type.clone()),
         browser: client.info.browser.clone(),
         os: client.info.os.clone(),
+        source: visit_source(event.utm.source.as_deref(), event.external_referrer_host.as_deref()),
     }
 }
 

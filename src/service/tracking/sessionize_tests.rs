@@ -32,6 +32,7 @@ fn event(kind: EventKind, ts: i64, campaign: Option<&str>) -> CollectedEvent {
         kind,
         event_name: String::new(),
         page: "/".to_owned(),
+        hostname: None,
         page_title: None,
         referrer: None,
         external_referrer_host: None,

@@ -23,7 +23,7 @@ const UPDATE_SITE: &str = include_str!("../documents/update_site.graphql");
 const DELETE_SITE: &str = include_str!("../documents/delete_site.graphql");
 
 /// The site form's inputs, each filling a field of `$input`.
-const SITE_INPUTS: [Input; 9] = [
+const SITE_INPUTS: [Input; 10] = [
     input("name", "Name", "input.name"),
     input("domain", "Domain", "input.domain"),
     input("tracking_mode", "Tracking mode", "input.trackingMode"),
@@ -33,6 +33,7 @@ const SITE_INPUTS: [Input; 9] = [
     input("retention_days", "Keep visitor data for (days)", "input.retentionDays"),
     input("hosting_asns", "Hosting networks", "input.hostingAsns"),
     input("isp_asns", "ISP networks", "input.ispAsns"),
+    input("timezone", "Time zone", "input.timezone"),
 ];
 
 /// Network numbers typed as a list: `AS16509, 14061` or one per line.
@@ -83,6 +84,7 @@ fn site_changes(input: &FormInput) -> AppResult<Value> {
     changes.insert("gravatar".to_owned(), json!(input.flag("gravatar")?));
     changes.insert("hostingAsns".to_owned(), asn_numbers(input, "hosting_asns")?);
     changes.insert("ispAsns".to_owned(), asn_numbers(input, "isp_asns")?);
+    changes.insert("timezone".to_owned(), json!(input.text("timezone")));
     Ok(json!({ "id": input.site()?, "input": changes }))
 }
 
@@ -162,6 +164,7 @@ struct Site {
     gravatar: bool,
     hosting_asns: Vec<i64>,
     isp_asns: Vec<i64>,
+    timezone: String,
 }
 
 /// The site form's values.
@@ -177,6 +180,7 @@ pub struct SiteFields {
     pub gravatar: bool,
     pub hosting_asns: String,
     pub isp_asns: String,
+    pub timezone: String,
 }
 
 /// A text input of the site form.
@@ -207,6 +211,8 @@ struct SettingsPage<'a> {
     create_orgs: Vec<OrgChoice>,
     sites_left: String,
     state: &'a FormState,
+    /// Every IANA zone name, for the time zone select.
+    timezones: &'static [chrono_tz::Tz],
 }
 
 pub struct SiteView {
@@ -255,6 +261,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             gravatar: matches!(typed("gravatar").as_str(), "1" | "on" | "true"),
             hosting_asns: typed("hosting_asns"),
             isp_asns: typed("isp_asns"),
+            timezone: typed("timezone"),
         },
         (Some(site), false) => SiteFields {
             name: site.name.clone(),
@@ -268,6 +275,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             gravatar: site.gravatar,
             hosting_asns: site.hosting_asns.iter().map(|asn| format!("AS{asn}")).collect::<Vec<_>>().join(", "),
             isp_asns: site.isp_asns.iter().map(|asn| format!("AS{asn}")).collect::<Vec<_>>().join(", "),
+            timezone: site.timezone.clone(),
         },
         (None, false) => SiteFields {
             name: String::new(),
@@ -281,6 +289,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             gravatar: false,
             hosting_asns: String::new(),
             isp_asns: String::new(),
+            timezone: "UTC".to_owned(),
         },
     };
     let view = site.map(|site| SiteView {
@@ -333,6 +342,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         create_orgs,
         sites_left: format!("{} of {}", answer.profile.site_count, answer.profile.max_sites),
         state: &input.form,
+        timezones: &chrono_tz::TZ_VARIANTS,
     };
     page.render().map_err(AppError::internal)
 }

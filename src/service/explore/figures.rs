@@ -1,0 +1,307 @@
+//! Reads the counts behind a query's metrics, one group per combination of
+//! dimension values: the events statement (visitors, visits, pageviews,
+//! events, bounces, durations, identified and hot visitors) and the clicks
+//! statement, merged by group.
+
+use std::collections::HashMap;
+
+use sea_orm::ConnectionTrait;
+
+use super::{
+    query::{Condition, Dimension, Filter, Metric, Operator},
+    range::{Buckets, Span},
+    sql::{self, Context, Resolved, Source, Sql},
+};
+use crate::{error::AppResult, service::analytics::score_sql_text};
+
+/// One dimension value of a group: text (NULL when blank) or a time bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    Text(Option<String>),
+    Bucket(i64),
+}
+
+/// The counts of one group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub visitors: i64,
+    pub visits: i64,
+    pub pageviews: i64,
+    pub events: i64,
+    /// Visits with a single event.
+    pub bounces: i64,
+    /// Seconds of the visits, summed.
+    pub seconds: i64,
+    pub identified: i64,
+    pub hot: i64,
+    pub clicks: i64,
+}
+
+/// What the statements need beyond the query.
+pub struct Scope<'a> {
+    pub site_id: i64,
+    pub domain: &'a str,
+    pub hot_threshold: i32,
+    pub now: i64,
+}
+
+pub type Groups = HashMap<Vec<Key>, Counts>;
+
+/// What is counted: per group of `dimensions`, the rows `filters` keep, for `metrics`.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    pub dimensions: &'a [Dimension],
+    pub filters: &'a [Filter],
+    pub metrics: &'a [Metric],
+}
+
+fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
+    sql.push(&format!(" WHERE {table}.site_id = "))
+        .bind(site_id)
+        .push(&format!(" AND {table}.is_bot = "))
+        .bind(false)
+        .push(&format!(" AND {time} >= "))
+        .bind(span.from)
+        .push(&format!(" AND {time} < "))
+        .bind(span.to);
+}
+
+fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
+    sql.push(" FROM events e");
+    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
+    if visit_metric || sql::needs_join(dimensions, filters, false) {
+        sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
+    }
+    let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
+    if visitor_metric || sql::needs_join(dimensions, filters, true) {
+        sql.push(" JOIN visitors v ON v.id = e.visitor_id");
+    }
+}
+
+fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppResult<Key> {
+    let column = format!("d{at}");
+    Ok(if dimension.is_time() {
+        Key::Bucket(row.try_get::<i64>("", &column)?)
+    } else {
+        Key::Text(row.try_get::<Option<String>>("", &column)?)
+    })
+}
+
+/// The events statement: per visit and group first, then per group.
+async fn event_groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+    resolved: &Resolved,
+) -> AppResult<Groups> {
+    let Ask { dimensions, filters, metrics } = ask;
+    let backend = db.get_database_backend();
+    let context = Context { backend, domain: scope.domain, buckets };
+    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
+    let mut sql = Sql::new(backend);
+    // The visit and the dimensions come first: the grouping names them by position.
+    sql.push("SELECT e.session_id AS sid");
+    for (at, dimension) in dimensions.iter().enumerate() {
+        sql.push(", ");
+        sql::expression(&mut sql, &context, Source::Events, dimension);
+        sql.push(&format!(" AS d{at}"));
+    }
+    sql.push(", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews");
+    if visit_metric {
+        sql.push(", MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds");
+    }
+    if metrics.contains(&Metric::IdentifiedVisitors) {
+        sql.push(", MIN(CASE WHEN v.status = 'identified' THEN 1 ELSE 0 END) AS identified");
+    }
+    if metrics.contains(&Metric::HotLeads) {
+        let score = score_sql_text("v", scope.now);
+        sql.push(&format!(", MIN(CASE WHEN {score} >= {} THEN 1 ELSE 0 END) AS hot", scope.hot_threshold));
+    }
+    events_from(&mut sql, dimensions, filters, metrics);
+    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
+    sql::filters(&mut sql, &context, Source::Events, filters, &mut resolved.iter());
+    let grouping: Vec<String> = (1..=dimensions.len() + 1).map(|at| at.to_string()).collect();
+    sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+
+    let mut outer = String::from("SELECT ");
+    for at in 0..dimensions.len() {
+        outer.push_str(&format!("d{at}, "));
+    }
+    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT)");
+    outer.push_str(&format!(
+        "COUNT(DISTINCT vid) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events",
+        sum("n_pageviews"),
+        sum("n_events")
+    ));
+    if visit_metric {
+        outer.push_str(&format!(
+            ", {} AS bounces, {} AS seconds",
+            sum("CASE WHEN s_events <= 1 THEN 1 ELSE 0 END"),
+            sum("s_seconds")
+        ));
+    }
+    if metrics.contains(&Metric::IdentifiedVisitors) {
+        outer.push_str(", COUNT(DISTINCT CASE WHEN identified = 1 THEN vid END) AS identified");
+    }
+    if metrics.contains(&Metric::HotLeads) {
+        outer.push_str(", COUNT(DISTINCT CASE WHEN hot = 1 THEN vid END) AS hot");
+    }
+    outer.push_str(" FROM (");
+    sql.text = format!("{outer}{}) x", sql.text);
+    if !dimensions.is_empty() {
+        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
+        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    }
+    let mut groups = Groups::new();
+    for row in db.query_all_raw(sql.statement()).await? {
+        let key = dimensions
+            .iter()
+            .enumerate()
+            .map(|(at, dimension)| key_of(&row, at, dimension))
+            .collect::<AppResult<Vec<_>>>()?;
+        let optional = |column: &str, wanted: bool| -> AppResult<i64> {
+            Ok(if wanted { row.try_get::<i64>("", column)? } else { 0 })
+        };
+        let counts = Counts {
+            visitors: row.try_get("", "visitors")?,
+            visits: row.try_get("", "visits")?,
+            pageviews: row.try_get("", "pageviews")?,
+            events: row.try_get("", "events")?,
+            bounces: optional("bounces", visit_metric)?,
+            seconds: optional("seconds", visit_metric)?,
+            identified: optional("identified", metrics.contains(&Metric::IdentifiedVisitors))?,
+            hot: optional("hot", metrics.contains(&Metric::HotLeads))?,
+            clicks: 0,
+        };
+        // With no dimensions the statement answers one row even when empty.
+        if !dimensions.is_empty() || counts != Counts::default() {
+            groups.insert(key, counts);
+        }
+    }
+    Ok(groups)
+}
+
+async fn click_groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+    resolved: &Resolved,
+) -> AppResult<Groups> {
+    let Ask { dimensions, filters, .. } = ask;
+    let backend = db.get_database_backend();
+    let context = Context { backend, domain: scope.domain, buckets };
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT ");
+    for (at, dimension) in dimensions.iter().enumerate() {
+        sql::expression(&mut sql, &context, Source::Clicks, dimension);
+        sql.push(&format!(" AS d{at}, "));
+    }
+    sql.push("COUNT(*) AS clicks FROM link_clicks c");
+    push_where(&mut sql, "c", scope.site_id, "c.created_at", span);
+    sql::filters(&mut sql, &context, Source::Clicks, filters, &mut resolved.iter());
+    if !dimensions.is_empty() {
+        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
+        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    }
+    let mut groups = Groups::new();
+    for row in db.query_all_raw(sql.statement()).await? {
+        let key = dimensions
+            .iter()
+            .enumerate()
+            .map(|(at, dimension)| key_of(&row, at, dimension))
+            .collect::<AppResult<Vec<_>>>()?;
+        let clicks: i64 = row.try_get("", "clicks")?;
+        if clicks > 0 {
+            groups.insert(key, Counts { clicks, ..Counts::default() });
+        }
+    }
+    Ok(groups)
+}
+
+/// The values each `matches` condition keeps, in `Filter::conditions`
+/// order, from the distinct values the span holds.
+async fn resolve_patterns(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    source: Source,
+    filters: &[Filter],
+    spans: &[Span],
+) -> AppResult<Resolved> {
+    let mut conditions: Vec<&Condition> = Vec::new();
+    filters.iter().for_each(|filter| {
+        filter.conditions(&mut |condition| {
+            if matches!(condition.operator, Operator::Matches | Operator::MatchesNot) {
+                conditions.push(condition)
+            }
+        })
+    });
+    let backend = db.get_database_backend();
+    let context = Context { backend, domain: scope.domain, buckets: None };
+    let mut resolved = Vec::with_capacity(conditions.len());
+    for condition in conditions {
+        let dimension = std::slice::from_ref(&condition.dimension);
+        let mut values: Vec<String> = Vec::new();
+        for span in spans {
+            let mut sql = Sql::new(backend);
+            sql.push("SELECT DISTINCT COALESCE(");
+            sql::expression(&mut sql, &context, source, &condition.dimension);
+            sql.push(", '') AS value");
+            match source {
+                Source::Events => events_from(&mut sql, dimension, &[], &[]),
+                Source::Clicks => {
+                    sql.push(" FROM link_clicks c");
+                }
+            }
+            let (table, time) = if source == Source::Events { ("e", "e.timestamp") } else { ("c", "c.created_at") };
+            push_where(&mut sql, table, scope.site_id, time, *span);
+            for row in db.query_all_raw(sql.statement()).await? {
+                let value: String = row.try_get("", "value")?;
+                if condition.patterns.iter().any(|pattern| pattern.is_match(&value)) {
+                    values.push(value);
+                }
+            }
+        }
+        values.sort();
+        values.dedup();
+        resolved.push(values);
+    }
+    Ok(resolved)
+}
+
+/// The groups of one span: events and clicks as the metrics need them.
+pub async fn groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Groups> {
+    let Ask { filters, metrics, .. } = ask;
+    let mut all = Groups::new();
+    if metrics.iter().any(|metric| *metric != Metric::Clicks) {
+        let resolved = resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
+        all = event_groups(db, scope, ask, span, buckets, &resolved).await?;
+    }
+    if metrics.contains(&Metric::Clicks) {
+        let resolved = resolve_patterns(db, scope, Source::Clicks, filters, &[span]).await?;
+        for (key, counts) in click_groups(db, scope, ask, span, buckets, &resolved).await? {
+            all.entry(key).or_default().clicks = counts.clicks;
+        }
+    }
+    Ok(all)
+}
+
+/// The site's oldest stored event, where `all` begins.
+pub async fn first_event(db: &impl ConnectionTrait, site_id: i64) -> AppResult<Option<i64>> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT MIN(timestamp) AS first FROM events WHERE site_id = ").bind(site_id);
+    let row = db.query_one_raw(sql.statement()).await?;
+    Ok(match row {
+        Some(row) => row.try_get::<Option<i64>>("", "first")?,
+        None => None,
+    })
+}

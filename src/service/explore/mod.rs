@@ -1,0 +1,94 @@
+//! Explore (design §17): every aggregate a marketer asks for as one query
+//! model, Plausible's Stats API v2. `query` reads the body, `range` places
+//! the dates in the site's time zone, `figures` counts over the raw rows
+//! (exact by construction), and `answer` turns counts into metrics, orders,
+//! pages and compares them.
+
+mod answer;
+pub mod figures;
+pub mod query;
+pub mod range;
+mod sql;
+
+use sea_orm::DatabaseConnection;
+use serde_json::Value;
+
+use entity::site;
+
+pub use answer::{Answer, Comparison, Row};
+use query::{Dimension, EventProperty, Filter, Metric, Operator, SiteRef, VisitProperty};
+
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
+    service::{access, analytics::snapshot, sites},
+};
+
+/// The site a query names: `site_id` (from the path or GraphQL argument)
+/// wins over the body's `site_id`, which may be a domain or an id.
+async fn site_of(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    given: Option<i64>,
+    named: Option<&SiteRef>,
+) -> AppResult<site::Model> {
+    let id = match (given, named) {
+        (Some(id), _) => id,
+        (None, Some(SiteRef::Id(id))) => *id,
+        (None, Some(SiteRef::Domain(domain))) => {
+            let readable = access::sites(db, viewer).await?;
+            let found = readable.into_iter().find(|site| site.domain.eq_ignore_ascii_case(domain));
+            return found.ok_or_else(|| AppError::not_found("site"));
+        }
+        (None, None) => return Err(AppError::validation("site_id", "is required: the site's domain or id")),
+    };
+    Ok(access::site(db, viewer, id, Role::Viewer).await?.0)
+}
+
+/// Refuses what the stored rows cannot answer yet, naming the field.
+fn check_supported(query: &query::Query) -> AppResult<()> {
+    let mut link = query.dimensions.contains(&Dimension::Visit(VisitProperty::Link));
+    query.filters.iter().for_each(|filter| {
+        filter.conditions(&mut |condition| link |= condition.dimension == Dimension::Visit(VisitProperty::Link))
+    });
+    if link && query.metrics.iter().any(|metric| *metric != Metric::Clicks) {
+        return Err(AppError::validation(
+            "dimensions",
+            "visit:link goes only with the clicks metric: visits do not yet record the link that started them",
+        ));
+    }
+    let mut goal_named = None;
+    query.filters.iter().for_each(|filter: &Filter| {
+        filter.conditions(&mut |condition| {
+            if condition.dimension == Dimension::Event(EventProperty::Goal) && condition.operator == Operator::Is {
+                goal_named = condition.values.first().cloned();
+            }
+        })
+    });
+    if let Some(goal) = goal_named {
+        return Err(AppError::validation(
+            "filters",
+            format!("Invalid filters. The goal `{goal}` is not configured for this site."),
+        ));
+    }
+    Ok(())
+}
+
+/// Answers a query body for the viewer, on one consistent snapshot.
+pub async fn run(
+    db: &DatabaseConnection,
+    viewer: &Viewer,
+    site_id: Option<i64>,
+    body: &Value,
+    now: i64,
+) -> AppResult<Answer> {
+    let query = query::parse(body)?;
+    let site = site_of(db, viewer, site_id, query.site.as_ref()).await?;
+    check_supported(&query)?;
+    let zone = sites::timezone(&site);
+    let txn = snapshot(db).await?;
+    let filters = body.get("filters").filter(|filters| filters.is_array()).cloned().unwrap_or(Value::Array(Vec::new()));
+    let answer = answer::build(&txn, &site, zone, &query, now, &filters).await;
+    txn.commit().await?;
+    answer
+}

@@ -1,0 +1,300 @@
+//! The SQL that answers an Explore query, built as text with bound values
+//! for either database. Events are read with their visit (and visitor when
+//! asked), grouped per visit first so visit figures (bounces, durations)
+//! count each visit once, then per dimension. Tracking-link clicks are a
+//! statement of their own over `link_clicks`.
+
+use sea_orm::{DbBackend, Statement, Value};
+
+use super::{
+    query::{Condition, Dimension, EventProperty, Filter, Operator, VisitProperty, VisitorProperty},
+    range::Buckets,
+};
+
+/// SQL text and the values bound to its placeholders.
+pub struct Sql {
+    backend: DbBackend,
+    pub text: String,
+    values: Vec<Value>,
+}
+
+impl Sql {
+    pub fn new(backend: DbBackend) -> Self {
+        Sql { backend, text: String::new(), values: Vec::new() }
+    }
+
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    pub fn bind(&mut self, value: impl Into<Value>) -> &mut Self {
+        self.values.push(value.into());
+        match self.backend {
+            DbBackend::Postgres => {
+                let at = self.values.len();
+                self.text.push_str(&format!("${at}"));
+            }
+            _ => self.text.push('?'),
+        }
+        self
+    }
+
+    /// ` IN (the listed texts)`, as one bound JSON array however long.
+    fn in_list(&mut self, values: &[String]) {
+        let list = serde_json::Value::from(values.to_vec()).to_string();
+        match self.backend {
+            DbBackend::Postgres => {
+                self.push(" IN (SELECT jsonb_array_elements_text(CAST(").bind(list).push(" AS jsonb)))")
+            }
+            _ => self.push(" IN (SELECT value FROM json_each(").bind(list).push("))"),
+        };
+    }
+
+    pub fn statement(self) -> Statement {
+        Statement::from_sql_and_values(self.backend, self.text, self.values)
+    }
+}
+
+/// Where a statement reads rows from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `events e JOIN tracked_sessions s [JOIN visitors v]`.
+    Events,
+    /// `link_clicks c`.
+    Clicks,
+}
+
+/// What a blank value of a dimension is called, as Plausible names it; a
+/// filter value equal to it matches blanks.
+pub fn blank(dimension: &Dimension) -> &'static str {
+    match dimension {
+        Dimension::Visit(VisitProperty::Source | VisitProperty::Referrer) => "Direct / None",
+        Dimension::Visit(VisitProperty::Channel) => "Direct",
+        Dimension::Visit(
+            VisitProperty::UtmSource
+            | VisitProperty::UtmMedium
+            | VisitProperty::UtmCampaign
+            | VisitProperty::UtmContent
+            | VisitProperty::UtmTerm
+            | VisitProperty::Device
+            | VisitProperty::Browser
+            | VisitProperty::Os,
+        ) => "(not set)",
+        Dimension::Event(EventProperty::Prop(_)) | Dimension::Visitor(VisitorProperty::Account) => "(none)",
+        _ => "",
+    }
+}
+
+/// The site-specific parts an expression needs.
+pub struct Context<'a> {
+    pub backend: DbBackend,
+    /// What events stored before hostnames were kept read as.
+    pub domain: &'a str,
+    pub buckets: Option<&'a Buckets>,
+}
+
+/// Whether `source` has `dimension`.
+pub fn has(source: Source, dimension: &Dimension) -> bool {
+    match (source, dimension) {
+        (_, Dimension::Time(_)) => true,
+        (Source::Events, Dimension::Visit(property)) => *property != VisitProperty::Link,
+        (Source::Events, _) => true,
+        (Source::Clicks, Dimension::Visit(property)) => matches!(
+            property,
+            VisitProperty::Link
+                | VisitProperty::UtmSource
+                | VisitProperty::UtmMedium
+                | VisitProperty::UtmCampaign
+                | VisitProperty::Country
+                | VisitProperty::Region
+                | VisitProperty::City
+                | VisitProperty::Device
+                | VisitProperty::Browser
+                | VisitProperty::Os
+        ),
+        (Source::Clicks, _) => false,
+    }
+}
+
+/// Writes a dimension's value as SQL: time as its bucket number, anything
+/// else as text or NULL. A dimension the source lacks is NULL (`has` says).
+pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimension: &Dimension) {
+    if !has(source, dimension) {
+        sql.push("CAST(NULL AS TEXT)");
+        return;
+    }
+    let column = match (source, dimension) {
+        (_, Dimension::Time(_)) => {
+            let column = if source == Source::Events { "e.timestamp" } else { "c.created_at" };
+            match context.buckets {
+                Some(buckets) => buckets.sql(column),
+                None => "0".to_owned(),
+            }
+        }
+        (Source::Events, Dimension::Event(property)) => match property {
+            EventProperty::Page => "e.page".to_owned(),
+            EventProperty::Hostname => {
+                sql.push("COALESCE(e.hostname, ").bind(context.domain.to_owned()).push(")");
+                return;
+            }
+            EventProperty::Name => {
+                "(CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END)".to_owned()
+            }
+            // No goals are configured yet (design §20): no event reaches one.
+            EventProperty::Goal => "CAST(NULL AS TEXT)".to_owned(),
+            EventProperty::Prop(key) => {
+                match context.backend {
+                    DbBackend::Postgres => sql.push("(CAST(e.props AS jsonb) ->> ").bind(key.clone()).push(")"),
+                    _ => sql.push("CAST(json_extract(e.props, ").bind(format!("$.\"{key}\"")).push(") AS TEXT)"),
+                };
+                return;
+            }
+        },
+        (Source::Events, Dimension::Visit(property)) => match property {
+            VisitProperty::EntryPage => "s.entry_page",
+            VisitProperty::ExitPage => "s.exit_page",
+            VisitProperty::Source => "s.source",
+            VisitProperty::Referrer => "s.referrer",
+            VisitProperty::Channel => "s.channel",
+            VisitProperty::UtmSource => "s.utm_source",
+            VisitProperty::UtmMedium => "s.utm_medium",
+            VisitProperty::UtmCampaign => "s.utm_campaign",
+            VisitProperty::UtmContent => "s.utm_content",
+            VisitProperty::UtmTerm => "s.utm_term",
+            VisitProperty::Device => "s.device_type",
+            VisitProperty::Browser => "s.browser",
+            VisitProperty::Os => "s.os",
+            VisitProperty::Country => "s.country",
+            VisitProperty::Region => "s.region",
+            VisitProperty::City | VisitProperty::Link => "s.city",
+        }
+        .to_owned(),
+        (Source::Events, Dimension::Visitor(VisitorProperty::Status)) => "v.status".to_owned(),
+        (Source::Events, Dimension::Visitor(VisitorProperty::Account)) => "v.account_key".to_owned(),
+        (Source::Clicks, Dimension::Visit(property)) => match property {
+            VisitProperty::Link => "c.slug",
+            VisitProperty::UtmSource => "c.source",
+            VisitProperty::UtmMedium => "c.medium",
+            VisitProperty::UtmCampaign => "c.campaign",
+            VisitProperty::Country => "c.country",
+            VisitProperty::Region => "c.region",
+            VisitProperty::City => "c.city",
+            VisitProperty::Device => "c.device_type",
+            VisitProperty::Browser => "c.browser",
+            _ => "c.os",
+        }
+        .to_owned(),
+        (Source::Clicks, _) => "CAST(NULL AS TEXT)".to_owned(),
+    };
+    sql.push(&column);
+}
+
+/// Whether the events statement must join the visit or the visitor.
+pub fn needs_join(dimensions: &[Dimension], filters: &[Filter], visitor: bool) -> bool {
+    let wanted = |dimension: &Dimension| match dimension {
+        Dimension::Visit(_) => !visitor,
+        Dimension::Visitor(_) => visitor,
+        _ => false,
+    };
+    let mut needed = dimensions.iter().any(wanted);
+    filters.iter().for_each(|filter| filter.conditions(&mut |condition| needed |= wanted(&condition.dimension)));
+    needed
+}
+
+/// Each `matches` condition's matching values, in the order `conditions`
+/// visits them: a regex runs in Rust over the distinct values, so both
+/// databases match the same way.
+pub type Resolved = Vec<Vec<String>>;
+
+/// A dimension's value as compared by filters: blank as `''`, lowercased
+/// when the filter ignores case.
+fn target(sql: &mut Sql, context: &Context<'_>, source: Source, condition: &Condition) {
+    sql.push(if condition.case_sensitive { "COALESCE(" } else { "LOWER(COALESCE(" });
+    expression(sql, context, source, &condition.dimension);
+    sql.push(if condition.case_sensitive { ", '')" } else { ", ''))" });
+}
+
+fn condition(
+    sql: &mut Sql,
+    context: &Context<'_>,
+    source: Source,
+    condition: &Condition,
+    resolved: &mut std::slice::Iter<'_, Vec<String>>,
+) {
+    let blank = blank(&condition.dimension);
+    let values: Vec<String> = condition
+        .values
+        .iter()
+        .map(|value| if value == blank { String::new() } else { value.clone() })
+        .map(|value| if condition.case_sensitive { value } else { value.to_lowercase() })
+        .collect();
+    if condition.operator.negated() {
+        sql.push("NOT ");
+    }
+    sql.push("(");
+    match condition.operator {
+        Operator::Is | Operator::IsNot => {
+            target(sql, context, source, condition);
+            sql.in_list(&values);
+        }
+        Operator::Contains | Operator::ContainsNot => {
+            let function = if context.backend == DbBackend::Postgres { "strpos(" } else { "instr(" };
+            for (at, needle) in values.iter().enumerate() {
+                if at > 0 {
+                    sql.push(" OR ");
+                }
+                sql.push(function);
+                target(sql, context, source, condition);
+                sql.push(", ").bind(needle.clone()).push(") > 0");
+            }
+        }
+        Operator::Matches | Operator::MatchesNot => {
+            let matched = resolved.next().cloned().unwrap_or_default();
+            target(sql, context, source, condition);
+            sql.in_list(&matched);
+        }
+    }
+    sql.push(")");
+}
+
+pub fn filters(
+    sql: &mut Sql,
+    context: &Context<'_>,
+    source: Source,
+    all: &[Filter],
+    resolved: &mut std::slice::Iter<'_, Vec<String>>,
+) {
+    for filter in all {
+        sql.push(" AND ");
+        one_filter(sql, context, source, filter, resolved);
+    }
+}
+
+fn one_filter(
+    sql: &mut Sql,
+    context: &Context<'_>,
+    source: Source,
+    filter: &Filter,
+    resolved: &mut std::slice::Iter<'_, Vec<String>>,
+) {
+    match filter {
+        Filter::Condition(found) => condition(sql, context, source, found, resolved),
+        Filter::And(all) | Filter::Or(all) => {
+            let joint = if matches!(filter, Filter::And(_)) { " AND " } else { " OR " };
+            sql.push("(");
+            for (at, inner) in all.iter().enumerate() {
+                if at > 0 {
+                    sql.push(joint);
+                }
+                one_filter(sql, context, source, inner, resolved);
+            }
+            sql.push(")");
+        }
+        Filter::Not(inner) => {
+            sql.push("NOT (");
+            one_filter(sql, context, source, inner, resolved);
+            sql.push(")");
+        }
+    }
+}
