@@ -23,6 +23,7 @@ use common::{
 use entity::{event, tracked_session, visitor};
 use leadtrail::{
     config::TrustProxy,
+    enrich::geo::country_name,
     time::{DAY_MS, MINUTE_MS, now_ms},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -151,6 +152,7 @@ fn value_of(rows: &Rows, e: &event::Model, dimension: &str, zone: Tz, first_day:
         "visit:browser" => text_or(&s.browser, "(not set)"),
         "visit:os" => text_or(&s.os, "(not set)"),
         "visit:country" => text_or(&s.country, ""),
+        "visit:country_name" => s.country.as_deref().map(country_name).unwrap_or_default().to_owned(),
         "visit:entry_page" => text_or(&s.entry_page, ""),
         "visit:exit_page" => text_or(&s.exit_page, ""),
         "visitor:status" => v.status.clone(),
@@ -168,11 +170,12 @@ fn value_of(rows: &Rows, e: &event::Model, dimension: &str, zone: Tz, first_day:
 }
 
 /// The filters tried, as sent and as this file evaluates them.
-fn passes(rows: &Rows, e: &event::Model, filter: &str, zone: Tz, first_day: NaiveDate) -> bool {
+fn passes(rows: &Rows, e: &event::Model, filter: &str, zone: Tz, (from, to, first_day): (i64, i64, NaiveDate)) -> bool {
     let value = |dimension: &str| value_of(rows, e, dimension, zone, first_day);
     match filter {
         "none" => true,
         "country" => value("visit:country") == "DE",
+        "country-name" => ["Germany", "United States"].contains(&value("visit:country_name").as_str()),
         "not-direct" => value("visit:source") != "Direct / None",
         "pricing-or-blog" => value("event:page").contains("pric") || value("event:page").starts_with("/blog"),
         "three" => {
@@ -180,6 +183,13 @@ fn passes(rows: &Rows, e: &event::Model, filter: &str, zone: Tz, first_day: Naiv
                 && ["winter", "spring"].contains(&value("visit:utm_campaign").as_str())
                 && !value("visit:country").to_lowercase().contains("fr")
         }
+        "has-done" => rows.events.iter().any(|other| {
+            other.session_id == e.session_id
+                && !other.is_bot
+                && other.timestamp >= from
+                && other.timestamp < to
+                && other.page == "/pricing"
+        }),
         other => panic!("unknown filter {other}"),
     }
 }
@@ -188,6 +198,7 @@ fn filter_json(filter: &str) -> Value {
     match filter {
         "none" => json!([]),
         "country" => json!([["is", "visit:country", ["DE"]]]),
+        "country-name" => json!([["is", "visit:country_name", ["Germany", "United States"]]]),
         "not-direct" => json!([["is_not", "visit:source", ["Direct / None"]]]),
         "pricing-or-blog" => {
             json!([["or", [["contains", "event:page", ["pric"]], ["matches", "event:page", ["^/blog"]]]]])
@@ -197,6 +208,7 @@ fn filter_json(filter: &str) -> Value {
             ["is", "visit:utm_campaign", ["winter", "spring"]],
             ["not", ["contains", "visit:country", ["fr"], { "case_sensitive": false }]]
         ]),
+        "has-done" => json!([["has_done", ["is", "event:page", ["/pricing"]]]]),
         other => panic!("unknown filter {other}"),
     }
 }
@@ -222,12 +234,13 @@ fn recount(
     metrics: &[&str],
     filter: &str,
     zone: Tz,
-    (from, to, first_day): (i64, i64, NaiveDate),
+    span: (i64, i64, NaiveDate),
 ) -> BTreeMap<Vec<String>, Vec<Value>> {
+    let (from, to, first_day) = span;
     let mut groups: BTreeMap<Vec<String>, Tally> = BTreeMap::new();
     let mut total: HashSet<i64> = HashSet::new();
     for e in rows.events.iter().filter(|e| !e.is_bot && e.timestamp >= from && e.timestamp < to) {
-        if !passes(rows, e, filter, zone, first_day) {
+        if !passes(rows, e, filter, zone, span) {
             continue;
         }
         total.insert(e.visitor_id);
@@ -292,7 +305,7 @@ fn same_numbers(expected: &[Value], got: &[Value]) -> bool {
         })
 }
 
-const VISIT_DIMENSIONS: [&str; 15] = [
+const VISIT_DIMENSIONS: [&str; 16] = [
     "visit:source",
     "visit:referrer",
     "visit:channel",
@@ -304,6 +317,7 @@ const VISIT_DIMENSIONS: [&str; 15] = [
     "visit:browser",
     "visit:os",
     "visit:country",
+    "visit:country_name",
     "visit:entry_page",
     "visit:exit_page",
     "visitor:status",
@@ -345,7 +359,7 @@ async fn every_metric_for_every_dimension_equals_a_recount() {
             cases.extend(TIME_DIMENSIONS.iter().map(|d| (vec![*d], &VISIT_METRICS[..])));
             cases.push((vec!["visit:country", "time:month"], &VISIT_METRICS));
             cases.push((vec!["event:page", "visit:source"], &EVENT_METRICS));
-            for filter in ["none", "country", "not-direct", "pricing-or-blog", "three"] {
+            for filter in ["none", "country", "country-name", "not-direct", "pricing-or-blog", "three", "has-done"] {
                 for (dimensions, metrics) in &cases {
                     // Hours over 250 days are many rows: once, unfiltered, is enough.
                     if dimensions == &vec!["time:hour"] && filter != "none" {

@@ -132,6 +132,8 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/accounts/{key}", get(format!("/api/accounts/victim.example?siteId={site}"))),
         ("GET", "/api/visitor/{id}", get(format!("/api/visitor/victim-visitor?siteId={site}"))),
         ("GET", "/api/stats", get(format!("/api/stats?siteId={site}"))),
+        ("GET", "/api/explorer", get(format!("/api/explorer?siteId={site}"))),
+        ("POST", "/api/v2/query", Some((Method::POST, "/api/v2/query".into(), Some(json!({ "site_id": site, "metrics": ["visitors"], "date_range": "7d" }))))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={site}"))),
         ("POST", "/api/webhook", Some((Method::POST, "/api/webhook".into(), Some(json!({ "siteId": site, "tracker_vid": "victim-visitor", "webhook_url": "https://example.com/", "dry_run": true }))))),
         ("DELETE", "/api/visitor/{id}", Some((Method::DELETE, format!("/api/visitor/victim-visitor?siteId={site}"), None))),
@@ -146,6 +148,9 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("DELETE", "/api/visitor/{id}", Some((Method::DELETE, format!("/api/visitor/victim-visitor?siteId={own_site}"), None))),
         ("GET", "/api/session/{id}", get(format!("/api/session/{session}?siteId={own_site}"))),
         ("GET", "/api/accounts/{key}", get(format!("/api/accounts/victim.example?siteId={own_site}"))),
+        // By domain, and as a panel download.
+        ("POST", "/api/v2/query", Some((Method::POST, "/api/v2/query".into(), Some(json!({ "site_id": "victim.example", "metrics": ["visitors"], "date_range": "7d" }))))),
+        ("GET", "/api/explorer", get(format!("/api/explorer?siteId={site}&panel=visit:source&format=csv"))),
     ])
     .collect()
 }
@@ -168,6 +173,13 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("visitors", format!("{{ visitors(siteId: {site}) {{ total }} }}")),
         ("visitor", format!("{{ visitor(siteId: {site}, id: \"victim-visitor\") {{ score }} }}")),
         ("stats", format!("{{ stats(siteId: {site}) {{ timeRange }} }}")),
+        (
+            "explore",
+            format!(
+                "{{ explore(siteId: {site}, query: {{ metrics: [\"visitors\"], dateRange: \"7d\" }}) {{ meta }} }}"
+            ),
+        ),
+        ("explorer", format!("{{ explorer(siteId: {site}) {{ range }} }}")),
         ("traffic", format!("{{ traffic(siteId: {site}) {{ pageviews }} }}")),
         ("visitorSite", "{ visitorSite(trackerVid: \"victim-visitor\") { id } }".to_owned()),
         ("workspace", format!("{{ workspace(siteId: {site}) {{ site {{ id }} members {{ email }} }} }}")),

@@ -24,7 +24,7 @@ fn pages(site: i64, session: i64) -> Vec<(String, &'static str)> {
     vec![
         ("/".to_owned(), "Hottest leads"),
         ("/?range=24h".to_owned(), "Last 24 hours"),
-        ("/?range=30d".to_owned(), "Pageviews and visitors"),
+        ("/?range=30d".to_owned(), "Visitors and pageviews"),
         ("/live".to_owned(), "Activity"),
         ("/leads".to_owned(), "Alice@Example.com"),
         ("/leads?range=all&hot=1&bots=0&page=1".to_owned(), "Leads"),
@@ -156,11 +156,19 @@ async fn unknown_ids_are_404_pages_and_bad_values_400_pages() {
         ] {
             expect_page(&client.get(&path).await, 404);
         }
-        for path in
-            ["/?range=1y", "/?range=all", "/?site=abc", "/live?site=1.5", "/talk/incoming", "/talk/incoming?visitor="]
-        {
+        for path in ["/?site=abc", "/live?site=1.5", "/talk/incoming", "/talk/incoming?visitor="] {
             let html = expect_page(&client.get(path).await, 400);
             assert!(html.contains("That request did not make sense"), "{path}: {html}");
+        }
+        // The explorer's range: the refusal beside the picker, the page without it.
+        for path in ["/?range=1y", "/?range=custom&from=2026-02-30&to=2026-03-01", "/?filters=%5B%5B%22is%22%5D%5D"] {
+            let html = expect_page(&client.get(path).await, 400);
+            assert!(
+                html.contains("Visitors and pageviews"),
+                "{path}: the page without the refused value: {}",
+                &html[html.find("<main").unwrap_or(0)..]
+            );
+            assert!(html.contains(r#"class="field-error" role="alert""#), "{path}: {html}");
         }
         // The leads page's filters: the refusal beside the filter, the list without it.
         for (path, id, label) in [

@@ -126,6 +126,94 @@ impl From<explore::Answer> for ExploreResult {
     }
 }
 
+#[derive(SimpleObject)]
+pub struct ExplorerPanel {
+    /// The card it sits in: `Sources`, `Pages`, `Locations`, `Devices`,
+    /// `Goals and events`, `Links`.
+    pub group: String,
+    pub title: String,
+    /// Its dimension, such as `visit:source`: the key of its full view.
+    pub dimension: String,
+    /// The metric it ranks by (with `percentage` beside `visitors`).
+    pub metric: String,
+    pub result: ExploreResult,
+}
+
+/// The explorer page's reads: totals and a time series (with the previous
+/// period when compared), and one breakdown per panel.
+#[derive(SimpleObject)]
+pub struct Explorer {
+    /// The range as asked: a Plausible name (`30d` by default) or `custom`.
+    pub range: String,
+    pub timezone: String,
+    pub compared: bool,
+    pub totals: ExploreResult,
+    pub series: ExploreResult,
+    pub panels: Vec<ExplorerPanel>,
+}
+
+impl From<explore::dashboard::Dashboard> for Explorer {
+    fn from(dashboard: explore::dashboard::Dashboard) -> Self {
+        Explorer {
+            range: dashboard.range,
+            timezone: dashboard.timezone,
+            compared: dashboard.compared,
+            totals: dashboard.totals.into(),
+            series: dashboard.series.into(),
+            panels: dashboard
+                .panels
+                .into_iter()
+                .map(|panel| ExplorerPanel {
+                    group: panel.spec.group.to_owned(),
+                    title: panel.spec.title.to_owned(),
+                    dimension: panel.spec.dimension.to_owned(),
+                    metric: panel.spec.metric.to_owned(),
+                    result: panel.answer.into(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The explorer's arguments, as the page's address carries them.
+#[derive(InputObject, Default)]
+pub struct ExplorerInput {
+    /// A Plausible range name (`30d` by default), or `custom` with `from` and `to`.
+    pub range: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// `off` leaves out the previous period.
+    pub compare: Option<String>,
+    /// Plausible's filters as JSON text.
+    pub filters: Option<String>,
+    /// One panel's dimension, shown in full (up to 1,000 rows).
+    pub panel: Option<String>,
+}
+
+impl ExplorerInput {
+    pub fn cost(&self) -> usize {
+        let range = match self.range.as_deref() {
+            Some("custom") => serde_json::json!([self.from, self.to]),
+            other => serde_json::json!(other.unwrap_or("30d")),
+        };
+        let compare = (self.compare.as_deref() != Some("off")).then(|| serde_json::json!({"comparisons": {}}));
+        cost::explore(&range, compare.as_ref())
+    }
+}
+
+/// `explorer` for a site.
+pub async fn explorer(ctx: &Context<'_>, site_id: i64, input: ExplorerInput) -> AppResult<Explorer> {
+    let ask = explore::dashboard::DashboardAsk {
+        range: input.range.as_deref(),
+        from: input.from.as_deref(),
+        to: input.to.as_deref(),
+        compare: input.compare.as_deref(),
+        filters: input.filters.as_deref(),
+        panel: input.panel.as_deref(),
+    };
+    Ok(explore::dashboard::dashboard(&*ctx.db().await?, ctx.viewer()?, site_id, ask, now_ms()).await?.into())
+}
+
 #[derive(Default)]
 pub struct ExploreQuery;
 
@@ -141,5 +229,13 @@ impl ExploreQuery {
         let body = query.body();
         let answer = explore::run(&*ctx.db().await?, ctx.viewer()?, site_id, &body, now_ms()).await?;
         Ok(answer.into())
+    }
+
+    /// The explorer page's reads for a site (design §17).
+    #[graphql(
+        complexity = "input.as_ref().map_or(cost::explore(&serde_json::json!(\"30d\"), None), ExplorerInput::cost) + child_complexity"
+    )]
+    async fn explorer(&self, ctx: &Context<'_>, site_id: i64, input: Option<ExplorerInput>) -> AppResult<Explorer> {
+        explorer(ctx, site_id, input.unwrap_or_default()).await
     }
 }

@@ -18,6 +18,7 @@ use super::{
     analytics::{self, LiveStream, Traffic},
     context::ContextExt,
     cost,
+    explore::{self, Explorer, ExplorerInput},
     invitations::{self, Invitation},
     links::{self, LinkList},
     orgs::{self, ApiKey, Member, Org},
@@ -106,6 +107,14 @@ impl Workspace {
     #[graphql(name = "org")]
     async fn org_field(&self, ctx: &Context<'_>) -> AppResult<Option<Org>> {
         Ok(self.org(ctx).await?.cloned().map(|(org, role)| Org { org, role }))
+    }
+
+    /// `explorer` for this site.
+    #[graphql(
+        complexity = "input.as_ref().map_or(cost::explore(&serde_json::json!(\"30d\"), None), ExplorerInput::cost) + child_complexity"
+    )]
+    async fn explorer(&self, ctx: &Context<'_>, input: Option<ExplorerInput>) -> AppResult<Option<Explorer>> {
+        scoped(self.site_id(), |site| explore::explorer(ctx, site, input.unwrap_or_default())).await
     }
 
     /// `traffic` for this site.

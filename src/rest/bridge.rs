@@ -111,4 +111,10 @@ impl Output {
         let value = self.data.get_mut(name).map(Value::take).unwrap_or(Value::Null);
         (self.headers, Json(value)).into_response()
     }
+
+    /// One top-level field of `data`, reshaped, is the response.
+    pub fn shaped(mut self, name: &str, shape: fn(Value) -> Value) -> Response {
+        let value = self.data.get_mut(name).map(Value::take).unwrap_or(Value::Null);
+        (self.headers, Json(shape(value))).into_response()
+    }
 }

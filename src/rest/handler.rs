@@ -63,6 +63,7 @@ async fn run(
     Ok(match op.output {
         Output::Whole => output.whole(),
         Output::Field(name) => output.field(name),
+        Output::Shaped(name, shape) => output.shaped(name, shape),
     })
 }
 

@@ -15,7 +15,7 @@ use crate::{
     error::{AppError, AppResult},
     graphql::{cost, visitor_list::ListArgs},
     server::RouterState,
-    service::{analytics::desk, privacy},
+    service::{analytics::desk, explore::dashboard, privacy},
     time::now_ms,
 };
 
@@ -90,6 +90,53 @@ pub fn visitors_csv(bridge: Bridge, variables: Map<String, Value>) -> BoxFuture<
                 (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
             ],
             Body::from_stream(stream),
+        )
+            .into_response())
+    })
+}
+
+/// `GET /api/explorer?panel=...&format=csv`: one panel of the explorer, every
+/// row of its full view, as a CSV download.
+pub fn explorer_csv(bridge: Bridge, variables: Map<String, Value>) -> BoxFuture<'static, AppResult<Response>> {
+    Box::pin(async move {
+        let text = |key: &str| variables.get(key).and_then(Value::as_str).map(str::to_owned);
+        let site_id = variables
+            .get("siteId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| AppError::validation("siteId", "is required"))?;
+        let (range, from, to, compare, filters, panel) =
+            (text("range"), text("from"), text("to"), text("compare"), text("filters"), text("panel"));
+        if panel.is_none() {
+            return Err(AppError::validation("panel", "a CSV download is of one panel: name it"));
+        }
+        let ask = dashboard::DashboardAsk {
+            range: range.as_deref(),
+            from: from.as_deref(),
+            to: to.as_deref(),
+            compare: compare.as_deref(),
+            filters: filters.as_deref(),
+            panel: panel.as_deref(),
+        };
+        let input = crate::graphql::explore::ExplorerInput {
+            range: range.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            compare: compare.clone(),
+            filters: None,
+            panel: None,
+        };
+        bridge.charge(input.cost())?;
+        let found = dashboard::dashboard(bridge.reads(), bridge.viewer()?, site_id, ask, now_ms()).await?;
+        let (name, body) = dashboard::panel_csv(&found)?;
+        let disposition = HeaderValue::try_from(format!("attachment; filename=\"{name}\""))
+            .unwrap_or(HeaderValue::from_static("attachment"));
+        Ok((
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
+                (header::CONTENT_DISPOSITION, disposition),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            ],
+            body,
         )
             .into_response())
     })

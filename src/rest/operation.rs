@@ -14,6 +14,9 @@ pub enum Output {
     Whole,
     /// One top-level field of `data`.
     Field(&'static str),
+    /// One top-level field of `data`, reshaped (a wire format that leaves
+    /// out what GraphQL answers as null).
+    Shaped(&'static str, fn(Value) -> Value),
 }
 
 /// How a query or path value becomes a GraphQL variable.

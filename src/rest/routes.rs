@@ -139,6 +139,18 @@ fn explore_input(body: Map<String, Value>) -> AppResult<Map<String, Value>> {
     Ok(variables)
 }
 
+/// Plausible's rows carry `comparison` only when comparisons were asked.
+fn plausible_rows(mut answer: Value) -> Value {
+    if let Some(rows) = answer.get_mut("results").and_then(Value::as_array_mut) {
+        for row in rows.iter_mut().filter_map(Value::as_object_mut) {
+            if row.get("comparison").is_some_and(Value::is_null) {
+                row.remove("comparison");
+            }
+        }
+    }
+    answer
+}
+
 fn explore_field(path: &str) -> Option<String> {
     let field = path.strip_prefix("query.")?;
     let field = field.split(['.', '[']).next()?;
@@ -409,7 +421,7 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         document: doc!("explore"),
-        output: Output::Field("explore"),
+        output: Output::Shaped("explore", plausible_rows),
         body: Body::Mapped { schema: explore_body, map: explore_input, field: explore_field },
         ..op(
             "POST",
@@ -417,6 +429,27 @@ pub const OPERATIONS: &[Operation] = &[
             "explore",
             "visitors",
             "Explore: Plausible's Stats API v2 query (metrics, dimensions, filters, ranges, comparisons)",
+        )
+    },
+    Operation {
+        document: doc!("explorer"),
+        output: Output::Field("explorer"),
+        query: &[
+            SITE_ID,
+            param("range", Kind::Text, false),
+            param("from", Kind::Text, false),
+            param("to", Kind::Text, false),
+            param("compare", Kind::Text, false),
+            param("filters", Kind::Text, false),
+            param("panel", Kind::Text, false),
+        ],
+        csv: Some(super::hooks::explorer_csv),
+        ..op(
+            "GET",
+            "/api/explorer",
+            "explorer",
+            "visitors",
+            "The explorer page's reads: totals, series and panels; with panel and format=csv, that panel as CSV",
         )
     },
     Operation {

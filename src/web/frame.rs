@@ -208,7 +208,13 @@ fn param_of(page: &Page, err: &AppError) -> Option<&'static Param> {
     let field = err.field.as_deref()?;
     page.params.iter().filter(|param| !param.label.is_empty()).find(|param| {
         let mut filled = Map::new();
-        (param.fill)(Some("1"), &mut filled).is_ok() && filled.contains_key(field) || param.name == field
+        if (param.fill)(Some("1"), &mut filled).is_err() {
+            filled.clear();
+        }
+        // A part of an input variable is named by its path (`explorer.range`).
+        let part =
+            field.split_once('.').is_some_and(|(variable, rest)| filled.contains_key(variable) && rest == param.name);
+        filled.contains_key(field) || part || param.name == field
     })
 }
 

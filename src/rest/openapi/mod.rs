@@ -93,7 +93,7 @@ fn operation_object(types: &schema::Types, op: &Operation) -> Result<Value, Stri
             let schemas = schema::document(types, op.document)?;
             let answer = match op.output {
                 Output::Whole => schemas.data.clone(),
-                Output::Field(name) => schemas.data["properties"][name].clone(),
+                Output::Field(name) | Output::Shaped(name, _) => schemas.data["properties"][name].clone(),
             };
             (answer, schemas.variables)
         }

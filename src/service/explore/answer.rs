@@ -88,8 +88,7 @@ fn change(metric: Metric, old: &Value, new: &Value) -> Value {
 fn label(dimension: &Dimension, key: &Key, buckets: Option<&Buckets>) -> Value {
     match key {
         Key::Bucket(bucket) => json!(buckets.map(|buckets| buckets.label(*bucket)).unwrap_or_default()),
-        Key::Text(Some(text)) if !text.is_empty() => json!(text),
-        Key::Text(_) => json!(sql::blank(dimension)),
+        Key::Text(text) => json!(sql::shown(dimension, text.as_deref())),
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use sea_orm::ConnectionTrait;
 
 use super::{
-    query::{Condition, Dimension, Filter, Metric, Operator},
+    query::{Condition, Dimension, Filter, Metric},
     range::{Buckets, Span},
     sql::{self, Context, Resolved, Source, Sql},
 };
@@ -98,7 +98,7 @@ async fn event_groups(
 ) -> AppResult<Groups> {
     let Ask { dimensions, filters, metrics } = ask;
     let backend = db.get_database_backend();
-    let context = Context { backend, domain: scope.domain, buckets };
+    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
     let mut sql = Sql::new(backend);
     // The visit and the dimensions come first: the grouping names them by position.
@@ -193,7 +193,7 @@ async fn click_groups(
 ) -> AppResult<Groups> {
     let Ask { dimensions, filters, .. } = ask;
     let backend = db.get_database_backend();
-    let context = Context { backend, domain: scope.domain, buckets };
+    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
     let mut sql = Sql::new(backend);
     sql.push("SELECT ");
     for (at, dimension) in dimensions.iter().enumerate() {
@@ -222,8 +222,8 @@ async fn click_groups(
     Ok(groups)
 }
 
-/// The values each `matches` condition keeps, in `Filter::conditions`
-/// order, from the distinct values the span holds.
+/// The stored values each condition decided in Rust keeps, in
+/// `Filter::conditions` order, from the distinct values the span holds.
 async fn resolve_patterns(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
@@ -234,18 +234,18 @@ async fn resolve_patterns(
     let mut conditions: Vec<&Condition> = Vec::new();
     filters.iter().for_each(|filter| {
         filter.conditions(&mut |condition| {
-            if matches!(condition.operator, Operator::Matches | Operator::MatchesNot) {
+            if condition.decided_in_rust() {
                 conditions.push(condition)
             }
         })
     });
     let backend = db.get_database_backend();
-    let context = Context { backend, domain: scope.domain, buckets: None };
     let mut resolved = Vec::with_capacity(conditions.len());
     for condition in conditions {
         let dimension = std::slice::from_ref(&condition.dimension);
         let mut values: Vec<String> = Vec::new();
         for span in spans {
+            let context = Context { backend, site_id: scope.site_id, span: *span, domain: scope.domain, buckets: None };
             let mut sql = Sql::new(backend);
             sql.push("SELECT DISTINCT COALESCE(");
             sql::expression(&mut sql, &context, source, &condition.dimension);
@@ -260,7 +260,7 @@ async fn resolve_patterns(
             push_where(&mut sql, table, scope.site_id, time, *span);
             for row in db.query_all_raw(sql.statement()).await? {
                 let value: String = row.try_get("", "value")?;
-                if condition.patterns.iter().any(|pattern| pattern.is_match(&value)) {
+                if condition.keeps(&sql::shown(&condition.dimension, Some(&value))) {
                     values.push(value);
                 }
             }

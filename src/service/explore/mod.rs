@@ -5,6 +5,7 @@
 //! pages and compares them.
 
 mod answer;
+pub mod dashboard;
 pub mod figures;
 pub mod query;
 pub mod range;

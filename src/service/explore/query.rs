@@ -119,11 +119,15 @@ pub enum VisitProperty {
     Country,
     Region,
     City,
+    /// The country's English name; region and city names are what is stored.
+    CountryName,
+    RegionName,
+    CityName,
     Link,
 }
 
 impl VisitProperty {
-    pub const ALL: [(VisitProperty, &'static str); 17] = [
+    pub const ALL: [(VisitProperty, &'static str); 20] = [
         (VisitProperty::EntryPage, "entry_page"),
         (VisitProperty::ExitPage, "exit_page"),
         (VisitProperty::Source, "source"),
@@ -140,6 +144,9 @@ impl VisitProperty {
         (VisitProperty::Country, "country"),
         (VisitProperty::Region, "region"),
         (VisitProperty::City, "city"),
+        (VisitProperty::CountryName, "country_name"),
+        (VisitProperty::RegionName, "region_name"),
+        (VisitProperty::CityName, "city_name"),
         (VisitProperty::Link, "link"),
     ];
 }
@@ -280,6 +287,27 @@ impl Operator {
 
 /// One comparison of a dimension with a list of values: a row passes when
 /// any value matches (all fail for the negated operators).
+impl Condition {
+    /// Whether Rust decides which stored values pass (a regex, or a country
+    /// name where the rows keep codes), leaving SQL a list of them.
+    pub fn decided_in_rust(&self) -> bool {
+        matches!(self.operator, Operator::Matches | Operator::MatchesNot)
+            || self.dimension == Dimension::Visit(VisitProperty::CountryName)
+    }
+
+    /// Whether a stored value, as shown, passes the positive form of the
+    /// operator (`is` for `is_not`...).
+    pub fn keeps(&self, shown: &str) -> bool {
+        let fold = |text: &str| if self.case_sensitive { text.to_owned() } else { text.to_lowercase() };
+        let shown = fold(shown);
+        match self.operator {
+            Operator::Is | Operator::IsNot => self.values.iter().any(|value| fold(value) == shown),
+            Operator::Contains | Operator::ContainsNot => self.values.iter().any(|value| shown.contains(&fold(value))),
+            Operator::Matches | Operator::MatchesNot => self.patterns.iter().any(|pattern| pattern.is_match(&shown)),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Condition {
     pub operator: Operator,
@@ -296,15 +324,31 @@ pub enum Filter {
     And(Vec<Filter>),
     Or(Vec<Filter>),
     Not(Box<Filter>),
+    /// Visits with (or, `done: false`, without) an event the inner filter
+    /// keeps: Plausible's `has_done` and `has_not_done`.
+    HasDone {
+        done: bool,
+        inner: Box<Filter>,
+    },
 }
 
 impl Filter {
+    /// Sets `found` when this filter is or holds a behavioural one.
+    fn behaviours(&self, found: &mut bool) {
+        match self {
+            Filter::Condition(_) => {}
+            Filter::HasDone { .. } => *found = true,
+            Filter::And(all) | Filter::Or(all) => all.iter().for_each(|filter| filter.behaviours(found)),
+            Filter::Not(inner) => inner.behaviours(found),
+        }
+    }
+
     /// Calls `each` on every condition, however deeply nested.
     pub fn conditions<'a>(&'a self, each: &mut impl FnMut(&'a Condition)) {
         match self {
             Filter::Condition(condition) => each(condition),
             Filter::And(all) | Filter::Or(all) => all.iter().for_each(|filter| filter.conditions(each)),
-            Filter::Not(inner) => inner.conditions(each),
+            Filter::Not(inner) | Filter::HasDone { inner, .. } => inner.conditions(each),
         }
     }
 }
@@ -572,6 +616,29 @@ fn parse_filter(value: &Value, field: &str, leaves: &mut usize) -> AppResult<Fil
                 .collect::<AppResult<Vec<_>>>()?;
             Ok(if operator == "and" { Filter::And(inner) } else { Filter::Or(inner) })
         }
+        "has_done" | "has_not_done" => {
+            let (Some(inner), 2) = (parts.get(1), parts.len()) else {
+                return Err(bad(field, format!("Invalid filter {value}: `{operator}` takes one filter")));
+            };
+            let inner = parse_filter(inner, &format!("{field}[1]"), leaves)?;
+            let mut events_only = true;
+            let mut nested = false;
+            inner.conditions(&mut |condition| events_only &= condition.dimension.is_event());
+            inner.behaviours(&mut nested);
+            if !events_only {
+                return Err(bad(
+                    field,
+                    "Invalid filters. Behavioral filters (has_done, has_not_done) can only be used with event dimension filters.",
+                ));
+            }
+            if nested {
+                return Err(bad(
+                    field,
+                    "Invalid filters. Behavioral filters (has_done, has_not_done) cannot be nested.",
+                ));
+            }
+            Ok(Filter::HasDone { done: operator == "has_done", inner: Box::new(inner) })
+        }
         "not" => {
             let (Some(inner), 2) = (parts.get(1), parts.len()) else {
                 return Err(bad(field, format!("Invalid filter {value}: `not` takes one filter")));
@@ -825,6 +892,9 @@ pub fn clicks_can_split(dimension: &Dimension) -> bool {
                     | VisitProperty::Country
                     | VisitProperty::Region
                     | VisitProperty::City
+                    | VisitProperty::CountryName
+                    | VisitProperty::RegionName
+                    | VisitProperty::CityName
                     | VisitProperty::Device
                     | VisitProperty::Browser
                     | VisitProperty::Os
@@ -916,6 +986,16 @@ mod tests {
                 with("filters", json!([["and", [["is", "visit:os", ["Mac"]], ["oops"]]]])),
                 "filters[0][1][1]",
                 "Unknown operator 'oops'",
+            ),
+            (
+                with("filters", json!([["has_done", ["is", "visit:country", ["DE"]]]])),
+                "filters[0]",
+                "only be used with event dimension filters",
+            ),
+            (
+                with("filters", json!([["has_done", ["not", ["has_not_done", ["is", "event:page", ["/a"]]]]]])),
+                "filters[0]",
+                "cannot be nested",
             ),
             (with("order_by", json!([["pageviews", "desc"]])), "order_by", "not a metric or dimension"),
             (with("order_by", json!([["visitors", "up"]])), "order_by", "asc or desc"),

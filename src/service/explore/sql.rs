@@ -8,7 +8,7 @@ use sea_orm::{DbBackend, Statement, Value};
 
 use super::{
     query::{Condition, Dimension, EventProperty, Filter, Operator, VisitProperty, VisitorProperty},
-    range::Buckets,
+    range::{Buckets, Span},
 };
 
 /// SQL text and the values bound to its placeholders.
@@ -65,6 +65,18 @@ pub enum Source {
     Clicks,
 }
 
+/// A stored value as the answer shows it: a country's name for
+/// `visit:country_name`, the blank's name for a blank, else as stored.
+pub fn shown(dimension: &Dimension, stored: Option<&str>) -> String {
+    match stored.filter(|value| !value.is_empty()) {
+        None => blank(dimension).to_owned(),
+        Some(code) if *dimension == Dimension::Visit(VisitProperty::CountryName) => {
+            crate::enrich::geo::country_name(code).to_owned()
+        }
+        Some(value) => value.to_owned(),
+    }
+}
+
 /// What a blank value of a dimension is called, as Plausible names it; a
 /// filter value equal to it matches blanks.
 pub fn blank(dimension: &Dimension) -> &'static str {
@@ -89,6 +101,9 @@ pub fn blank(dimension: &Dimension) -> &'static str {
 /// The site-specific parts an expression needs.
 pub struct Context<'a> {
     pub backend: DbBackend,
+    pub site_id: i64,
+    /// The span read, for behavioural filters' own events.
+    pub span: Span,
     /// What events stored before hostnames were kept read as.
     pub domain: &'a str,
     pub buckets: Option<&'a Buckets>,
@@ -109,6 +124,9 @@ pub fn has(source: Source, dimension: &Dimension) -> bool {
                 | VisitProperty::Country
                 | VisitProperty::Region
                 | VisitProperty::City
+                | VisitProperty::CountryName
+                | VisitProperty::RegionName
+                | VisitProperty::CityName
                 | VisitProperty::Device
                 | VisitProperty::Browser
                 | VisitProperty::Os
@@ -165,9 +183,9 @@ pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimensio
             VisitProperty::Device => "s.device_type",
             VisitProperty::Browser => "s.browser",
             VisitProperty::Os => "s.os",
-            VisitProperty::Country => "s.country",
-            VisitProperty::Region => "s.region",
-            VisitProperty::City | VisitProperty::Link => "s.city",
+            VisitProperty::Country | VisitProperty::CountryName => "s.country",
+            VisitProperty::Region | VisitProperty::RegionName => "s.region",
+            VisitProperty::City | VisitProperty::CityName | VisitProperty::Link => "s.city",
         }
         .to_owned(),
         (Source::Events, Dimension::Visitor(VisitorProperty::Status)) => "v.status".to_owned(),
@@ -177,9 +195,9 @@ pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimensio
             VisitProperty::UtmSource => "c.source",
             VisitProperty::UtmMedium => "c.medium",
             VisitProperty::UtmCampaign => "c.campaign",
-            VisitProperty::Country => "c.country",
-            VisitProperty::Region => "c.region",
-            VisitProperty::City => "c.city",
+            VisitProperty::Country | VisitProperty::CountryName => "c.country",
+            VisitProperty::Region | VisitProperty::RegionName => "c.region",
+            VisitProperty::City | VisitProperty::CityName => "c.city",
             VisitProperty::Device => "c.device_type",
             VisitProperty::Browser => "c.browser",
             _ => "c.os",
@@ -233,26 +251,24 @@ fn condition(
         sql.push("NOT ");
     }
     sql.push("(");
-    match condition.operator {
-        Operator::Is | Operator::IsNot => {
-            target(sql, context, source, condition);
-            sql.in_list(&values);
-        }
-        Operator::Contains | Operator::ContainsNot => {
-            let function = if context.backend == DbBackend::Postgres { "strpos(" } else { "instr(" };
-            for (at, needle) in values.iter().enumerate() {
-                if at > 0 {
-                    sql.push(" OR ");
-                }
-                sql.push(function);
-                target(sql, context, source, condition);
-                sql.push(", ").bind(needle.clone()).push(") > 0");
+    if condition.decided_in_rust() {
+        let kept = resolved.next().cloned().unwrap_or_default();
+        sql.push("COALESCE(");
+        expression(sql, context, source, &condition.dimension);
+        sql.push(", '')");
+        sql.in_list(&kept);
+    } else if matches!(condition.operator, Operator::Is | Operator::IsNot) {
+        target(sql, context, source, condition);
+        sql.in_list(&values);
+    } else {
+        let function = if context.backend == DbBackend::Postgres { "strpos(" } else { "instr(" };
+        for (at, needle) in values.iter().enumerate() {
+            if at > 0 {
+                sql.push(" OR ");
             }
-        }
-        Operator::Matches | Operator::MatchesNot => {
-            let matched = resolved.next().cloned().unwrap_or_default();
+            sql.push(function);
             target(sql, context, source, condition);
-            sql.in_list(&matched);
+            sql.push(", ").bind(needle.clone()).push(") > 0");
         }
     }
     sql.push(")");
@@ -293,6 +309,25 @@ fn one_filter(
         }
         Filter::Not(inner) => {
             sql.push("NOT (");
+            one_filter(sql, context, source, inner, resolved);
+            sql.push(")");
+        }
+        // Only events have visits; parsing keeps behaviours to event conditions.
+        Filter::HasDone { .. } if source != Source::Events => {
+            sql.push("1 = 0");
+        }
+        Filter::HasDone { done, inner } => {
+            // The inner `e` is the subquery's own: its conditions read its events.
+            sql.push(if *done { "e.session_id IN (" } else { "e.session_id NOT IN (" });
+            sql.push("SELECT e.session_id FROM events e WHERE e.site_id = ")
+                .bind(context.site_id)
+                .push(" AND e.is_bot = ")
+                .bind(false)
+                .push(" AND e.timestamp >= ")
+                .bind(context.span.from)
+                .push(" AND e.timestamp < ")
+                .bind(context.span.to)
+                .push(" AND ");
             one_filter(sql, context, source, inner, resolved);
             sql.push(")");
         }

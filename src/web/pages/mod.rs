@@ -6,6 +6,7 @@
 mod account;
 mod accounts;
 mod alerts;
+mod explorer_view;
 mod hooks;
 mod leads;
 mod leads_views;
@@ -25,6 +26,8 @@ pub mod visitor;
 mod visitor_view;
 
 use serde_json::Value;
+
+use crate::error::AppResult;
 
 pub use self::page::{Access, FILTER, IdFrom, Page, PageInput, Param, SiteFrom};
 use super::layout::Section;
@@ -46,13 +49,50 @@ const RANGE: Param = Param {
     },
 };
 
+/// One part of the explorer's input (`$explorer`), from the parameter of the same name.
+fn explorer_part(
+    name: &'static str,
+    raw: Option<&str>,
+    variables: &mut serde_json::Map<String, Value>,
+) -> AppResult<()> {
+    let input = variables.entry("explorer").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(input) = input {
+        // Filled without a value (a refused one taken back) leaves the part out.
+        match raw {
+            Some(raw) => input.insert(name.to_owned(), Value::String(raw.to_owned())),
+            None => input.remove(name),
+        };
+    }
+    Ok(())
+}
+
+/// The explorer's parameters, each a part of its input; the range also
+/// picks the hottest leads' window (the list's own ranges, else 30 days).
+const EXPLORER_PARAMS: [Param; 6] = [
+    Param {
+        name: "range",
+        label: "Range",
+        fill: |raw, variables| {
+            explorer_part("range", raw, variables)?;
+            let leads = raw.filter(|range| ["24h", "7d", "30d", "all"].contains(range)).unwrap_or("30d");
+            variables.insert("leadsRange".to_owned(), Value::String(leads.to_owned()));
+            Ok(())
+        },
+    },
+    Param { name: "from", label: "From", fill: |raw, variables| explorer_part("from", raw, variables) },
+    Param { name: "to", label: "To", fill: |raw, variables| explorer_part("to", raw, variables) },
+    Param { name: "compare", label: "Compare", fill: |raw, variables| explorer_part("compare", raw, variables) },
+    Param { name: "filters", label: "Filters", fill: |raw, variables| explorer_part("filters", raw, variables) },
+    Param { name: "panel", label: "", fill: |raw, variables| explorer_part("panel", raw, variables) },
+];
+
 pub const OVERVIEW: Page = Page {
     path: "/",
     document: document!("overview"),
     section: Some(Section::Overview),
     site: SiteFrom::Current,
     id: None,
-    params: &[RANGE],
+    params: &EXPLORER_PARAMS,
     render: overview::render,
     forms: &[],
 };

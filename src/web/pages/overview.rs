@@ -1,23 +1,24 @@
-//! `/`: the current site's traffic in a window (24h, 7d or 30d), a chart of
-//! pageviews and visitors over it, top pages, countries, sources, and the
-//! hottest leads.
+//! `/`: the explorer (design §17). Tiles with their change against the
+//! previous period, a chart of visitors with the previous period dashed,
+//! panels of sources, pages, locations, devices, events and links whose
+//! rows filter the whole page, a range picker, and each panel in full with
+//! its CSV. Range, comparison and filters live in the address, so a view
+//! can be shared; the hottest leads stay below.
 
 use askama::Template;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
+    explorer_view::{self, Chip, PanelView, State, Tile},
     page::PageInput,
-    parts::{self, BarPanel, Card, Nodes, Tab},
+    parts::{self, Choice, Nodes},
 };
 use crate::{
-    enrich::geo::country_name,
     error::{AppError, AppResult},
-    time,
-    web::{bridge, chart, format, layout::Layout},
+    web::{bridge, chart, format, forms::FormState, layout::Layout},
 };
 
-/// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
 struct Answer {
     workspace: Scoped,
@@ -25,50 +26,8 @@ struct Answer {
 
 #[derive(Deserialize)]
 struct Scoped {
-    traffic: Traffic,
+    explorer: Option<explorer_view::Explorer>,
     hottest: Nodes<Lead>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Traffic {
-    time_range: String,
-    bucket_seconds: i64,
-    buckets: Vec<Bucket>,
-    unique_visitors: i64,
-    sessions: i64,
-    pageviews: i64,
-    identified_visitors: i64,
-    hot_leads: i64,
-    top_pages: Vec<PageViews>,
-    countries: Vec<Country>,
-    sources: Vec<Source>,
-}
-
-#[derive(Deserialize)]
-struct PageViews {
-    page: String,
-    views: i64,
-}
-
-#[derive(Deserialize)]
-struct Country {
-    country: Option<String>,
-    visitors: i64,
-}
-
-#[derive(Deserialize)]
-struct Bucket {
-    start: String,
-    pageviews: i64,
-    visitors: i64,
-    sessions: i64,
-}
-
-#[derive(Deserialize)]
-struct Source {
-    channel: String,
-    sessions: i64,
 }
 
 #[derive(Deserialize)]
@@ -97,76 +56,93 @@ pub struct LeadRow {
 
 pub struct SeriesRow {
     pub label: String,
-    pub pageviews: String,
     pub visitors: String,
-    pub sessions: String,
+    pub pageviews: String,
+    pub previous: String,
 }
 
 #[derive(Template)]
 #[template(path = "overview.html")]
-struct OverviewPage {
+struct OverviewPage<'a> {
     layout: Layout,
-    range_label: &'static str,
-    tabs: Vec<Tab>,
-    cards: Vec<Card>,
+    state: &'a FormState,
+    range_label: String,
+    ranges: Vec<Choice>,
+    custom: bool,
+    from: String,
+    to: String,
+    compared: bool,
+    hidden_filters: String,
+    site: Option<String>,
+    chips: Vec<Chip>,
+    clear_href: Option<String>,
+    tiles: Vec<Tile>,
     chart: chart::LineChart,
     series: Vec<SeriesRow>,
-    panels: Vec<BarPanel>,
+    groups: Vec<(String, Vec<PanelView>)>,
+    full: Option<PanelView>,
+    back_href: String,
     leads: Vec<LeadRow>,
     leads_href: String,
 }
 
-const RANGES: [(&str, &str); 3] = [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days")];
-
-/// A bucket's label under the chart: the hour, the day and hour, or the day.
-fn bucket_label(start: &str, bucket_seconds: i64) -> String {
-    let pattern = match bucket_seconds {
-        s if s < 6 * 3600 => "%H:00",
-        s if s < 24 * 3600 => "%a %H:00",
-        _ => "%b %d",
-    };
-    time::parse_iso(start)
-        .and_then(chrono::DateTime::from_timestamp_millis)
-        .map_or_else(|| start.to_owned(), |instant| instant.format(pattern).to_string())
-}
+/// The ranges the picker offers, as Explore names them.
+pub const RANGES: [(&str, &str); 12] = [
+    ("day", "Today"),
+    ("24h", "Last 24 hours"),
+    ("7d", "Last 7 days"),
+    ("28d", "Last 28 days"),
+    ("30d", "Last 30 days"),
+    ("91d", "Last 91 days"),
+    ("month", "This month"),
+    ("6mo", "Last 6 months"),
+    ("12mo", "Last 12 months"),
+    ("year", "This year"),
+    ("all", "All time"),
+    ("custom", "Custom range"),
+];
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
     let answer = bridge::decode::<Answer>(data)?.workspace;
-    let traffic = answer.traffic;
-    let range = traffic.time_range.clone();
-    let site_param = input.site_query.as_deref().map(|q| format!("&{q}")).unwrap_or_default();
-    let tabs = RANGES
+    let state = State::from_input(input);
+    let explorer = answer.explorer.ok_or_else(|| AppError::not_found("site"))?;
+    let range = explorer.range.clone();
+    let range_label = match range.as_str() {
+        "custom" => format!("{} to {}", state.from, state.to),
+        named => RANGES.iter().find(|(value, _)| *value == named).map_or(named, |(_, label)| label).to_owned(),
+    };
+    let (labels, visitors, pageviews, previous) = explorer_view::series(&explorer.series);
+    let mut lines =
+        vec![("Visitors", "line-visitors", visitors.clone()), ("Pageviews", "line-pageviews", pageviews.clone())];
+    if explorer.compared {
+        lines.push(("Visitors, previous period", "line-previous", previous.clone()));
+    }
+    let chart = chart::line_chart(&labels, &lines);
+    let series = labels
         .iter()
-        .map(|(value, label)| Tab { label, href: format!("/?range={value}{site_param}"), current: range == *value })
-        .collect();
-    let range_label = RANGES.iter().find(|(value, _)| *value == range).map_or("", |(_, label)| label);
-    let cards = vec![
-        Card { label: "Visitors", value: format::number(traffic.unique_visitors) },
-        Card { label: "Pageviews", value: format::number(traffic.pageviews) },
-        Card { label: "Sessions", value: format::number(traffic.sessions) },
-        Card { label: "Identified", value: format::number(traffic.identified_visitors) },
-        Card { label: "Hot leads", value: format::number(traffic.hot_leads) },
-    ];
-    let buckets = &traffic.buckets;
-    let labels: Vec<String> = buckets.iter().map(|b| bucket_label(&b.start, traffic.bucket_seconds)).collect();
-    let chart = chart::line_chart(
-        &labels,
-        &[
-            ("Pageviews", "line-pageviews", buckets.iter().map(|b| b.pageviews).collect()),
-            ("Visitors", "line-visitors", buckets.iter().map(|b| b.visitors).collect()),
-        ],
-    );
-    let series = buckets
-        .iter()
-        .zip(&labels)
-        .map(|(b, label)| SeriesRow {
+        .enumerate()
+        .map(|(at, label)| SeriesRow {
             label: label.clone(),
-            pageviews: format::number(b.pageviews),
-            visitors: format::number(b.visitors),
-            sessions: format::number(b.sessions),
+            visitors: format::number(visitors[at]),
+            pageviews: format::number(pageviews[at]),
+            previous: if explorer.compared { format::number(previous[at]) } else { String::new() },
         })
         .collect();
+    let full = match state.panel.as_deref() {
+        Some(_) => explorer.panels.first().map(|panel| explorer_view::panel_view(panel, &state, site, true)),
+        None => None,
+    };
+    let mut groups: Vec<(String, Vec<PanelView>)> = Vec::new();
+    if full.is_none() {
+        for panel in &explorer.panels {
+            let view = explorer_view::panel_view(panel, &state, site, false);
+            match groups.iter_mut().find(|(group, _)| *group == panel.group) {
+                Some((_, views)) => views.push(view),
+                None => groups.push((panel.group.clone(), vec![view])),
+            }
+        }
+    }
     let leads = answer
         .hottest
         .nodes
@@ -183,44 +159,28 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         })
         .collect();
     layout.title = "Overview".to_owned();
+    let chips = state.chips();
     let page = OverviewPage {
         layout,
-        range_label,
-        tabs,
-        cards,
+        state: &input.form,
+        ranges: parts::choices(&RANGES, &range),
+        custom: range == "custom",
+        from: state.from.clone(),
+        to: state.to.clone(),
+        compared: explorer.compared,
+        hidden_filters: state.filters_text(),
+        site: input.site_query.as_ref().map(|_| site.to_string()),
+        clear_href: (!chips.is_empty()).then(|| state.href(None, Some(&[]))),
+        chips,
+        tiles: explorer_view::tiles(&explorer.totals, explorer.compared),
         chart,
         series,
-        panels: vec![
-            BarPanel {
-                title: "Top pages",
-                label_head: "Page",
-                value_head: "Views",
-                rows: parts::bars(traffic.top_pages.into_iter().map(|p| (p.page, p.views)).collect()),
-                paths: true,
-            },
-            BarPanel {
-                title: "Countries",
-                label_head: "Country",
-                value_head: "Visitors",
-                rows: parts::bars(
-                    traffic
-                        .countries
-                        .into_iter()
-                        .map(|c| (c.country.as_deref().map_or("Unknown", country_name).to_owned(), c.visitors))
-                        .collect(),
-                ),
-                paths: false,
-            },
-            BarPanel {
-                title: "Sources",
-                label_head: "Channel",
-                value_head: "Sessions",
-                rows: parts::bars(traffic.sources.into_iter().map(|s| (s.channel, s.sessions)).collect()),
-                paths: false,
-            },
-        ],
+        groups,
+        back_href: state.href(None, None),
+        full,
         leads,
-        leads_href: format!("/leads?range={range}{site_param}"),
+        leads_href: input.with_site("/leads"),
+        range_label,
     };
     page.render().map_err(AppError::internal)
 }

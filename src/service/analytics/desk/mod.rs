@@ -8,7 +8,7 @@ mod export;
 mod query;
 mod select;
 
-pub use export::{CSV_COLUMNS, export};
+pub use export::{CSV_COLUMNS, export, neutralised};
 pub use query::{
     DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, SortKey,
     parse_descending,

@@ -1,0 +1,129 @@
+//! The explorer page (`/`) over HTTP: its tiles and panels say what
+//! `POST /api/v2/query` says; a row is a link that filters the whole page
+//! and the filter shows as a chip that removes it; a custom range and the
+//! comparison live in the address; each panel opens in full and downloads
+//! as CSV, with formula-like cells neutralised and markup escaped.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{
+    Client, TestApp, apps_with,
+    traffic::{DESKTOP_UA, at},
+    web::expect_page,
+};
+use leadtrail::{
+    config::TrustProxy,
+    time::{DAY_MS, HOUR_MS, now_ms},
+};
+use serde_json::{Value, json};
+
+async fn feed(app: &TestApp, site: i64) {
+    let now = now_ms();
+    let visits = [
+        ("w1", "DE", "/pricing?utm_source=newsletter&utm_campaign=winter"),
+        ("w2", "DE", "/docs?utm_source=newsletter&utm_campaign=winter"),
+        ("s1", "FR", "/?utm_source=ads&utm_campaign=spring"),
+        ("d1", "US", "/"),
+        ("x1", "US", "/blog?utm_campaign=%3DHYPERLINK(%22http://evil%22)"),
+        ("m1", "US", "/?utm_campaign=%3Cscript%3Ealert(1)%3C/script%3E"),
+    ];
+    for (n, (vid, country, path)) in visits.iter().enumerate() {
+        let event =
+            json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": format!("https://ex.example{path}") });
+        let reply = app
+            .collect_with(
+                json!({ "events": [at(event, now - (n as i64 + 1) * DAY_MS - 2 * HOUR_MS)] }),
+                DESKTOP_UA,
+                &[("cf-ipcountry", country)],
+            )
+            .await;
+        assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+    }
+    app.state.writer.flush().await;
+}
+
+async fn query(client: &Client, body: Value) -> Value {
+    client.post("/api/v2/query", body).await.expect(200).clone()
+}
+
+fn encoded(filters: &Value) -> String {
+    url::form_urlencoded::byte_serialize(filters.to_string().as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn rows_filter_the_page_and_panels_open_in_full_with_their_csv() {
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let (client, site) = app.user_with_site("Marketer", "ex.example").await;
+        feed(&app, site).await;
+
+        let html = expect_page(&client.get("/").await, 200);
+        for shows in ["Channels", "UTM campaigns", "Top pages", "Countries", "Germany", "Browsers", "Tracking links"] {
+            assert!(html.contains(shows), "the overview shows {shows}");
+        }
+        assert!(!html.contains("<script>alert(1)"), "a campaign's markup is escaped");
+        assert!(
+            html.contains("&#60;script&#62;alert(1)"),
+            "{}",
+            html.lines().filter(|l| l.contains("alert")).collect::<Vec<_>>().join("\n")
+        );
+        // The tiles say what the API says for the same range.
+        let all =
+            query(&client, json!({ "site_id": site, "metrics": ["visitors", "pageviews"], "date_range": "30d" })).await;
+        assert_eq!(all["results"][0]["metrics"], json!([6, 6]));
+
+        // The winter row is a link to the page filtered by it.
+        let filters = json!([["is", "visit:utm_campaign", ["winter"]]]);
+        let href = format!("filters={}", encoded(&filters));
+        assert!(html.contains(&href), "the winter row links to {href}");
+        let filtered = expect_page(&client.get(&format!("/?range=30d&filters={}", encoded(&filters))).await, 200);
+        assert!(filtered.contains("UTM campaign is winter"), "the filter shows as a chip");
+        assert!(filtered.contains(r#"aria-label="Remove filter: UTM campaign is winter""#));
+        let narrowed = query(
+            &client,
+            json!({ "site_id": site, "metrics": ["visitors"], "date_range": "30d", "dimensions": ["visit:country"], "filters": filters }),
+        )
+        .await;
+        assert_eq!(narrowed["results"], json!([{ "dimensions": ["DE"], "metrics": [2] }]));
+        assert!(filtered.contains("Germany"));
+        assert!(filtered.contains("%22visit%3Acountry%22%2C%5B%22DE%22%5D"), "Germany's row filters by DE");
+        assert!(
+            !filtered.contains("%22visit%3Acountry%22%2C%5B%22FR%22%5D"),
+            "every panel narrows: no winter visitor from France"
+        );
+
+        // A custom range and no comparison stay in the address.
+        let today = chrono::Utc::now().date_naive();
+        let from = (today - chrono::Duration::days(3)).to_string();
+        let custom = format!("/?range=custom&from={from}&to={today}&compare=off");
+        let page = expect_page(&client.get(&custom).await, 200);
+        assert!(page.contains(&format!("{from} to {today}")));
+        assert!(!page.contains("Visitors, previous period"), "no dashed previous period");
+        let compared = expect_page(&client.get("/?range=7d").await, 200);
+        assert!(compared.contains("Visitors, previous period"), "the previous period is drawn");
+        assert!(compared.contains(r#"class="delta"#), "tiles carry their change");
+
+        // A panel in full, and its CSV.
+        let full = expect_page(&client.get("/?range=30d&panel=visit:utm_campaign").await, 200);
+        assert!(full.contains("Download CSV") && full.contains("Back to the overview"));
+        let csv =
+            client.get(&format!("/api/explorer?siteId={site}&panel=visit:utm_campaign&format=csv&range=30d")).await;
+        assert_eq!(csv.status.as_u16(), 200, "{}", csv.text);
+        assert!(csv.headers["content-type"].to_str().unwrap().starts_with("text/csv"));
+        let mut lines = csv.text.lines();
+        assert_eq!(lines.next(), Some("visit:utm_campaign,visitors,percentage"));
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), 5, "{rows:?}");
+        assert!(rows.contains(&"winter,2,33.3"), "{rows:?}");
+        assert!(rows.iter().any(|row| row.starts_with("\"'=HYPERLINK")), "formulas are neutralised: {rows:?}");
+        // The CSV needs a panel, and filters it like the page.
+        let refused = client.get(&format!("/api/explorer?siteId={site}&format=csv")).await;
+        assert_eq!(refused.status.as_u16(), 400);
+        assert_eq!(refused.body["field"], json!("panel"));
+        let narrowed = client
+            .get(&format!("/api/explorer?siteId={site}&panel=visit:country&format=csv&filters={}", encoded(&filters)))
+            .await;
+        assert_eq!(narrowed.text.trim(), "visit:country,visitors,percentage\nDE,2,100.0");
+    }
+}
