@@ -68,6 +68,31 @@ struct Route {
     target_p95_ms: f64,
 }
 
+/// Explore's dimensions, timed one by one ("" is the aggregate).
+const EXPLORE_DIMENSIONS: [&str; 21] = [
+    "",
+    "visit:source",
+    "visit:channel",
+    "visit:referrer",
+    "visit:utm_source",
+    "visit:utm_medium",
+    "visit:utm_campaign",
+    "visit:device",
+    "visit:browser",
+    "visit:os",
+    "visit:country",
+    "visit:region",
+    "visit:city",
+    "visit:entry_page",
+    "visit:exit_page",
+    "visitor:status",
+    "visitor:account",
+    "event:page",
+    "event:name",
+    "time:day",
+    "time:hour",
+];
+
 #[tokio::main]
 async fn main() {
     let visitors: usize = std::env::var("BENCH_VISITORS").ok().and_then(|v| v.parse().ok()).unwrap_or(130_000);
@@ -264,6 +289,66 @@ async fn main() {
         let met = if sample.p95 < target { "met" } else { "MISSED" };
         println!("{name:<28} {:>8.2}/{:>8.2} {:>12.2}  {met}", sample.p50, sample.p95, sample.p50 / plain);
     }
+
+    // Explore (POST /api/v2/query, design §17): every dimension over 30 days,
+    // then with one and with three filters, and a year of days.
+    println!("\n{:<44} {:>17} {:>8}", "POST /api/v2/query, visitors + pageviews", "p50/p95 ms", "target");
+    common::reset_peak_rss();
+    let rss_before = common::peak_rss_kib();
+    let one = json!([["is", "visit:channel", ["Organic Search"]]]);
+    let three = json!([
+        ["is", "visit:channel", ["Organic Search", "Direct", "Email"]],
+        ["is_not", "visit:device", ["tablet"]],
+        ["contains", "event:page", ["/"]]
+    ]);
+    let mut cases: Vec<(String, serde_json::Value, f64)> = Vec::new();
+    for dimension in EXPLORE_DIMENSIONS {
+        let metrics = if dimension.starts_with("event:") {
+            json!(["visitors", "pageviews"])
+        } else {
+            json!(["visitors", "visits", "bounce_rate"])
+        };
+        let dimensions = if dimension.is_empty() { json!([]) } else { json!([dimension]) };
+        let body = json!({ "site_id": site, "metrics": metrics, "date_range": "30d", "dimensions": dimensions });
+        cases.push((format!("{} 30d", if dimension.is_empty() { "(aggregate)" } else { dimension }), body, 100.0));
+    }
+    for (label, filters) in [("1 filter", &one), ("3 filters", &three)] {
+        for dimension in ["visit:source", "event:page", "visit:country", "time:day"] {
+            let body = json!({ "site_id": site, "metrics": ["visitors", "pageviews"], "date_range": "30d",
+                               "dimensions": [dimension], "filters": filters });
+            cases.push((format!("{dimension} 30d, {label}"), body, 500.0));
+        }
+    }
+    cases.push((
+        "time:day 12mo".to_owned(),
+        json!({ "site_id": site, "metrics": ["visitors", "pageviews"], "date_range": "12mo", "dimensions": ["time:day"] }),
+        100.0,
+    ));
+    let mut explore_missed = 0;
+    for (name, body, target) in &cases {
+        let url = format!("{}/api/v2/query", server.base);
+        let sample = measure(|| async {
+            let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("explore");
+            assert_eq!(reply.status(), 200, "{name}");
+            reply.bytes().await.expect("explore body");
+        })
+        .await;
+        let met = sample.p95 < *target;
+        explore_missed += usize::from(!met);
+        println!(
+            "{name:<44} {:>8.2}/{:>8.2} {:>8}  {}",
+            sample.p50,
+            sample.p95,
+            target,
+            if met { "met" } else { "MISSED" }
+        );
+    }
+    let grown = common::peak_rss_kib().saturating_sub(rss_before) as f64 / 1024.0;
+    println!(
+        "{} of {} Explore queries met their target; peak RSS grew {grown:.1} MB.",
+        cases.len() - explore_missed,
+        cases.len()
+    );
 
     // The CSV export streams: its peak memory stays flat whatever it holds.
     // Each export is read to its end by a client that counts the bytes; the

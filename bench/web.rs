@@ -83,6 +83,8 @@ async fn main() {
         "/".to_owned(),
         "/?range=24h".to_owned(),
         "/?range=30d".to_owned(),
+        "/?range=30d&filters=%5B%5B%22is%22%2C%22visit%3Achannel%22%2C%5B%22Organic%20Search%22%5D%5D%5D".to_owned(),
+        "/?range=30d&panel=visit:source".to_owned(),
         "/live".to_owned(),
         "/leads".to_owned(),
         "/leads?range=30d".to_owned(),

@@ -201,6 +201,11 @@ async fn every_page_fits_a_desktop_and_a_phone() {
 
         let pages: Vec<(String, &str)> = vec![
             ("/".to_owned(), "overview"),
+            (
+                "/?range=custom&from=2026-01-01&to=2026-12-31&filters=%5B%5B%22is%22%2C%22visit%3Acountry%22%2C%5B%22GB%22%5D%5D%5D".to_owned(),
+                "overview-filtered",
+            ),
+            ("/?range=30d&panel=event:page".to_owned(), "overview-panel"),
             ("/live".to_owned(), "live"),
             ("/leads?range=30d".to_owned(), "leads"),
             (format!("/leads?range=30d&channel=Email&form=1&view={view_id}"), "leads-view"),

@@ -164,7 +164,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         layout,
         state: &input.form,
         ranges: parts::choices(&RANGES, &range),
-        custom: range == "custom",
+        custom: range == "custom" && (state.from.is_empty() || state.to.is_empty()),
         from: state.from.clone(),
         to: state.to.clone(),
         compared: explorer.compared,
