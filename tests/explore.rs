@@ -267,3 +267,95 @@ async fn graphql_explore_answers_as_the_rest_route_does() {
         assert_eq!(bad["errors"][0]["extensions"]["field"], json!("query.metrics"));
     }
 }
+
+/// Random query bodies from Explore's own words (and some that are not):
+/// every answer is 200 or 400, never a server error.
+#[tokio::test]
+async fn random_query_bodies_are_answered_or_refused_never_a_server_error() {
+    use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
+    const METRICS: [&str; 16] = [
+        "visitors",
+        "visits",
+        "pageviews",
+        "views_per_visit",
+        "bounce_rate",
+        "visit_duration",
+        "events",
+        "percentage",
+        "conversion_rate",
+        "total_revenue",
+        "average_revenue",
+        "identified_visitors",
+        "hot_leads",
+        "clicks",
+        "nope",
+        "",
+    ];
+    const DIMENSIONS: [&str; 16] = [
+        "event:page",
+        "event:name",
+        "event:props:plan",
+        "event:goal",
+        "event:hostname",
+        "visit:source",
+        "visit:country",
+        "visit:country_name",
+        "visit:link",
+        "visit:entry_page",
+        "visitor:account",
+        "time",
+        "time:week",
+        "time:month",
+        "event:props:\"",
+        "visit:nope",
+    ];
+    const OPERATORS: [&str; 9] =
+        ["is", "is_not", "contains", "contains_not", "matches", "matches_not", "and", "not", "has_done"];
+    const RANGES: [&str; 9] = ["day", "24h", "7d", "6mo", "all", "0d", "99999d", "month", "year"];
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Fuzz", "fuzz.example").await;
+        let event = json!({ "site": site, "type": "pageview", "tracker_vid": "f1", "url": "https://fuzz.example/a?utm_source=x" });
+        app.collect(at(event, now_ms() - DAY_MS)).await.expect(202);
+        let mut rng = StdRng::seed_from_u64(17);
+        for case in 0..300 {
+            let pick = |rng: &mut StdRng, from: &[&str]| -> Vec<String> {
+                (0..rng.random_range(0..4)).map(|_| from.choose(rng).unwrap().to_string()).collect()
+            };
+            let filter = |rng: &mut StdRng| {
+                let operator = *OPERATORS.choose(rng).unwrap();
+                let dimension = *DIMENSIONS.choose(rng).unwrap();
+                let value = ["/a", "(", "x", "", "^/.*$", "DE"][rng.random_range(0..6)];
+                match operator {
+                    "and" => json!(["and", [["is", dimension, [value]]]]),
+                    "not" => json!(["not", ["contains", dimension, [value]]]),
+                    "has_done" => json!(["has_done", ["is", dimension, [value]]]),
+                    _ => json!([operator, dimension, [value]]),
+                }
+            };
+            let range = if rng.random_bool(0.2) {
+                let to = ["2025-12-31", "2026-02-01", "x"][rng.random_range(0..3)];
+                json!(["2026-01-01", to])
+            } else {
+                json!(RANGES.choose(&mut rng).unwrap())
+            };
+            let mut body = json!({ "site_id": site, "metrics": pick(&mut rng, &METRICS), "date_range": range,
+                                   "dimensions": pick(&mut rng, &DIMENSIONS) });
+            if rng.random_bool(0.5) {
+                body["filters"] = json!((0..rng.random_range(1..3)).map(|_| filter(&mut rng)).collect::<Vec<_>>());
+            }
+            if rng.random_bool(0.3) {
+                body["include"] = json!({ "comparisons": { "mode": "previous_period" }, "time_labels": rng.random_bool(0.5), "total_rows": true });
+            }
+            if rng.random_bool(0.2) {
+                let direction = ["asc", "desc", "up"][rng.random_range(0..3)];
+                body["order_by"] = json!([[METRICS.choose(&mut rng).unwrap(), direction]]);
+            }
+            let reply = client.post("/api/v2/query", body.clone()).await;
+            let status = reply.status.as_u16();
+            assert!(status == 200 || status == 400, "case {case}: {body} -> {status} {}", reply.text);
+            if status == 400 {
+                assert!(reply.body["field"].is_string(), "case {case}: a refusal names its field: {}", reply.text);
+            }
+        }
+    }
+}

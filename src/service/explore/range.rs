@@ -208,6 +208,8 @@ impl Buckets {
             Grain::Day => format!("({local} / {DAY_MS})"),
             // 1970-01-01 was a Thursday: shifting by 3 days starts weeks on Monday.
             Grain::Week => format!("(({local} / {DAY_MS} + 3) / 7)"),
+            // One month: every row is in the first bucket (a CASE needs a WHEN).
+            Grain::Month if self.month_days.len() <= 1 => "0".to_owned(),
             Grain::Month => {
                 let day = format!("({local} / {DAY_MS})");
                 let mut sql = String::from("(CASE");
