@@ -419,5 +419,31 @@ async fn every_metric_for_every_dimension_equals_a_recount() {
                 );
             }
         }
+        // Erasing a visitor takes them out of every figure at once.
+        let busiest = rows.visitors.values().filter(|v| !v.is_bot).max_by_key(|v| v.total_events).unwrap();
+        client.delete(&format!("/api/visitor/{}?siteId={site}", busiest.tracker_vid)).await.expect(200);
+        let erased = busiest.tracker_vid.clone();
+        let rows = self::rows(&app, site).await;
+        assert!(rows.visitors.values().all(|v| v.tracker_vid != erased));
+        let zone = Tz::America__New_York;
+        let today = zone.timestamp_millis_opt(now_ms()).unwrap().date_naive();
+        let first = today - chrono::Duration::days(SPAN_DAYS + 1);
+        let midnight = |date: NaiveDate| {
+            zone.from_local_datetime(&date.and_hms_opt(0, 0, 0).unwrap()).earliest().unwrap().timestamp_millis()
+        };
+        let span = (midnight(first), midnight(today + chrono::Duration::days(1)), first);
+        for dimensions in [vec![], vec!["visit:source"], vec!["event:page"], vec!["time:month"]] {
+            let event = dimensions.first().is_some_and(|d: &&str| d.starts_with("event:"));
+            let metrics = if event { &EVENT_METRICS[..] } else { &VISIT_METRICS[..] };
+            let range = json!([first.to_string(), today.to_string()]);
+            let body = json!({ "site_id": site, "metrics": metrics, "date_range": range, "dimensions": dimensions });
+            let reply = client.post("/api/v2/query", body).await;
+            let got = answered(reply.expect(200));
+            let expected = recount(&rows, &dimensions, metrics, "none", zone, span);
+            assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "erased {dimensions:?}");
+            for (key, values) in &expected {
+                assert!(same_numbers(values, &got[key]), "erased {dimensions:?} {key:?}: {values:?} vs {:?}", got[key]);
+            }
+        }
     }
 }
