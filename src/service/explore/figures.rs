@@ -96,16 +96,55 @@ async fn event_groups(
     buckets: Option<&Buckets>,
     resolved: &Resolved,
 ) -> AppResult<Groups> {
-    let Ask { dimensions, filters, metrics } = ask;
+    let Ask { dimensions, metrics, .. } = ask;
     let backend = db.get_database_backend();
     let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
-    let mut sql = Sql::new(backend);
+    let sql = if metrics.contains(&Metric::VisitDuration) {
+        nested_statement(scope, ask, span, &context, resolved)
+    } else {
+        flat_statement(scope, ask, span, &context, resolved)
+    };
+    let mut groups = Groups::new();
+    for row in db.query_all_raw(sql.statement()).await? {
+        let key = dimensions
+            .iter()
+            .enumerate()
+            .map(|(at, dimension)| key_of(&row, at, dimension))
+            .collect::<AppResult<Vec<_>>>()?;
+        let optional = |column: &str, wanted: bool| -> AppResult<i64> {
+            Ok(if wanted { row.try_get::<i64>("", column)? } else { 0 })
+        };
+        let counts = Counts {
+            visitors: row.try_get("", "visitors")?,
+            visits: row.try_get("", "visits")?,
+            pageviews: row.try_get("", "pageviews")?,
+            events: row.try_get("", "events")?,
+            bounces: optional("bounces", visit_metric)?,
+            seconds: optional("seconds", visit_metric)?,
+            identified: optional("identified", metrics.contains(&Metric::IdentifiedVisitors))?,
+            hot: optional("hot", metrics.contains(&Metric::HotLeads))?,
+            clicks: 0,
+        };
+        // With no dimensions the statement answers one row even when empty.
+        if !dimensions.is_empty() || counts != Counts::default() {
+            groups.insert(key, counts);
+        }
+    }
+    Ok(groups)
+}
+
+/// Per visit and group first, then per group: each visit's seconds count
+/// once however many of its events the group holds (`visit_duration`).
+fn nested_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
+    let Ask { dimensions, filters, metrics } = ask;
+    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
+    let mut sql = Sql::new(context.backend);
     // The visit and the dimensions come first: the grouping names them by position.
     sql.push("SELECT e.session_id AS sid");
     for (at, dimension) in dimensions.iter().enumerate() {
         sql.push(", ");
-        sql::expression(&mut sql, &context, Source::Events, dimension);
+        sql::expression(&mut sql, context, Source::Events, dimension);
         sql.push(&format!(" AS d{at}"));
     }
     sql.push(", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews");
@@ -121,7 +160,7 @@ async fn event_groups(
     }
     events_from(&mut sql, dimensions, filters, metrics);
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
-    sql::filters(&mut sql, &context, Source::Events, filters, &mut resolved.iter());
+    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     let grouping: Vec<String> = (1..=dimensions.len() + 1).map(|at| at.to_string()).collect();
     sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
 
@@ -154,33 +193,46 @@ async fn event_groups(
         let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
         sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
     }
-    let mut groups = Groups::new();
-    for row in db.query_all_raw(sql.statement()).await? {
-        let key = dimensions
-            .iter()
-            .enumerate()
-            .map(|(at, dimension)| key_of(&row, at, dimension))
-            .collect::<AppResult<Vec<_>>>()?;
-        let optional = |column: &str, wanted: bool| -> AppResult<i64> {
-            Ok(if wanted { row.try_get::<i64>("", column)? } else { 0 })
-        };
-        let counts = Counts {
-            visitors: row.try_get("", "visitors")?,
-            visits: row.try_get("", "visits")?,
-            pageviews: row.try_get("", "pageviews")?,
-            events: row.try_get("", "events")?,
-            bounces: optional("bounces", visit_metric)?,
-            seconds: optional("seconds", visit_metric)?,
-            identified: optional("identified", metrics.contains(&Metric::IdentifiedVisitors))?,
-            hot: optional("hot", metrics.contains(&Metric::HotLeads))?,
-            clicks: 0,
-        };
-        // With no dimensions the statement answers one row even when empty.
-        if !dimensions.is_empty() || counts != Counts::default() {
-            groups.insert(key, counts);
-        }
+    sql
+}
+
+/// One pass per group: every metric but `visit_duration` is a count or a
+/// distinct count over the events (a bounce is a visit with one event, so
+/// bounces are the distinct such visits).
+fn flat_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
+    let Ask { dimensions, filters, metrics } = ask;
+    let mut sql = Sql::new(context.backend);
+    sql.push("SELECT ");
+    for (at, dimension) in dimensions.iter().enumerate() {
+        sql::expression(&mut sql, context, Source::Events, dimension);
+        sql.push(&format!(" AS d{at}, "));
     }
-    Ok(groups)
+    sql.push(
+        "COUNT(DISTINCT e.visitor_id) AS visitors, COUNT(DISTINCT e.session_id) AS visits, \
+         CAST(COALESCE(SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END), 0) AS BIGINT) AS pageviews, \
+         COUNT(*) AS events",
+    );
+    if metrics.iter().any(|metric| metric.is_session_metric()) {
+        sql.push(", COUNT(DISTINCT CASE WHEN s.event_count <= 1 THEN e.session_id END) AS bounces, CAST(0 AS BIGINT) AS seconds");
+    }
+    if metrics.contains(&Metric::IdentifiedVisitors) {
+        sql.push(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN e.visitor_id END) AS identified");
+    }
+    if metrics.contains(&Metric::HotLeads) {
+        let score = score_sql_text("v", scope.now);
+        sql.push(&format!(
+            ", COUNT(DISTINCT CASE WHEN {score} >= {} THEN e.visitor_id END) AS hot",
+            scope.hot_threshold
+        ));
+    }
+    events_from(&mut sql, dimensions, filters, metrics);
+    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
+    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
+    if !dimensions.is_empty() {
+        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
+        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    }
+    sql
 }
 
 async fn click_groups(
