@@ -42,16 +42,24 @@ struct Sample {
     p95: f64,
 }
 
-async fn measure<F, Fut>(mut call: F) -> Sample
+async fn measure<F, Fut>(call: F) -> Sample
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
 {
-    for _ in 0..WARM_UP {
+    measure_runs(WARM_UP, RUNS, call).await
+}
+
+async fn measure_runs<F, Fut>(warm_up: usize, runs: usize, mut call: F) -> Sample
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for _ in 0..warm_up {
         call().await;
     }
-    let mut times: Vec<Duration> = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
+    let mut times: Vec<Duration> = Vec::with_capacity(runs);
+    for _ in 0..runs {
         let started = Instant::now();
         call().await;
         times.push(started.elapsed());
@@ -164,7 +172,10 @@ async fn main() {
         "{:<30} {:>17} {:>17} {:>17} {:>12} {:>14}  target p95",
         "route", "REST p50/p95", "GraphQL p50/p95", "direct p50/p95", "REST/GQL", "GQL/direct"
     );
-    for (index, route) in routes.iter().enumerate() {
+    // BENCH_ONLY=explore (or routes, desk, csv) runs one section.
+    let only = std::env::var("BENCH_ONLY").ok().filter(|only| !only.is_empty());
+    let wanted = |section: &str| only.as_deref().is_none_or(|only| only == section);
+    for (index, route) in routes.iter().enumerate().filter(|_| wanted("routes")) {
         let rest_url = format!("{}{}", server.base, route.rest);
         let rest = measure(|| async {
             let reply = http.get(&rest_url).header("cookie", &server.cookie).send().await.expect("rest");
@@ -275,7 +286,7 @@ async fn main() {
         "GET /api/visitor 30d, 50 +", "p50/p95 ms", "p50 / plain"
     );
     let mut plain = 0.0;
-    for (name, query) in common::DESK_CASES {
+    for (name, query) in common::DESK_CASES.iter().filter(|_| wanted("desk")) {
         let url = format!("{}/api/visitor?siteId={site}&timeRange=30d&limit=50&{query}", server.base);
         let sample = measure(|| async {
             let reply = http.get(&url).header("cookie", &server.cookie).send().await.expect("desk");
@@ -325,9 +336,13 @@ async fn main() {
         100.0,
     ));
     let mut explore_missed = 0;
+    if !wanted("explore") {
+        cases.clear();
+    }
     for (name, body, target) in &cases {
         let url = format!("{}/api/v2/query", server.base);
-        let sample = measure(|| async {
+        // Ten calls each: these reads are slow enough that sixty would take an hour.
+        let sample = measure_runs(1, 10, || async {
             let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("explore");
             assert_eq!(reply.status(), 200, "{name}");
             reply.bytes().await.expect("explore body");
@@ -358,7 +373,10 @@ async fn main() {
         ("identified (small)", "status=identified"),
         ("everyone (all rows)", ""),
         ("anonymous (most rows)", "status=anonymous"),
-    ] {
+    ]
+    .into_iter()
+    .filter(|_| wanted("csv"))
+    {
         let url = format!("{}/api/visitor?siteId={site}&timeRange=30d&format=csv&{query}", server.base);
         common::reset_peak_rss();
         let before = common::peak_rss_kib();
