@@ -100,7 +100,12 @@ async fn event_groups(
     let backend = db.get_database_backend();
     let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
-    let sql = if metrics.contains(&Metric::VisitDuration) {
+    let visit_level =
+        ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
+    let needs_visit = visit_metric || sql::needs_join(ask.dimensions, ask.filters, false);
+    let sql = if visit_level && needs_visit {
+        visit_statement(scope, ask, span, &context, resolved)
+    } else if metrics.contains(&Metric::VisitDuration) {
         nested_statement(scope, ask, span, &context, resolved)
     } else {
         flat_statement(scope, ask, span, &context, resolved)
@@ -132,6 +137,63 @@ async fn event_groups(
         }
     }
     Ok(groups)
+}
+
+/// A query about whole visits (visit and visitor dimensions and filters,
+/// time): the range's events are counted per visit (and time bucket) first,
+/// then each visit is read once for its dimensions, not once per event.
+fn visit_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
+    let Ask { dimensions, filters, metrics } = ask;
+    let mut sql = Sql::new(context.backend);
+    let time = dimensions.iter().find(|dimension| dimension.is_time());
+    sql.push("SELECT ");
+    for (at, dimension) in dimensions.iter().enumerate() {
+        if dimension.is_time() {
+            sql.push("x.t");
+        } else {
+            sql::expression(&mut sql, context, Source::Events, dimension);
+        }
+        sql.push(&format!(" AS d{at}, "));
+    }
+    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT)");
+    sql.push(&format!(
+        "COUNT(DISTINCT x.vid) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events, {} AS bounces, {} AS seconds",
+        sum("x.n_pageviews"),
+        sum("x.n_events"),
+        sum("CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END"),
+        sum("s.duration_seconds"),
+    ));
+    if metrics.contains(&Metric::IdentifiedVisitors) {
+        sql.push(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN x.vid END) AS identified");
+    }
+    if metrics.contains(&Metric::HotLeads) {
+        let score = score_sql_text("v", scope.now);
+        sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN x.vid END) AS hot", scope.hot_threshold));
+    }
+    sql.push(" FROM (SELECT e.session_id AS sid");
+    if let Some(time) = time {
+        sql.push(", ");
+        sql::expression(&mut sql, context, Source::Events, time);
+        sql.push(" AS t");
+    }
+    sql.push(
+        ", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
+         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e",
+    );
+    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
+    sql.push(if time.is_some() { " GROUP BY 1, 2) x" } else { " GROUP BY 1) x" });
+    sql.push(" JOIN tracked_sessions s ON s.id = x.sid");
+    let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
+    if visitor_metric || sql::needs_join(dimensions, filters, true) {
+        sql.push(" JOIN visitors v ON v.id = x.vid");
+    }
+    sql.push(" WHERE 1 = 1");
+    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
+    if !dimensions.is_empty() {
+        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
+        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    }
+    sql
 }
 
 /// Per visit and group first, then per group: each visit's seconds count

@@ -333,6 +333,16 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// Whether this filter reads only whole visits and their visitors: no
+    /// event dimension, no behaviour.
+    pub fn is_visit_level(&self) -> bool {
+        let mut behaviour = false;
+        self.behaviours(&mut behaviour);
+        let mut events = false;
+        self.conditions(&mut |condition| events |= condition.dimension.is_event());
+        !behaviour && !events
+    }
+
     /// Sets `found` when this filter is or holds a behavioural one.
     fn behaviours(&self, found: &mut bool) {
         match self {
