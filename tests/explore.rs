@@ -359,3 +359,48 @@ async fn random_query_bodies_are_answered_or_refused_never_a_server_error() {
         }
     }
 }
+
+/// A visit started by a tracking link's click is grouped under that link:
+/// its visitors and pageviews beside the link's clicks.
+#[tokio::test]
+async fn visits_started_by_a_link_are_grouped_under_it_with_its_clicks() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Linker", "links.example").await;
+        let link = client
+            .create_link(json!({ "siteId": site, "slug": "spring", "destinationUrl": "https://links.example/pricing" }))
+            .await;
+        let short = url::Url::parse(link["fullUrl"].as_str().unwrap()).unwrap().path().to_owned();
+        let mut landed = Vec::new();
+        for vid in ["l1", "l2"] {
+            let location = app.click(&short, &[]).await;
+            landed.push(json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": location }));
+        }
+        // A third click nobody follows; a direct visit.
+        app.click(&short, &[]).await;
+        landed.push(json!({ "site": site, "type": "pageview", "tracker_vid": "d1", "url": "https://links.example/" }));
+        app.collect(json!({ "events": landed })).await.expect(202);
+        let reply = client
+            .post(
+                "/api/v2/query",
+                json!({ "site_id": site, "metrics": ["visitors", "pageviews", "clicks"], "date_range": "day",
+                        "dimensions": ["visit:link"] }),
+            )
+            .await;
+        let results = reply.expect(200)["results"].clone();
+        assert_eq!(
+            results,
+            json!([
+                { "dimensions": ["spring"], "metrics": [2, 2, 3] },
+                { "dimensions": ["(none)"], "metrics": [1, 1, 0] }
+            ])
+        );
+        let filtered = client
+            .post(
+                "/api/v2/query",
+                json!({ "site_id": site, "metrics": ["visitors"], "date_range": "day",
+                        "filters": [["is", "visit:link", ["spring"]]] }),
+            )
+            .await;
+        assert_eq!(filtered.expect(200)["results"][0]["metrics"], json!([2]));
+    }
+}

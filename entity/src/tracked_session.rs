@@ -33,6 +33,8 @@ pub struct Model {
     pub os: Option<String>,
     /// `utm_source`, else the referring host without `www.`; none when direct.
     pub source: Option<String>,
+    /// The tracking link whose click started the visit.
+    pub link_id: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use entity::site;
 
 pub use answer::{Answer, Comparison, Row};
-use query::{Dimension, EventProperty, Filter, Metric, Operator, SiteRef, VisitProperty};
+use query::{Dimension, EventProperty, Filter, Operator, SiteRef};
 
 use crate::{
     auth::{Role, Viewer},
@@ -48,16 +48,6 @@ async fn site_of(
 
 /// Refuses what the stored rows cannot answer yet, naming the field.
 fn check_supported(query: &query::Query) -> AppResult<()> {
-    let mut link = query.dimensions.contains(&Dimension::Visit(VisitProperty::Link));
-    query.filters.iter().for_each(|filter| {
-        filter.conditions(&mut |condition| link |= condition.dimension == Dimension::Visit(VisitProperty::Link))
-    });
-    if link && query.metrics.iter().any(|metric| *metric != Metric::Clicks) {
-        return Err(AppError::validation(
-            "dimensions",
-            "visit:link goes only with the clicks metric: visits do not yet record the link that started them",
-        ));
-    }
     let mut goal_named = None;
     query.filters.iter().for_each(|filter: &Filter| {
         filter.conditions(&mut |condition| {

@@ -93,7 +93,9 @@ pub fn blank(dimension: &Dimension) -> &'static str {
             | VisitProperty::Browser
             | VisitProperty::Os,
         ) => "(not set)",
-        Dimension::Event(EventProperty::Prop(_)) | Dimension::Visitor(VisitorProperty::Account) => "(none)",
+        Dimension::Event(EventProperty::Prop(_))
+        | Dimension::Visitor(VisitorProperty::Account)
+        | Dimension::Visit(VisitProperty::Link) => "(none)",
         _ => "",
     }
 }
@@ -113,7 +115,6 @@ pub struct Context<'a> {
 pub fn has(source: Source, dimension: &Dimension) -> bool {
     match (source, dimension) {
         (_, Dimension::Time(_)) => true,
-        (Source::Events, Dimension::Visit(property)) => *property != VisitProperty::Link,
         (Source::Events, _) => true,
         (Source::Clicks, Dimension::Visit(property)) => matches!(
             property,
@@ -185,7 +186,9 @@ pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimensio
             VisitProperty::Os => "s.os",
             VisitProperty::Country | VisitProperty::CountryName => "s.country",
             VisitProperty::Region | VisitProperty::RegionName => "s.region",
-            VisitProperty::City | VisitProperty::CityName | VisitProperty::Link => "s.city",
+            VisitProperty::City | VisitProperty::CityName => "s.city",
+            // The slug of the link whose click started the visit.
+            VisitProperty::Link => "(SELECT l.slug FROM links l WHERE l.id = s.link_id)",
         }
         .to_owned(),
         (Source::Events, Dimension::Visitor(VisitorProperty::Status)) => "v.status".to_owned(),

@@ -198,7 +198,12 @@ async fn load_clicks(db: &impl ConnectionTrait, batch: &mut Batch<'_>, ops: &[&W
             .all(db)
             .await?;
         for click in found {
-            let stored = StoredClick { id: click.id, site_id: click.site_id, has_visitor: click.visitor_id.is_some() };
+            let stored = StoredClick {
+                id: click.id,
+                site_id: click.site_id,
+                link_id: click.link_id,
+                has_visitor: click.visitor_id.is_some(),
+            };
             batch.add_stored_click(click.click_key, stored, click.link_type);
         }
     }

@@ -300,6 +300,7 @@ mod tests {
             browser: None,
             os: None,
             source: None,
+            link_id: None,
         };
         let before = session_entry(&session);
         session.ended_at = HOUR_MS + 60_000;

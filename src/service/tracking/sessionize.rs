@@ -83,6 +83,7 @@ pub(super) struct KnownClick {
 pub(super) struct StoredClick {
     pub id: i64,
     pub site_id: i64,
+    pub link_id: i64,
     pub has_visitor: bool,
 }
 
@@ -206,13 +207,13 @@ impl<'a> Batch<'a> {
         self.by_key.get(&(site_id, tracker_vid.to_owned())).copied()
     }
 
-    /// The link type of the click an event reports, tying that click to the
-    /// event's visitor when it has no visitor yet.
-    fn attribute_click(&mut self, v: VisitorIx, event: &CollectedEvent) -> Option<LinkKind> {
+    /// The link (its type and id) of the click an event reports, tying that
+    /// click to the event's visitor when it has no visitor yet.
+    fn attribute_click(&mut self, v: VisitorIx, event: &CollectedEvent) -> Option<(LinkKind, i64)> {
         let known = self.known_clicks.get_mut(event.click_key.as_deref()?)?;
-        let (site_id, has_visitor) = match (known.stored, known.pending) {
-            (Some(stored), _) => (stored.site_id, stored.has_visitor),
-            (None, Some(pending)) => (self.clicks[pending].link.site_id, false),
+        let (site_id, link_id, has_visitor) = match (known.stored, known.pending) {
+            (Some(stored), _) => (stored.site_id, stored.link_id, stored.has_visitor),
+            (None, Some(pending)) => (self.clicks[pending].link.site_id, self.clicks[pending].link.id, false),
             (None, None) => return None,
         };
         if site_id != event.site_id {
@@ -223,11 +224,12 @@ impl<'a> Batch<'a> {
             self.visitors[v].model.clicks += 1;
             self.visitors[v].dirty = true;
         }
-        Some(match known.link_type.as_str() {
+        let kind = match known.link_type.as_str() {
             "ad" => LinkKind::Ad,
             "bio" => LinkKind::Bio,
             _ => LinkKind::Content,
-        })
+        };
+        Some((kind, link_id))
     }
 
     /// Applies one event. `load` created every visitor the batch names, so an
@@ -308,7 +310,7 @@ impl<'a> Batch<'a> {
         self.events.push(PendingEvent { visitor: v, session: s, event });
     }
 
-    fn open_session(&mut self, v: VisitorIx, event: &CollectedEvent, link: Option<LinkKind>) -> SessionIx {
+    fn open_session(&mut self, v: VisitorIx, event: &CollectedEvent, link: Option<(LinkKind, i64)>) -> SessionIx {
         let visitor = &mut self.visitors[v];
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
@@ -396,7 +398,8 @@ fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
     }
 }
 
-fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) -> tracked_session::Model {
+/// A visit that `link` (its type and id) started, when a tracking link did.
+fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<(LinkKind, i64)>) -> tracked_session::Model {
     let client = &event.client;
     let external_referrer =
         event.external_referrer_host.as_ref().map(|host| event.referrer.clone().unwrap_or_else(|| host.clone()));
@@ -413,7 +416,8 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
         entry_page: None,
         exit_page: None,
         referrer: external_referrer,
-        channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), link).to_owned(),
+        channel: source::channel(&event.utm, event.external_referrer_host.as_deref(), link.map(|(kind, _)| kind))
+            .to_owned(),
         utm_source: event.utm.source.clone(),
         utm_medium: event.utm.medium.clone(),
         utm_campaign: event.utm.campaign.clone(),
@@ -429,6 +433,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<LinkKind>) 
         browser: client.info.browser.clone(),
         os: client.info.os.clone(),
         source: visit_source(event.utm.source.as_deref(), event.external_referrer_host.as_deref()),
+        link_id: link.map(|(_, id)| id),
     }
 }
 
