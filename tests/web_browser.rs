@@ -129,7 +129,7 @@ async fn a_new_user_signs_up_tracks_a_visitor_and_works_every_page() {
         let hottest = text(&browser, "#hot-title + .table-wrap").await;
         assert!(hottest.contains("Pat Buyer") && hottest.contains("Acme"), "{hottest}");
         assert!(browser.find(Locator::Css(".chart svg polyline.line-pageviews")).await.is_ok());
-        assert!(text(&browser, ".grid-3").await.contains("/pricing"));
+        assert!(text(&browser, r#"section.panel[aria-label="Top pages"]"#).await.contains("/pricing"));
         axe(&browser, "/").await;
         no_script_ran(&browser, "/").await;
         if shots {

@@ -370,9 +370,9 @@ pub enum DateRange {
     Day,
     /// The 24 hours up to now.
     Hours24,
-    /// The `n` whole days before today (Plausible's `7d`, `28d`, `30d`, `91d`).
+    /// The `n` days ending today (`7d`, `28d`, `30d`, `91d`).
     Days(u32),
-    /// The `n` whole calendar months before this one (`6mo`, `12mo`).
+    /// The `n` calendar months ending with this one (`6mo`, `12mo`).
     Months(u32),
     /// This calendar month, this year.
     Month,

@@ -62,15 +62,18 @@ pub fn resolve(range: &DateRange, zone: Tz, now: i64, first_event: Option<i64>) 
     match range {
         DateRange::Day => days_span(zone, today, today),
         DateRange::Hours24 => instants_span(zone, now - 24 * HOUR_MS, now),
+        // The n days ending today, today included (what "last 7 days" shows a
+        // person looking at today's traffic).
         DateRange::Days(n) => {
-            let first = today.checked_sub_days(Days::new(u64::from(*n))).unwrap_or(today);
-            let last = today.pred_opt().unwrap_or(today);
-            days_span(zone, first, last)
+            let first = today.checked_sub_days(Days::new(u64::from(*n) - 1)).unwrap_or(today);
+            days_span(zone, first, today)
         }
+        // The n calendar months ending with this one.
         DateRange::Months(n) => {
             let this_month = month_start(today);
-            let first = this_month.checked_sub_months(Months::new(*n)).unwrap_or(this_month);
-            days_span(zone, first, this_month.pred_opt().unwrap_or(this_month))
+            let first = this_month.checked_sub_months(Months::new(*n - 1)).unwrap_or(this_month);
+            let next = this_month.checked_add_months(Months::new(1)).unwrap_or(this_month);
+            days_span(zone, first, next.pred_opt().unwrap_or(this_month))
         }
         DateRange::Month => {
             let first = month_start(today);
@@ -307,9 +310,9 @@ mod tests {
         let now = ms("2021-05-05T08:00:00Z");
         let cases: [(DateRange, &str, &str); 7] = [
             (DateRange::Day, "2021-05-05", "2021-05-05"),
-            (DateRange::Days(7), "2021-04-28", "2021-05-04"),
-            (DateRange::Days(30), "2021-04-05", "2021-05-04"),
-            (DateRange::Months(6), "2020-11-01", "2021-04-30"),
+            (DateRange::Days(7), "2021-04-29", "2021-05-05"),
+            (DateRange::Days(30), "2021-04-06", "2021-05-05"),
+            (DateRange::Months(6), "2020-12-01", "2021-05-31"),
             (DateRange::Month, "2021-05-01", "2021-05-31"),
             (DateRange::Year, "2021-01-01", "2021-12-31"),
             (DateRange::All, "2021-03-02", "2021-05-05"),
