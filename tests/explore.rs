@@ -166,6 +166,11 @@ async fn bad_queries_are_400_with_the_field_and_other_orgs_sites_are_404() {
             (with("pagination", json!({ "limit": 10_001 })), "pagination"),
             (with("order_by", json!([["pageviews", "desc"]])), "order_by"),
             (with("colour", json!("red")), "colour"),
+            (with("date_range", json!(["0001-01-01", "9999-12-31"])), "date_range"),
+            (
+                json!({ "site_id": site, "metrics": ["visitors"], "date_range": ["2000-01-01", "2026-01-01"], "dimensions": ["time:hour"] }),
+                "dimensions",
+            ),
             (json!({ "metrics": ["visitors"], "date_range": "7d" }), "site_id"),
         ];
         for (body, field) in cases {

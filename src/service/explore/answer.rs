@@ -17,7 +17,11 @@ use super::{
     range::{self, Buckets, Span},
     sql,
 };
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
+
+/// The most buckets a time dimension may split a range into (a year of
+/// hours fits; a century of them does not).
+pub const MAX_BUCKETS: i64 = 10_000;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -215,6 +219,14 @@ pub async fn build(
         _ => None,
     });
     let buckets = time_grain.map(|grain| Buckets::new(grain, span, zone));
+    if let Some(buckets) = &buckets
+        && buckets.count(span) > MAX_BUCKETS
+    {
+        return Err(AppError::validation(
+            "dimensions",
+            format!("a time dimension may hold at most {MAX_BUCKETS} buckets: choose a coarser one or a shorter range"),
+        ));
+    }
     let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now };
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.

@@ -563,10 +563,14 @@ fn parse_date_range(value: Option<&Value>) -> AppResult<DateRange> {
                 if from > to {
                     return Err(bad(FIELD, format!("Invalid date range: {from} is after {to}")));
                 }
+                check_span(from, to)?;
                 return Ok(DateRange::Dates(from, to));
             }
             match (chrono::DateTime::parse_from_rfc3339(from), chrono::DateTime::parse_from_rfc3339(to)) {
-                (Ok(from), Ok(to)) if from <= to => Ok(DateRange::Instants(from, to)),
+                (Ok(from), Ok(to)) if from <= to => {
+                    check_span(from.date_naive(), to.date_naive())?;
+                    Ok(DateRange::Instants(from, to))
+                }
                 (Ok(_), Ok(_)) => Err(bad(FIELD, "Invalid date range: the start is after the end")),
                 _ => Err(bad(
                     FIELD,
@@ -579,6 +583,20 @@ fn parse_date_range(value: Option<&Value>) -> AppResult<DateRange> {
         }
         Some(other) => Err(bad(FIELD, format!("Invalid date range {other}"))),
     }
+}
+
+/// The longest explicit range, in days: a century.
+pub const MAX_SPAN_DAYS: i64 = 36_600;
+
+/// An explicit range lies after 1970 and spans at most a century.
+fn check_span(from: chrono::NaiveDate, to: chrono::NaiveDate) -> AppResult<()> {
+    if from < chrono::NaiveDate::default() {
+        return Err(bad("date_range", "Invalid date range: it must begin on 1970-01-01 or later"));
+    }
+    if (to - from).num_days() > MAX_SPAN_DAYS {
+        return Err(bad("date_range", format!("Invalid date range: at most {MAX_SPAN_DAYS} days")));
+    }
+    Ok(())
 }
 
 fn parse_dimensions(value: Option<&Value>) -> AppResult<Vec<Dimension>> {
@@ -980,6 +998,8 @@ mod tests {
             (with("date_range", json!(["2024-02-30", "2024-03-01"])), "date_range", "Invalid date range"),
             (with("date_range", json!(["2024-01-01T00:00:00", "2024-01-02T00:00:00"])), "date_range", "offset"),
             (with("date_range", json!(["yesterday", "today"])), "date_range", "Invalid date range"),
+            (with("date_range", json!(["0001-01-01", "9999-12-31"])), "date_range", "1970-01-01 or later"),
+            (with("date_range", json!(["1970-01-01", "9999-12-31"])), "date_range", "at most 36600 days"),
             (
                 with("filters", json!([["matches", "event:page", ["^/a"], {"case_sensitive": false}]])),
                 "filters[0]",

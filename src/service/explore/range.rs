@@ -159,10 +159,10 @@ fn date_of(day: i64) -> NaiveDate {
 
 impl Buckets {
     pub fn new(grain: Grain, span: Span, zone: Tz) -> Self {
-        // Offsets change at most a few times a year; sampled every 15
-        // minutes, each change is then found to the millisecond.
+        // Offsets change at most a few times a year, months apart; sampled
+        // every six hours, each change is then found to the millisecond.
         let mut offsets = vec![(span.from, offset_at(zone, span.from))];
-        let step = 15 * MINUTE_MS;
+        let step = 6 * HOUR_MS;
         let mut at = span.from;
         while at < span.to {
             let next = (at + step).min(span.to);
@@ -259,6 +259,17 @@ impl Buckets {
                 let start = usize::try_from(bucket).ok().and_then(|at| self.month_days.get(at)).copied();
                 date_of(start.unwrap_or_default()).to_string()
             }
+        }
+    }
+
+    /// About how many buckets the span holds (at least as many as `all`).
+    pub fn count(&self, span: Span) -> i64 {
+        let length = span.to - span.from;
+        match self.grain {
+            Grain::Hour => length / HOUR_MS + 2,
+            Grain::Day => length / DAY_MS + 2,
+            Grain::Week => length / (7 * DAY_MS) + 2,
+            Grain::Month => self.month_days.len() as i64,
         }
     }
 
