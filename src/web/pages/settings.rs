@@ -84,7 +84,11 @@ fn site_changes(input: &FormInput) -> AppResult<Value> {
     changes.insert("gravatar".to_owned(), json!(input.flag("gravatar")?));
     changes.insert("hostingAsns".to_owned(), asn_numbers(input, "hosting_asns")?);
     changes.insert("ispAsns".to_owned(), asn_numbers(input, "isp_asns")?);
-    changes.insert("timezone".to_owned(), json!(input.text("timezone")));
+    // A form without the select (an older page, a script) leaves the zone as it is.
+    let timezone = input.text("timezone");
+    if !timezone.is_empty() {
+        changes.insert("timezone".to_owned(), json!(timezone));
+    }
     Ok(json!({ "id": input.site()?, "input": changes }))
 }
 
