@@ -36,19 +36,23 @@ async fn settings_pages_change_the_site_members_keys_secret_and_account() {
             ("high_value_patterns", "/pricing\n/demo*\n"),
             ("retention_days", "30"),
             ("respect_dnt", "1"),
+            ("timezone", "Asia/Tokyo"),
         ];
         assert_eq!(location(&post_form(&client, "/settings", &save, &[]).await), "/settings?done=site-saved");
         let stored = client
             .graphql(
-                "query($s: Int!) { site(id: $s) { name trackingMode hotThreshold highValuePatterns retentionDays respectDoNotTrack } }",
+                "query($s: Int!) { site(id: $s) { name trackingMode hotThreshold highValuePatterns retentionDays respectDoNotTrack timezone } }",
                 json!({ "s": site }),
             )
             .await;
         assert_eq!(
             stored["data"]["site"],
             json!({ "name": "Shop", "trackingMode": "cookieless", "hotThreshold": 70,
-                    "highValuePatterns": ["/pricing", "/demo*"], "retentionDays": 30, "respectDoNotTrack": true })
+                    "highValuePatterns": ["/pricing", "/demo*"], "retentionDays": 30, "respectDoNotTrack": true,
+                    "timezone": "Asia/Tokyo" })
         );
+        let page = expect_page(&client.get("/settings").await, 200);
+        assert!(page.contains("<option selected>Asia/Tokyo</option>"), "the select shows the zone");
         let page = expect_page(&client.get("/settings?done=site-saved").await, 200);
         assert!(page.contains("data-mode=&#34;cookieless&#34; data-respect-dnt"), "{page}");
         assert!(page.contains("The site settings were saved."));
@@ -56,6 +60,7 @@ async fn settings_pages_change_the_site_members_keys_secret_and_account() {
             ("hot_threshold", "hot", r#"id="site-hot_threshold-error">Hot threshold: must be a whole number"#),
             ("tracking_mode", "sometimes", r#"id="site-tracking_mode-error">Tracking mode: "#),
             ("retention_days", "0", r#"id="site-retention_days-error">Keep visitor data for (days): "#),
+            ("timezone", "Mars/Olympus", r#"id="site-timezone-error">Time zone: must be an IANA time zone name"#),
         ] {
             let mut fields: Vec<(&str, &str)> = save.iter().filter(|(name, _)| *name != field).copied().collect();
             fields.push((field, value));
