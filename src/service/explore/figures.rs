@@ -87,7 +87,8 @@ fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppRe
     })
 }
 
-/// The events statement: per visit and group first, then per group.
+/// The events statement, in the shape the query allows: per visit first for
+/// whole-visit queries or `visit_duration`, else one pass per group.
 async fn event_groups(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,

@@ -7,7 +7,7 @@
 use sea_orm::{DbBackend, Statement, Value};
 
 use super::{
-    query::{Condition, Dimension, EventProperty, Filter, Operator, VisitProperty, VisitorProperty},
+    query::{self, Condition, Dimension, EventProperty, Filter, Operator, VisitProperty, VisitorProperty},
     range::{Buckets, Span},
 };
 
@@ -116,23 +116,7 @@ pub fn has(source: Source, dimension: &Dimension) -> bool {
     match (source, dimension) {
         (_, Dimension::Time(_)) => true,
         (Source::Events, _) => true,
-        (Source::Clicks, Dimension::Visit(property)) => matches!(
-            property,
-            VisitProperty::Link
-                | VisitProperty::UtmSource
-                | VisitProperty::UtmMedium
-                | VisitProperty::UtmCampaign
-                | VisitProperty::Country
-                | VisitProperty::Region
-                | VisitProperty::City
-                | VisitProperty::CountryName
-                | VisitProperty::RegionName
-                | VisitProperty::CityName
-                | VisitProperty::Device
-                | VisitProperty::Browser
-                | VisitProperty::Os
-        ),
-        (Source::Clicks, _) => false,
+        (Source::Clicks, dimension) => query::clicks_can_split(dimension),
     }
 }
 
