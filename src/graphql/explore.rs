@@ -191,6 +191,18 @@ pub struct ExplorerInput {
 }
 
 impl ExplorerInput {
+    /// What the dashboard is asked, borrowed from this input.
+    pub fn ask(&self) -> explore::dashboard::DashboardAsk<'_> {
+        explore::dashboard::DashboardAsk {
+            range: self.range.as_deref(),
+            from: self.from.as_deref(),
+            to: self.to.as_deref(),
+            compare: self.compare.as_deref(),
+            filters: self.filters.as_deref(),
+            panel: self.panel.as_deref(),
+        }
+    }
+
     pub fn cost(&self) -> usize {
         let range = match self.range.as_deref() {
             Some("custom") => serde_json::json!([self.from, self.to]),
@@ -203,15 +215,7 @@ impl ExplorerInput {
 
 /// `explorer` for a site.
 pub async fn explorer(ctx: &Context<'_>, site_id: i64, input: ExplorerInput) -> AppResult<Explorer> {
-    let ask = explore::dashboard::DashboardAsk {
-        range: input.range.as_deref(),
-        from: input.from.as_deref(),
-        to: input.to.as_deref(),
-        compare: input.compare.as_deref(),
-        filters: input.filters.as_deref(),
-        panel: input.panel.as_deref(),
-    };
-    Ok(explore::dashboard::dashboard(&*ctx.db().await?, ctx.viewer()?, site_id, ask, now_ms()).await?.into())
+    Ok(explore::dashboard::dashboard(&*ctx.db().await?, ctx.viewer()?, site_id, input.ask(), now_ms()).await?.into())
 }
 
 #[derive(Default)]

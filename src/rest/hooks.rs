@@ -104,29 +104,19 @@ pub fn explorer_csv(bridge: Bridge, variables: Map<String, Value>) -> BoxFuture<
             .get("siteId")
             .and_then(Value::as_i64)
             .ok_or_else(|| AppError::validation("siteId", "is required"))?;
-        let (range, from, to, compare, filters, panel) =
-            (text("range"), text("from"), text("to"), text("compare"), text("filters"), text("panel"));
-        if panel.is_none() {
+        let input = crate::graphql::explore::ExplorerInput {
+            range: text("range"),
+            from: text("from"),
+            to: text("to"),
+            compare: text("compare"),
+            filters: text("filters"),
+            panel: text("panel"),
+        };
+        if input.panel.is_none() {
             return Err(AppError::validation("panel", "a CSV download is of one panel: name it"));
         }
-        let ask = dashboard::DashboardAsk {
-            range: range.as_deref(),
-            from: from.as_deref(),
-            to: to.as_deref(),
-            compare: compare.as_deref(),
-            filters: filters.as_deref(),
-            panel: panel.as_deref(),
-        };
-        let input = crate::graphql::explore::ExplorerInput {
-            range: range.clone(),
-            from: from.clone(),
-            to: to.clone(),
-            compare: compare.clone(),
-            filters: None,
-            panel: None,
-        };
         bridge.charge(input.cost())?;
-        let found = dashboard::dashboard(bridge.reads(), bridge.viewer()?, site_id, ask, now_ms()).await?;
+        let found = dashboard::dashboard(bridge.reads(), bridge.viewer()?, site_id, input.ask(), now_ms()).await?;
         let (name, body) = dashboard::panel_csv(&found)?;
         let disposition = HeaderValue::try_from(format!("attachment; filename=\"{name}\""))
             .unwrap_or(HeaderValue::from_static("attachment"));
