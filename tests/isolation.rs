@@ -28,6 +28,8 @@ struct Victim {
     invitation: String,
     /// A saved view of the victim's site.
     view: String,
+    /// A goal of the victim's site.
+    goal: String,
 }
 
 async fn victim(app: &TestApp) -> Victim {
@@ -77,7 +79,14 @@ async fn victim(app: &TestApp) -> Victim {
         )
         .await;
     let view = view["data"]["createSavedView"]["id"].as_str().unwrap().to_owned();
-    Victim { client, site, org, link, session, key, member, destination, delivery, invitation, view }
+    let goal = client
+        .graphql(
+            "mutation($site: Int!) { createGoal(siteId: $site, input: { name: \"Demo\", pagePath: \"/demo\" }) { id } }",
+            json!({ "site": site }),
+        )
+        .await;
+    let goal = goal["data"]["createGoal"]["id"].as_str().unwrap().to_owned();
+    Victim { client, site, org, link, session, key, member, destination, delivery, invitation, view, goal }
 }
 
 /// Everything the victim can see; it must not change.
@@ -91,6 +100,7 @@ async fn snapshot(v: &Victim) -> Value {
         "destinations": v.client.graphql("query($site: Int!) { destinations(siteId: $site) { id name url webhookType trigger enabled deliveries { id trackerVid } } }", json!({ "site": site })).await,
         "accounts": v.client.get(&format!("/api/accounts?siteId={site}&timeRange=all")).await.body,
         "views": v.client.graphql("query($site: Int!) { savedViews(siteId: $site) { id name query } }", json!({ "site": site })).await,
+        "goals": v.client.graphql("query($site: Int!) { goals(siteId: $site) { id name pagePath } }", json!({ "site": site })).await,
         "org": v.client.graphql("query($org: ID!) { members(orgId: $org) { userId role } apiKeys(orgId: $org) { id revokedAt } webhookSigningSecret(orgId: $org) }", json!({ "org": v.org })).await,
     })
 }
@@ -158,7 +168,8 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
 /// GraphQL fields that take an id: a document with the victim's ids.
 fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
     let (site, org, link, session, key, member) = (v.site, &v.org, &v.link, &v.session, &v.key, &v.member);
-    let (destination, delivery, invitation, view) = (&v.destination, &v.delivery, &v.invitation, &v.view);
+    let (destination, delivery, invitation, view, goal) =
+        (&v.destination, &v.delivery, &v.invitation, &v.view, &v.goal);
     let alert_input = "{ name: \"planted\", url: \"https://evil.example/\", trigger: IDENTIFIED }";
     vec![
         ("org", format!("{{ org(id: \"{org}\") {{ id }} }}")),
@@ -265,6 +276,10 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
             format!("mutation {{ updateSavedView(id: \"{view}\", input: {{ name: \"x\", query: \"\" }}) {{ id }} }}"),
         ),
         ("deleteSavedView", format!("mutation {{ deleteSavedView(id: \"{view}\") }}")),
+        ("goals", format!("{{ goals(siteId: {site}) {{ id }} }}")),
+        ("createGoal", format!("mutation {{ createGoal(siteId: {site}, input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
+        ("updateGoal", format!("mutation {{ updateGoal(id: \"{goal}\", input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
+        ("deleteGoal", format!("mutation {{ deleteGoal(id: \"{goal}\") }}")),
         ("eraseVisitor", format!("mutation {{ eraseVisitor(siteId: {site}, id: \"victim-visitor\") {{ success }} }}")),
     ]
 }

@@ -307,6 +307,14 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             .await;
         let view_query = view["data"]["createSavedView"]["query"].as_str().unwrap().to_owned();
         let view_id = view["data"]["createSavedView"]["id"].as_str().unwrap().to_owned();
+        // A goal whose name and event are markup.
+        let goal = client
+            .graphql(
+                "mutation($s: Int!, $i: GoalInput!) { createGoal(siteId: $s, input: $i) { id } }",
+                json!({ "s": site, "i": { "name": image, "eventName": script } }),
+            )
+            .await;
+        assert!(goal["errors"].is_null(), "{goal}");
 
         let (_driver, browser) = start_browser(&FLAGS).await;
         sign_in(&browser, &app.base, &email).await;
@@ -322,6 +330,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             format!("/links/{link}"),
             "/settings".to_owned(),
             "/settings/alerts".to_owned(),
+            "/settings/goals".to_owned(),
         ] {
             browser.goto(&format!("{}{path}", app.base)).await.unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;

@@ -188,6 +188,20 @@ async fn every_page_fits_a_desktop_and_a_phone() {
             )
             .await;
         let view_id = view["data"]["createSavedView"]["id"].as_str().unwrap().to_owned();
+        // Goals with long names and patterns, so the goals page and the
+        // explorer's goals panel are laid out with real content.
+        for input in [
+            json!({ "name": "Requested an enterprise demo from the pricing page", "pagePath": "/pricing/enterprise/demo-request*" }),
+            json!({ "eventName": "form_submit" }),
+        ] {
+            let made = client
+                .graphql(
+                    "mutation($s: Int!, $i: GoalInput!) { createGoal(siteId: $s, input: $i) { id } }",
+                    json!({ "s": site, "i": input }),
+                )
+                .await;
+            assert!(made["errors"].is_null(), "{made}");
+        }
         let destination = client
             .graphql(
                 "mutation($s: Int!, $i: DestinationInput!) { createDestination(siteId: $s, input: $i) { id } }",
@@ -221,6 +235,7 @@ async fn every_page_fits_a_desktop_and_a_phone() {
             ("/settings/team".to_owned(), "team"),
             ("/settings/webhooks".to_owned(), "webhooks"),
             ("/settings/alerts".to_owned(), "alerts"),
+            ("/settings/goals".to_owned(), "goals"),
             ("/settings/account".to_owned(), "account"),
             ("/no-such-page".to_owned(), "not-found"),
             (format!("/l/{site_slug}/no-such-link"), "short-link-unknown"),

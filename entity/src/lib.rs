@@ -8,6 +8,7 @@ pub mod api_key;
 pub mod auth_session;
 pub mod daily_salt;
 pub mod event;
+pub mod goal;
 pub mod identity;
 pub mod invitation;
 pub mod link;

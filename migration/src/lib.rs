@@ -31,6 +31,7 @@ mod m20261126_000005_add_site_asn_lists;
 mod m20261127_000001_add_site_timezone;
 mod m20261127_000002_add_explore_columns;
 mod m20261127_000003_add_session_link;
+mod m20261128_000001_create_goals;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -70,6 +71,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000001_add_site_timezone::Migration),
             Box::new(m20261127_000002_add_explore_columns::Migration),
             Box::new(m20261127_000003_add_session_link::Migration),
+            Box::new(m20261128_000001_create_goals::Migration),
         ]
     }
 }

@@ -11,6 +11,7 @@ pub mod executor;
 pub mod explore;
 pub mod explorer;
 pub mod gate;
+pub mod goals;
 pub mod handler;
 pub mod http;
 pub mod identify;
@@ -49,6 +50,7 @@ pub struct Query(
     links::LinkQuery,
     analytics::AnalyticsQuery,
     explore::ExploreQuery,
+    goals::GoalQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
     saved_views::SavedViewQuery,
@@ -68,6 +70,7 @@ pub struct Mutation(
     privacy::PrivacyMutation,
     alerts::AlertMutation,
     saved_views::SavedViewMutation,
+    goals::GoalMutation,
     accounts::AccountsMutation,
 );
 

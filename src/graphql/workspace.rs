@@ -19,6 +19,7 @@ use super::{
     context::ContextExt,
     cost,
     explore::{self, Explorer, ExplorerInput},
+    goals::{self, Goal},
     invitations::{self, Invitation},
     links::{self, LinkList},
     orgs::{self, ApiKey, Member, Org},
@@ -223,6 +224,11 @@ impl Workspace {
     /// `savedViews` for this site.
     async fn saved_views(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<SavedView>>> {
         scoped(self.site_id(), |site| saved_views::saved_views(ctx, site)).await
+    }
+
+    /// `goals` of this site.
+    async fn goals(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Goal>>> {
+        scoped(self.site_id(), |site| goals::goals(ctx, site)).await
     }
 
     /// `destinations` for this site; null unless the viewer is an admin of its org.

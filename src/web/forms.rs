@@ -179,7 +179,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 28] = [
+const NOTICES: [(&str, &str); 31] = [
     ("account-saved", "The account was saved."),
     ("network-linked", "The network's visitors now count in this account."),
     ("link-created", "The link was created."),
@@ -205,6 +205,9 @@ const NOTICES: [(&str, &str); 28] = [
     ("alert-created", "The destination was added. It fires for what happens from now on."),
     ("alert-saved", "The destination was saved."),
     ("alert-deleted", "The destination and its deliveries were deleted."),
+    ("goal-created", "The goal was added. Explore counts it over all stored traffic."),
+    ("goal-saved", "The goal was saved."),
+    ("goal-deleted", "The goal was deleted; the events that reached it stay."),
     ("alert-tested", "A sample alert was delivered."),
     ("alert-test-failed", "The sample alert was not delivered; the webhook delivery log says why."),
     ("view-deleted", "The saved view was deleted."),

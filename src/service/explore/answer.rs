@@ -12,12 +12,16 @@ use serde_json::{Map, Value, json};
 use entity::site;
 
 use super::{
-    figures::{self, Ask, Counts, Groups, Key, Scope},
+    conversion,
+    figures::{self, Ask, Counts, Key, Scope},
     query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
     range::{self, Buckets, Span},
     sql,
 };
-use crate::error::{AppError, AppResult};
+use crate::{
+    error::{AppError, AppResult},
+    service::goals,
+};
 
 /// The most buckets a time dimension may split a range into (a year of
 /// hours fits; a century of them does not).
@@ -67,8 +71,7 @@ fn metric_value(metric: Metric, counts: &Counts, total: i64) -> Value {
         Metric::VisitDuration => json!(ratio(counts.seconds, counts.visits).round() as i64),
         Metric::Percentage if total == 0 => Value::Null,
         Metric::Percentage => json!(round(ratio(counts.visitors, total) * 100.0, 1)),
-        // Only reachable with a goal, and no goal is configured yet.
-        Metric::ConversionRate => json!(0.0),
+        Metric::ConversionRate => json!(round(ratio(counts.visitors, counts.base_visitors) * 100.0, 2)),
         Metric::TotalRevenue | Metric::AverageRevenue => Value::Null,
         Metric::IdentifiedVisitors => json!(counts.identified),
         Metric::HotLeads => json!(counts.hot),
@@ -227,14 +230,13 @@ pub async fn build(
             format!("a time dimension may hold at most {MAX_BUCKETS} buckets: choose a coarser one or a shorter range"),
         ));
     }
-    let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now };
+    let goals = goals::rules(db, site.id).await?;
+    conversion::check_goals_exist(&query.filters, &goals)?;
+    let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now, goals: &goals };
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };
-    // Goals arrive with design §20; until then an `event:goal` group is empty.
-    let no_goals = dimensions.contains(&Dimension::Event(super::query::EventProperty::Goal));
-    let groups =
-        if no_goals { Groups::new() } else { figures::groups(db, &scope, ask, span, buckets.as_ref()).await? };
+    let groups = conversion::groups(db, &scope, ask, span, buckets.as_ref()).await?;
     let total = if query.metrics.contains(&Metric::Percentage) {
         let whole = figures::groups(db, &scope, whole_ask, span, None).await?;
         whole.values().map(|counts| counts.visitors).sum()
@@ -269,11 +271,7 @@ pub async fn build(
                 }
             }
         }
-        let old_groups = if no_goals {
-            Groups::new()
-        } else {
-            figures::groups(db, &scope, ask, earlier, earlier_buckets.as_ref()).await?
-        };
+        let old_groups = conversion::groups(db, &scope, ask, earlier, earlier_buckets.as_ref()).await?;
         let old_total = if query.metrics.contains(&Metric::Percentage) {
             let whole = figures::groups(db, &scope, whole_ask, earlier, None).await?;
             whole.values().map(|counts| counts.visitors).sum()

@@ -29,7 +29,7 @@ const fn panel(group: &'static str, title: &'static str, dimension: &'static str
 }
 
 /// Every panel of the page, grouped as its cards show them.
-pub const PANELS: [PanelSpec; 16] = [
+pub const PANELS: [PanelSpec; 17] = [
     panel("Sources", "Channels", "visit:channel", "visitors"),
     panel("Sources", "Sources", "visit:source", "visitors"),
     panel("Sources", "UTM sources", "visit:utm_source", "visitors"),
@@ -44,6 +44,7 @@ pub const PANELS: [PanelSpec; 16] = [
     panel("Devices", "Devices", "visit:device", "visitors"),
     panel("Devices", "Browsers", "visit:browser", "visitors"),
     panel("Devices", "Operating systems", "visit:os", "visitors"),
+    panel("Goals and events", "Goals", "event:goal", "visitors"),
     panel("Goals and events", "Events", "event:name", "events"),
     panel("Links", "Tracking links", "visit:link", "clicks"),
 ];
@@ -173,8 +174,12 @@ pub async fn dashboard(
     let mut panel_queries = Vec::with_capacity(chosen.len());
     for spec in chosen {
         let mut metrics = vec![spec.metric];
-        if spec.metric == "visitors" {
-            metrics.push("percentage");
+        // The second figure is a share: of the visitors, or for a goal its
+        // conversion rate.
+        match (spec.dimension, spec.metric) {
+            ("event:goal", _) => metrics.push("conversion_rate"),
+            (_, "visitors") => metrics.push("percentage"),
+            _ => {}
         }
         let mut body = base(json!(metrics), json!([spec.dimension]), limit);
         body["include"] = json!({ "total_rows": true });

@@ -8,11 +8,14 @@ use std::collections::HashMap;
 use sea_orm::ConnectionTrait;
 
 use super::{
-    query::{Condition, Dimension, Filter, Metric},
+    query::{Condition, Dimension, EventProperty, Filter, Metric},
     range::{Buckets, Span},
     sql::{self, Context, Resolved, Source, Sql},
 };
-use crate::{error::AppResult, service::analytics::score_sql_text};
+use crate::{
+    error::AppResult,
+    service::{analytics::score_sql_text, goals::Goal},
+};
 
 /// One dimension value of a group: text (NULL when blank) or a time bucket.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +38,9 @@ pub struct Counts {
     pub identified: i64,
     pub hot: i64,
     pub clicks: i64,
+    /// The visitors of the group without its goal conditions, for
+    /// `conversion_rate` (`conversion` fills it).
+    pub base_visitors: i64,
 }
 
 /// What the statements need beyond the query.
@@ -43,6 +49,7 @@ pub struct Scope<'a> {
     pub domain: &'a str,
     pub hot_threshold: i32,
     pub now: i64,
+    pub goals: &'a [Goal],
 }
 
 pub type Groups = HashMap<Vec<Key>, Counts>;
@@ -99,7 +106,7 @@ async fn event_groups(
 ) -> AppResult<Groups> {
     let Ask { dimensions, metrics, .. } = ask;
     let backend = db.get_database_backend();
-    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
+    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets, goals: scope.goals };
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
     let visit_level =
         ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
@@ -131,6 +138,7 @@ async fn event_groups(
             identified: optional("identified", metrics.contains(&Metric::IdentifiedVisitors))?,
             hot: optional("hot", metrics.contains(&Metric::HotLeads))?,
             clicks: 0,
+            base_visitors: 0,
         };
         // With no dimensions the statement answers one row even when empty.
         if !dimensions.is_empty() || counts != Counts::default() {
@@ -308,7 +316,7 @@ async fn click_groups(
 ) -> AppResult<Groups> {
     let Ask { dimensions, filters, .. } = ask;
     let backend = db.get_database_backend();
-    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets };
+    let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets, goals: scope.goals };
     let mut sql = Sql::new(backend);
     sql.push("SELECT ");
     for (at, dimension) in dimensions.iter().enumerate() {
@@ -360,7 +368,14 @@ async fn resolve_patterns(
         let dimension = std::slice::from_ref(&condition.dimension);
         let mut values: Vec<String> = Vec::new();
         for span in spans {
-            let context = Context { backend, site_id: scope.site_id, span: *span, domain: scope.domain, buckets: None };
+            let context = Context {
+                backend,
+                site_id: scope.site_id,
+                span: *span,
+                domain: scope.domain,
+                buckets: None,
+                goals: scope.goals,
+            };
             let mut sql = Sql::new(backend);
             sql.push("SELECT DISTINCT COALESCE(");
             sql::expression(&mut sql, &context, source, &condition.dimension);
@@ -387,8 +402,37 @@ async fn resolve_patterns(
     Ok(resolved)
 }
 
-/// The groups of one span: events and clicks as the metrics need them.
+/// The groups of one span. With `event:goal` among the dimensions, each goal
+/// is counted on its own (an event may reach several goals): the rows that
+/// reach it, grouped by the other dimensions, under the goal's name.
 pub async fn groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Groups> {
+    let goal = Dimension::Event(EventProperty::Goal);
+    let Some(at) = ask.dimensions.iter().position(|dimension| *dimension == goal) else {
+        return ungrouped_by_goal(db, scope, ask, span, buckets).await;
+    };
+    let mut others = ask.dimensions.to_vec();
+    others.remove(at);
+    let mut all = Groups::new();
+    for reached in scope.goals {
+        let mut filters = ask.filters.to_vec();
+        filters.push(Filter::Condition(Condition::is(goal.clone(), &reached.name)));
+        let one = Ask { dimensions: &others, filters: &filters, metrics: ask.metrics };
+        for (mut key, counts) in ungrouped_by_goal(db, scope, one, span, buckets).await? {
+            key.insert(at, Key::Text(Some(reached.name.clone())));
+            all.insert(key, counts);
+        }
+    }
+    Ok(all)
+}
+
+/// The groups of one span: events and clicks as the metrics need them.
+async fn ungrouped_by_goal(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     ask: Ask<'_>,

@@ -5,6 +5,7 @@
 //! pages and compares them.
 
 mod answer;
+mod conversion;
 pub mod dashboard;
 pub mod figures;
 pub mod query;
@@ -17,7 +18,7 @@ use serde_json::Value;
 use entity::site;
 
 pub use answer::{Answer, Comparison, Row};
-use query::{Dimension, EventProperty, Filter, Operator, SiteRef};
+use query::SiteRef;
 
 use crate::{
     auth::{Role, Viewer},
@@ -46,25 +47,6 @@ async fn site_of(
     Ok(access::site(db, viewer, id, Role::Viewer).await?.0)
 }
 
-/// Refuses what the stored rows cannot answer yet, naming the field.
-fn check_supported(query: &query::Query) -> AppResult<()> {
-    let mut goal_named = None;
-    query.filters.iter().for_each(|filter: &Filter| {
-        filter.conditions(&mut |condition| {
-            if condition.dimension == Dimension::Event(EventProperty::Goal) && condition.operator == Operator::Is {
-                goal_named = condition.values.first().cloned();
-            }
-        })
-    });
-    if let Some(goal) = goal_named {
-        return Err(AppError::validation(
-            "filters",
-            format!("Invalid filters. The goal `{goal}` is not configured for this site."),
-        ));
-    }
-    Ok(())
-}
-
 /// Answers a query body for the viewer, on one consistent snapshot.
 pub async fn run(
     db: &DatabaseConnection,
@@ -75,7 +57,6 @@ pub async fn run(
 ) -> AppResult<Answer> {
     let query = query::parse(body)?;
     let site = site_of(db, viewer, site_id, query.site.as_ref()).await?;
-    check_supported(&query)?;
     let zone = sites::timezone(&site);
     let txn = snapshot(db).await?;
     let filters = body.get("filters").filter(|filters| filters.is_array()).cloned().unwrap_or(Value::Array(Vec::new()));

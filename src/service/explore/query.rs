@@ -288,9 +288,24 @@ impl Operator {
 /// One comparison of a dimension with a list of values: a row passes when
 /// any value matches (all fail for the negated operators).
 impl Condition {
+    /// `dimension` is exactly `value`.
+    pub fn is(dimension: Dimension, value: &str) -> Condition {
+        Condition {
+            operator: Operator::Is,
+            dimension,
+            values: vec![value.to_owned()],
+            case_sensitive: true,
+            patterns: Vec::new(),
+        }
+    }
+
     /// Whether Rust decides which stored values pass (a regex, or a country
     /// name where the rows keep codes), leaving SQL a list of them.
+    /// (A goal condition is decided over the site's goal names instead.)
     pub fn decided_in_rust(&self) -> bool {
+        if self.dimension == Dimension::Event(EventProperty::Goal) {
+            return false;
+        }
         matches!(self.operator, Operator::Matches | Operator::MatchesNot)
             || self.dimension == Dimension::Visit(VisitProperty::CountryName)
     }

@@ -10,6 +10,7 @@ use super::{
     query::{self, Condition, Dimension, EventProperty, Filter, Operator, VisitProperty, VisitorProperty},
     range::{Buckets, Span},
 };
+use crate::service::goals::{Goal, Target};
 
 /// SQL text and the values bound to its placeholders.
 pub struct Sql {
@@ -109,6 +110,8 @@ pub struct Context<'a> {
     /// What events stored before hostnames were kept read as.
     pub domain: &'a str,
     pub buckets: Option<&'a Buckets>,
+    /// The site's goals, for `event:goal` conditions.
+    pub goals: &'a [Goal],
 }
 
 /// Whether `source` has `dimension`.
@@ -144,13 +147,11 @@ pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimensio
             EventProperty::Name => {
                 "(CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END)".to_owned()
             }
-            // No goals are configured yet (design §20): no event reaches one.
+            // An event may reach several goals: `figures` splits by goal with
+            // one goal condition per group, so no single value stands here.
             EventProperty::Goal => "CAST(NULL AS TEXT)".to_owned(),
             EventProperty::Prop(key) => {
-                match context.backend {
-                    DbBackend::Postgres => sql.push("(CAST(e.props AS jsonb) ->> ").bind(key.clone()).push(")"),
-                    _ => sql.push("CAST(json_extract(e.props, ").bind(format!("$.\"{key}\"")).push(") AS TEXT)"),
-                };
+                prop(sql, context.backend, key);
                 return;
             }
         },
@@ -195,6 +196,58 @@ pub fn expression(sql: &mut Sql, context: &Context<'_>, source: Source, dimensio
     sql.push(&column);
 }
 
+/// An event property's value as text.
+fn prop(sql: &mut Sql, backend: DbBackend, key: &str) {
+    match backend {
+        DbBackend::Postgres => sql.push("(CAST(e.props AS jsonb) ->> ").bind(key.to_owned()).push(")"),
+        _ => sql.push("CAST(json_extract(e.props, ").bind(format!("$.\"{key}\"")).push(") AS TEXT)"),
+    };
+}
+
+/// Whether the event `e` reaches `goal`: a pageview whose path matches, or
+/// a custom event of the name (with the property's value).
+fn reaches(sql: &mut Sql, backend: DbBackend, goal: &Goal) {
+    match &goal.target {
+        Target::Page(pattern) => {
+            sql.push("(e.event_type = 'pageview' AND e.page");
+            match backend {
+                DbBackend::Postgres => sql.push(" LIKE ").bind(pattern.like()).push(" ESCAPE '!'"),
+                _ => sql.push(" GLOB ").bind(pattern.glob()),
+            };
+        }
+        Target::Event { name, prop: wanted } => {
+            sql.push("(e.event_type = 'custom_event' AND e.event_name = ").bind(name.clone());
+            if let Some((key, value)) = wanted {
+                sql.push(" AND ");
+                prop(sql, backend, key);
+                sql.push(" = ").bind(value.clone());
+            }
+        }
+    }
+    sql.push(")");
+}
+
+/// An `event:goal` condition: the event reaches one of the goals whose
+/// name the condition keeps. Clicks reach no goal.
+fn goal_condition(sql: &mut Sql, context: &Context<'_>, source: Source, condition: &Condition) {
+    if condition.operator.negated() {
+        sql.push("NOT ");
+    }
+    let kept: Vec<&Goal> = context.goals.iter().filter(|goal| condition.keeps(&goal.name)).collect();
+    if kept.is_empty() || source != Source::Events {
+        sql.push("(1 = 0)");
+        return;
+    }
+    sql.push("(");
+    for (at, goal) in kept.into_iter().enumerate() {
+        if at > 0 {
+            sql.push(" OR ");
+        }
+        reaches(sql, context.backend, goal);
+    }
+    sql.push(")");
+}
+
 /// Whether the events statement must join the visit or the visitor.
 pub fn needs_join(dimensions: &[Dimension], filters: &[Filter], visitor: bool) -> bool {
     let wanted = |dimension: &Dimension| match dimension {
@@ -227,6 +280,10 @@ fn condition(
     condition: &Condition,
     resolved: &mut std::slice::Iter<'_, Vec<String>>,
 ) {
+    if condition.dimension == Dimension::Event(EventProperty::Goal) {
+        goal_condition(sql, context, source, condition);
+        return;
+    }
     let blank = blank(&condition.dimension);
     let values: Vec<String> = condition
         .values

@@ -116,6 +116,7 @@ pub fn dimension_label(dimension: &str) -> &str {
         "visit:browser" => "Browser",
         "visit:os" => "Operating system",
         "event:name" => "Event",
+        "event:goal" => "Goal",
         "visit:link" => "Tracking link",
         other => other,
     }

@@ -7,6 +7,7 @@ mod account;
 mod accounts;
 mod alerts;
 mod explorer_view;
+mod goals;
 mod hooks;
 mod leads;
 mod leads_views;
@@ -240,6 +241,17 @@ pub const ALERTS: Page = Page {
     forms: &alerts::FORMS,
 };
 
+pub const GOALS: Page = Page {
+    path: "/settings/goals",
+    document: document!("goals"),
+    section: Some(Section::Settings),
+    site: SiteFrom::Current,
+    id: None,
+    params: &[],
+    render: goals::render,
+    forms: &goals::FORMS,
+};
+
 pub const ACCOUNT: Page = Page {
     path: "/settings/account",
     document: document!("account"),
@@ -251,7 +263,7 @@ pub const ACCOUNT: Page = Page {
     forms: &account::FORMS,
 };
 
-pub const PAGES: [&Page; 15] = [
+pub const PAGES: [&Page; 16] = [
     &OVERVIEW,
     &LIVE,
     &LEADS,
@@ -266,6 +278,7 @@ pub const PAGES: [&Page; 15] = [
     &TEAM,
     &HOOKS,
     &ALERTS,
+    &GOALS,
     &ACCOUNT,
 ];
 

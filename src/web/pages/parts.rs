@@ -49,8 +49,9 @@ pub struct Tab {
 
 /// The settings pages, as tabs; the chosen site is kept.
 pub fn settings_tabs(input: &super::page::PageInput, current: &str) -> Vec<Tab> {
-    const PAGES: [(&str, &str); 5] = [
+    const PAGES: [(&str, &str); 6] = [
         ("/settings", "Sites"),
+        ("/settings/goals", "Goals"),
         ("/settings/team", "Members and API keys"),
         ("/settings/webhooks", "Webhooks"),
         ("/settings/alerts", "Alerts"),

@@ -2,12 +2,8 @@
 //! checked and normalized from what the caller typed. Pure: the SQL that
 //! answers it is `select`.
 
-use sea_orm::{
-    DbBackend,
-    sea_query::{Expr, ExprTrait, IntoColumnRef, LikeExpr, SimpleExpr},
-};
-
 use super::super::{TimeRange, visitors};
+pub use crate::service::path_pattern::PathPattern;
 use crate::{
     enrich::source::CHANNELS,
     error::{AppError, AppResult},
@@ -134,7 +130,9 @@ impl DeskFilter {
         let link = bounded("link", input.link, MAX_FILTER_LEN)?;
         // Account keys are stored in lower case.
         let account = bounded("account", input.account, MAX_FILTER_LEN)?.map(|key| key.to_lowercase());
-        let visited = bounded("visited", input.visited, MAX_FILTER_LEN)?.map(PathPattern::parse).transpose()?;
+        let visited = bounded("visited", input.visited, MAX_FILTER_LEN)?
+            .map(|typed| PathPattern::parse("visited", typed))
+            .transpose()?;
         let min_score = match input.min_score {
             None => None,
             Some(score @ 0..=100) => Some(score as i32),
@@ -156,68 +154,6 @@ impl DeskFilter {
 
     pub fn is_empty(&self) -> bool {
         *self == DeskFilter::default()
-    }
-}
-
-/// A page pattern: a path where `*` stands for any run of characters, and
-/// every other character stands for itself, case and all (paths are
-/// case-sensitive). Matched with GLOB on SQLite, whose LIKE ignores case,
-/// and with LIKE on PostgreSQL; both read a literal prefix from an index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathPattern(String);
-
-impl PathPattern {
-    pub fn parse(typed: String) -> AppResult<Self> {
-        if !typed.starts_with('/') && !typed.starts_with('*') {
-            return Err(AppError::validation("visited", "must be a path starting with / (use * for any characters)"));
-        }
-        Ok(PathPattern(typed))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The pattern as SQLite's GLOB reads it: `*` stays, and `?`, `[` and
-    /// `]` are put in brackets so they match themselves.
-    fn glob(&self) -> String {
-        let mut glob = String::new();
-        for c in self.0.chars() {
-            match c {
-                '?' | '[' | ']' => {
-                    glob.push('[');
-                    glob.push(c);
-                    glob.push(']');
-                }
-                _ => glob.push(c),
-            }
-        }
-        glob
-    }
-
-    /// The pattern as LIKE reads it with `ESCAPE '!'`: `*` becomes `%`, and
-    /// `%`, `_` and `!` are escaped.
-    fn like(&self) -> String {
-        let mut like = String::new();
-        for c in self.0.chars() {
-            match c {
-                '*' => like.push('%'),
-                '%' | '_' | '!' => {
-                    like.push('!');
-                    like.push(c);
-                }
-                _ => like.push(c),
-            }
-        }
-        like
-    }
-
-    /// `column` matches the pattern, on `backend`.
-    pub(super) fn matches(&self, backend: DbBackend, column: impl IntoColumnRef) -> SimpleExpr {
-        match backend {
-            DbBackend::Sqlite => Expr::col(column).binary(sea_orm::sea_query::BinOper::Custom("GLOB"), self.glob()),
-            _ => Expr::col(column).like(LikeExpr::new(self.like()).escape('!')),
-        }
     }
 }
 
@@ -288,21 +224,5 @@ mod tests {
         assert_eq!(SortKey::parse(Some("name")).err().and_then(|e| e.field), Some("sort".to_owned()));
         assert!(!parse_descending(Some("asc")).unwrap());
         assert!(parse_descending(Some("up")).is_err());
-    }
-
-    #[test]
-    fn page_patterns_read_the_same_on_both_backends() {
-        // typed, GLOB (SQLite), LIKE with ESCAPE '!' (PostgreSQL)
-        let table = [
-            ("/pricing", "/pricing", "/pricing"),
-            ("/blog/*", "/blog/*", "/blog/%"),
-            ("*/demo", "*/demo", "%/demo"),
-            ("/50%_off!", "/50%_off!", "/50!%!_off!!"),
-            ("/what?[x]", "/what[?][[]x[]]", "/what?[x]"),
-        ];
-        for (typed, glob, like) in table {
-            let pattern = PathPattern::parse(typed.to_owned()).unwrap();
-            assert_eq!((pattern.glob().as_str(), pattern.like().as_str()), (glob, like), "{typed}");
-        }
     }
 }
