@@ -189,6 +189,7 @@ impl Generator<'_> {
             ts: Some(crate::ingest::wire::WireTime::Millis(ts)),
             engaged_ms: None,
             lt_click: None,
+            revenue: None,
         }
     }
 

@@ -130,6 +130,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/webhook", None),
         ("GET", "/api/identify", get(format!("/api/identify?siteId={site}&tracker_vid=victim-visitor"))),
         ("POST", "/api/identify", Some((Method::POST, "/api/identify".into(), Some(json!({ "siteId": site, "tracker_vid": "victim-visitor", "user_id": "hijack" }))))),
+        ("POST", "/api/conversions", Some((Method::POST, "/api/conversions".into(), Some(json!({ "siteId": site, "name": "x", "amount": "1", "currency": "USD", "tracker_vid": "victim-visitor" }))))),
         ("GET", "/api/links", get(format!("/api/links?siteId={site}"))),
         ("POST", "/api/links", Some((Method::POST, "/api/links".into(), Some(json!({ "siteId": site, "destinationUrl": "https://evil.example/", "slug": "planted" }))))),
         ("GET", "/api/links/check-slug", get(format!("/api/links/check-slug?siteId={site}&slug=secret"))),
@@ -280,6 +281,12 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("createGoal", format!("mutation {{ createGoal(siteId: {site}, input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
         ("updateGoal", format!("mutation {{ updateGoal(id: \"{goal}\", input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
         ("deleteGoal", format!("mutation {{ deleteGoal(id: \"{goal}\") }}")),
+        (
+            "recordConversion",
+            format!(
+                "mutation {{ recordConversion(input: {{ siteId: {site}, name: \"x\", amount: \"1\", currency: \"USD\", trackerVid: \"victim-visitor\" }}) {{ id }} }}"
+            ),
+        ),
         ("eraseVisitor", format!("mutation {{ eraseVisitor(siteId: {site}, id: \"victim-visitor\") {{ success }} }}")),
     ]
 }

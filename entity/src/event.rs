@@ -22,6 +22,10 @@ pub struct Model {
     pub timestamp: i64,
     /// The page's host; none on events stored before it was kept.
     pub hostname: Option<String>,
+    /// A custom event's revenue, in the currency's minor units (cents).
+    pub revenue_minor: Option<i64>,
+    /// The revenue's ISO 4217 code.
+    pub revenue_currency: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -6,6 +6,7 @@ pub mod alert_delivery;
 pub mod alert_destination;
 pub mod api_key;
 pub mod auth_session;
+pub mod conversion;
 pub mod daily_salt;
 pub mod event;
 pub mod goal;

@@ -32,6 +32,7 @@ mod m20261127_000001_add_site_timezone;
 mod m20261127_000002_add_explore_columns;
 mod m20261127_000003_add_session_link;
 mod m20261128_000001_create_goals;
+mod m20261128_000002_create_revenue;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -72,6 +73,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000002_add_explore_columns::Migration),
             Box::new(m20261127_000003_add_session_link::Migration),
             Box::new(m20261128_000001_create_goals::Migration),
+            Box::new(m20261128_000002_create_revenue::Migration),
         ]
     }
 }

@@ -6,12 +6,12 @@ use std::{collections::HashMap, sync::Arc};
 
 use async_graphql::{Context, dataloader::DataLoader, dataloader::Loader};
 
-use entity::{event, identity, link_click, tracked_session};
+use entity::{conversion, event, identity, link_click, tracked_session};
 
 use super::gate::Gate;
 use crate::{
     error::{AppError, AppResult},
-    service::{analytics::profile, people},
+    service::{analytics::profile, conversions, people},
 };
 
 /// Loads the nested lists of visitors and sessions, in the operation's turn.
@@ -35,6 +35,11 @@ pub struct EventsOfSession(pub i64);
 pub struct IdentitiesOfVisitor(pub i64);
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClicksOfVisitor(pub i64);
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConversionsOfVisitor(pub i64);
+/// The (minor units, currency) of the revenue a visitor's events carry.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RevenueEventsOfVisitor(pub i64);
 
 /// A visitor of a site, by its tracker id, for `person`.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -103,6 +108,34 @@ impl Loader<ClicksOfVisitor> for ActivityLoader {
             Err(err) => Err(err),
         };
         keyed(found, ClicksOfVisitor)
+    }
+}
+
+impl Loader<ConversionsOfVisitor> for ActivityLoader {
+    type Value = Arc<Vec<conversion::Model>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[ConversionsOfVisitor]) -> Loaded<ConversionsOfVisitor, conversion::Model> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let found = match self.gate.lease().await {
+            Ok(db) => conversions::of_visitors(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, ConversionsOfVisitor)
+    }
+}
+
+impl Loader<RevenueEventsOfVisitor> for ActivityLoader {
+    type Value = Arc<Vec<(i64, String)>>;
+    type Error = Arc<AppError>;
+
+    async fn load(&self, keys: &[RevenueEventsOfVisitor]) -> Loaded<RevenueEventsOfVisitor, (i64, String)> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let found = match self.gate.lease().await {
+            Ok(db) => conversions::event_revenue_of_visitors(&*db, &ids).await,
+            Err(err) => Err(err),
+        };
+        keyed(found, RevenueEventsOfVisitor)
     }
 }
 

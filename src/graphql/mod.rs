@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod alerts;
 pub mod analytics;
 pub mod context;
+pub mod conversions;
 pub mod cost;
 pub mod errors;
 pub mod executor;
@@ -71,6 +72,7 @@ pub struct Mutation(
     alerts::AlertMutation,
     saved_views::SavedViewMutation,
     goals::GoalMutation,
+    conversions::ConversionMutation,
     accounts::AccountsMutation,
 );
 

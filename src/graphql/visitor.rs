@@ -12,10 +12,14 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::{
+    conversions::{Conversion, MoneyTotal},
     cost,
     identify::Identity,
     link_analytics::LinkClick,
-    loaders::{self, ClicksOfVisitor, EventsOfSession, IdentitiesOfVisitor, SessionsOfVisitor},
+    loaders::{
+        self, ClicksOfVisitor, ConversionsOfVisitor, EventsOfSession, IdentitiesOfVisitor, RevenueEventsOfVisitor,
+        SessionsOfVisitor,
+    },
     session::{self, TrackedEvent, TrackedSession},
     types::Timestamp,
 };
@@ -23,7 +27,7 @@ use crate::{
     graphql::context::ContextExt,
     service::{
         analytics::{ScoredVisitor, attribution, profile},
-        scoring,
+        conversions, scoring,
     },
     time::now_ms,
 };
@@ -340,6 +344,22 @@ impl Visitor {
     async fn link_clicks(&self, ctx: &Context<'_>) -> AppResult<Vec<LinkClick>> {
         let clicks = loaders::load(ctx, ClicksOfVisitor(self.id())).await?;
         Ok(clicks.iter().cloned().map(LinkClick).collect())
+    }
+    /// Server-side conversions tied to this visitor, newest first.
+    async fn conversions(&self, ctx: &Context<'_>) -> AppResult<Vec<Conversion>> {
+        let found = loaders::load(ctx, ConversionsOfVisitor(self.id())).await?;
+        let vid = &self.scored.visitor.tracker_vid;
+        Ok(found.iter().cloned().map(|model| Conversion::of(model, Some(vid.clone()))).collect())
+    }
+    /// The revenue of this visitor's conversions and revenue events, per currency.
+    async fn revenue(&self, ctx: &Context<'_>) -> AppResult<Vec<MoneyTotal>> {
+        let found = loaders::load(ctx, ConversionsOfVisitor(self.id())).await?;
+        let events = loaders::load(ctx, RevenueEventsOfVisitor(self.id())).await?;
+        let amounts = found
+            .iter()
+            .map(|c| (c.amount_minor, c.currency.as_str()))
+            .chain(events.iter().map(|(minor, currency)| (*minor, currency.as_str())));
+        Ok(conversions::totals(amounts).into_iter().map(MoneyTotal).collect())
     }
     async fn attribution(&self, ctx: &Context<'_>) -> AppResult<Attribution> {
         Ok(attribution::attribute(&self.stored_sessions(ctx).await?).into())

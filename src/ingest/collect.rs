@@ -21,7 +21,7 @@ use crate::{
     request::client_ip::ClientIp,
     request::extract::RawBody,
     service::{
-        identify, salts,
+        identify, money, salts,
         sites::{self, high_value_patterns},
         tracking::{Client, CollectedEvent, EventKind},
     },
@@ -134,6 +134,16 @@ pub fn build(
         }
         EventKind::Pageview | EventKind::Ping => String::new(),
     };
+    let revenue = match (event.revenue, kind) {
+        (None, _) => None,
+        (Some(revenue), EventKind::CustomEvent) => Some(money::parse(
+            &field("revenue.amount"),
+            &field("revenue.currency"),
+            &revenue.amount,
+            &revenue.currency,
+        )?),
+        (Some(_), _) => return Err(AppError::validation(&field("revenue"), "only a custom_event carries revenue")),
+    };
     let props = serde_json::Value::Object(event.props.unwrap_or_default()).to_string();
     if props.len() > wire::MAX_PROPS_BYTES {
         return Err(AppError::validation(
@@ -180,6 +190,7 @@ pub fn build(
         utm: Utm::from_url(&url),
         click_key,
         props,
+        revenue,
         engaged_ms,
         timestamp,
         network: client

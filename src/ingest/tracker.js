@@ -82,7 +82,12 @@
   }, true);
 
   w.leadtrail = {
-    track: function (name, props) { send("custom_event", { event_name: String(name), props: props || {} }); },
+    // options.revenue: {amount: "19.99", currency: "USD"}, kept exactly.
+    track: function (name, props, options) {
+      var extra = { event_name: String(name), props: props || {} };
+      if (options && options.revenue) extra.revenue = { amount: String(options.revenue.amount), currency: String(options.revenue.currency) };
+      send("custom_event", extra);
+    },
     visitorId: visitor
   };
   pageview();

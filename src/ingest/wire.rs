@@ -35,6 +35,16 @@ pub struct WireEvent {
     pub ts: Option<WireTime>,
     pub engaged_ms: Option<i64>,
     pub lt_click: Option<String>,
+    /// A custom event's revenue (design §20).
+    pub revenue: Option<WireRevenue>,
+}
+
+/// `{"amount": "19.99", "currency": "USD"}`: the amount as a string or a
+/// number, read exactly.
+#[derive(Debug, Deserialize)]
+pub struct WireRevenue {
+    pub amount: Value,
+    pub currency: String,
 }
 
 /// Parses a body of one event or a batch, naming the offending field on error.

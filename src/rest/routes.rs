@@ -285,6 +285,18 @@ pub const OPERATIONS: &[Operation] = &[
         ..op("POST", "/api/identify", "identify", "identify", "Link a visitor to a known person")
     },
     Operation {
+        document: doc!("conversion_record"),
+        output: Output::Field("recordConversion"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op(
+            "POST",
+            "/api/conversions",
+            "recordConversion",
+            "revenue",
+            "Record a server-side conversion (a closed deal, a payment); idempotent on external_id",
+        )
+    },
+    Operation {
         document: doc!("links_list"),
         output: Output::Field("links"),
         query: &[OPTIONAL_SITE_ID],

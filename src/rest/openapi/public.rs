@@ -21,6 +21,12 @@ fn event_schema() -> Value {
             "ts": { "anyOf": [int64, { "type": "string" }] },
             "engaged_ms": int64,
             "lt_click": text,
+            "revenue": {
+                "type": "object",
+                "description": "A custom event's revenue: the exact amount (string or number) and its ISO 4217 currency",
+                "required": ["amount", "currency"],
+                "properties": { "amount": { "type": ["string", "number"] }, "currency": text },
+            },
         },
     })
 }

@@ -16,7 +16,7 @@ use super::{
     figures::{self, Ask, Counts, Key, Scope},
     query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
     range::{self, Buckets, Span},
-    sql,
+    revenue, sql,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -72,7 +72,7 @@ fn metric_value(metric: Metric, counts: &Counts, total: i64) -> Value {
         Metric::Percentage if total == 0 => Value::Null,
         Metric::Percentage => json!(round(ratio(counts.visitors, total) * 100.0, 1)),
         Metric::ConversionRate => json!(round(ratio(counts.visitors, counts.base_visitors) * 100.0, 2)),
-        Metric::TotalRevenue | Metric::AverageRevenue => Value::Null,
+        Metric::TotalRevenue | Metric::AverageRevenue => revenue::value(metric, &counts.revenue),
         Metric::IdentifiedVisitors => json!(counts.identified),
         Metric::HotLeads => json!(counts.hot),
         Metric::Clicks => json!(counts.clicks),
@@ -82,7 +82,7 @@ fn metric_value(metric: Metric, counts: &Counts, total: i64) -> Value {
 /// Plausible's change from the earlier figure: percent (rounded), points
 /// for bounce rate, difference for conversion rate.
 fn change(metric: Metric, old: &Value, new: &Value) -> Value {
-    let (Some(old), Some(new)) = (old.as_f64(), new.as_f64()) else { return Value::Null };
+    let (Some(old), Some(new)) = (revenue::number(old), revenue::number(new)) else { return Value::Null };
     match metric {
         Metric::BounceRate if old == 0.0 => Value::Null,
         Metric::BounceRate => json!((new - old).round() as i64),
@@ -127,9 +127,10 @@ fn order(query: &Query) -> Vec<(OrderField, Direction)> {
 
 fn compare_values(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            x.as_f64().unwrap_or_default().partial_cmp(&y.as_f64().unwrap_or_default()).unwrap_or(Ordering::Equal)
-        }
+        (Value::Number(_) | Value::Object(_), Value::Number(_) | Value::Object(_)) => revenue::number(a)
+            .unwrap_or_default()
+            .partial_cmp(&revenue::number(b).unwrap_or_default())
+            .unwrap_or(Ordering::Equal),
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,
         (_, Value::Null) => Ordering::Greater,
@@ -249,7 +250,7 @@ pub async fn build(
         comparison: None,
     };
     let mut built: Vec<Built> = if dimensions.is_empty() {
-        let counts = groups.values().next().copied().unwrap_or_default();
+        let counts = groups.values().next().cloned().unwrap_or_default();
         vec![Built { key: Vec::new(), row: row_of(&[], &counts, total, None) }]
     } else {
         groups
@@ -290,7 +291,7 @@ pub async fn build(
                     other => other.clone(),
                 })
                 .collect();
-            let old_counts = old_groups.get(&old_key).copied().unwrap_or_default();
+            let old_counts = old_groups.get(&old_key).cloned().unwrap_or_default();
             let old = row_of(&old_key, &old_counts, old_total, earlier_buckets.as_ref());
             let changes = query
                 .metrics
@@ -352,20 +353,11 @@ pub async fn build(
     if query.include.total_rows {
         meta.insert("total_rows".to_owned(), json!(total_rows));
     }
-    let revenue: Map<String, Value> = query
-        .metrics
-        .iter()
-        .filter(|metric| matches!(metric, Metric::TotalRevenue | Metric::AverageRevenue))
-        .map(|metric| {
-            let warning = json!({
-                "code": "no_revenue_goals_matching",
-                "warning": "Revenue metrics are null as there are no matching revenue goals."
-            });
-            (metric.name().to_owned(), warning)
-        })
-        .collect();
-    if !revenue.is_empty() {
-        meta.insert("metric_warnings".to_owned(), Value::Object(revenue));
+    if revenue::asked(&query.metrics) {
+        let warnings = revenue::warnings(query, groups.values().map(|counts| &counts.revenue));
+        if !warnings.is_empty() {
+            meta.insert("metric_warnings".to_owned(), Value::Object(warnings));
+        }
     }
     Ok(Answer {
         results,

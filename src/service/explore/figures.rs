@@ -10,6 +10,7 @@ use sea_orm::ConnectionTrait;
 use super::{
     query::{Condition, Dimension, EventProperty, Filter, Metric},
     range::{Buckets, Span},
+    revenue::{self, Currency, Revenue},
     sql::{self, Context, Resolved, Source, Sql},
 };
 use crate::{
@@ -25,7 +26,7 @@ pub enum Key {
 }
 
 /// The counts of one group.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
     pub visitors: i64,
     pub visits: i64,
@@ -41,6 +42,7 @@ pub struct Counts {
     /// The visitors of the group without its goal conditions, for
     /// `conversion_rate` (`conversion` fills it).
     pub base_visitors: i64,
+    pub revenue: Revenue,
 }
 
 /// What the statements need beyond the query.
@@ -139,6 +141,15 @@ async fn event_groups(
             hot: optional("hot", metrics.contains(&Metric::HotLeads))?,
             clicks: 0,
             base_visitors: 0,
+            revenue: if revenue::asked(metrics) {
+                Revenue {
+                    minor: row.try_get("", "revenue")?,
+                    events: row.try_get("", "revenue_events")?,
+                    currency: Currency::of(row.try_get("", "currency_low")?, row.try_get("", "currency_high")?),
+                }
+            } else {
+                Revenue::default()
+            },
         };
         // With no dimensions the statement answers one row even when empty.
         if !dimensions.is_empty() || counts != Counts::default() {
@@ -179,6 +190,9 @@ fn visit_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Contex
         let score = score_sql_text("v", scope.now);
         sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN x.vid END) AS hot", scope.hot_threshold));
     }
+    if revenue::asked(metrics) {
+        sql.push(&revenue::sums(false, "x."));
+    }
     sql.push(" FROM (SELECT e.session_id AS sid");
     if let Some(time) = time {
         sql.push(", ");
@@ -187,8 +201,12 @@ fn visit_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Contex
     }
     sql.push(
         ", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
-         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e",
+         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews",
     );
+    if revenue::asked(metrics) {
+        sql.push(&revenue::sums(true, "e.revenue_"));
+    }
+    sql.push(" FROM events e");
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
     sql.push(if time.is_some() { " GROUP BY 1, 2) x" } else { " GROUP BY 1) x" });
     sql.push(" JOIN tracked_sessions s ON s.id = x.sid");
@@ -229,6 +247,9 @@ fn nested_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Conte
         let score = score_sql_text("v", scope.now);
         sql.push(&format!(", MIN(CASE WHEN {score} >= {} THEN 1 ELSE 0 END) AS hot", scope.hot_threshold));
     }
+    if revenue::asked(metrics) {
+        sql.push(&revenue::sums(true, "e.revenue_"));
+    }
     events_from(&mut sql, dimensions, filters, metrics);
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
@@ -257,6 +278,9 @@ fn nested_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Conte
     }
     if metrics.contains(&Metric::HotLeads) {
         outer.push_str(", COUNT(DISTINCT CASE WHEN hot = 1 THEN vid END) AS hot");
+    }
+    if revenue::asked(metrics) {
+        outer.push_str(&revenue::sums(false, ""));
     }
     outer.push_str(" FROM (");
     sql.text = format!("{outer}{}) x", sql.text);
@@ -295,6 +319,9 @@ fn flat_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context
             ", COUNT(DISTINCT CASE WHEN {score} >= {} THEN e.visitor_id END) AS hot",
             scope.hot_threshold
         ));
+    }
+    if revenue::asked(metrics) {
+        sql.push(&revenue::sums(true, "e.revenue_"));
     }
     events_from(&mut sql, dimensions, filters, metrics);
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);

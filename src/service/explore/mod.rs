@@ -10,6 +10,7 @@ pub mod dashboard;
 pub mod figures;
 pub mod query;
 pub mod range;
+mod revenue;
 mod sql;
 
 use sea_orm::DatabaseConnection;

@@ -6,12 +6,14 @@
 use std::collections::BTreeMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Statement, TransactionTrait,
     sea_query::{Expr, ExprTrait},
 };
 
-use entity::{alert_delivery, event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery};
+use entity::{
+    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery,
+};
 
 use crate::{
     auth::{Role, Viewer},
@@ -135,6 +137,23 @@ async fn erase_in_transaction(
         .await?;
     // An alert not yet sent must not carry the erased person anywhere.
     alert_delivery::Entity::delete_many().filter(alert_delivery::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    // Their conversions: those tied to them, and any still waiting for them by email or user id.
+    conversion::Entity::delete_many().filter(conversion::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    let mut waiting = Condition::any();
+    if let Some(email) = &found.email {
+        waiting = waiting.add(conversion::Column::Email.eq(email.to_lowercase()));
+    }
+    if let Some(user) = &found.identified_user_id {
+        waiting = waiting.add(conversion::Column::UserId.eq(user.as_str()));
+    }
+    if found.email.is_some() || found.identified_user_id.is_some() {
+        conversion::Entity::delete_many()
+            .filter(conversion::Column::SiteId.eq(site.id))
+            .filter(conversion::Column::VisitorId.is_null())
+            .filter(waiting)
+            .exec(&txn)
+            .await?;
+    }
     visitor::Entity::delete_by_id(found.id).exec(&txn).await?;
     // Its account's span, without it.
     if let Some((key, _)) = rollup::account_entry(&found) {

@@ -1,6 +1,6 @@
 //! Access (GDPR article 15): every stored fact about a visitor as one JSON
 //! document: `{"visitor": {...}, "identities": [...], "sessions": [...],
-//! "events": [...], "clicks": [...]}`, rows as stored (times in epoch
+//! "events": [...], "clicks": [...], "conversions": [...]}`, rows as stored (times in epoch
 //! milliseconds). It is written as a stream, a page of rows at a time, so a
 //! visitor with a hundred thousand events never sits in memory whole.
 
@@ -9,7 +9,7 @@ use futures_util::{Stream, stream};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::Serialize;
 
-use entity::{event, identity, link_click, tracked_session, visitor};
+use entity::{conversion, event, identity, link_click, tracked_session, visitor};
 
 use crate::{
     auth::{Role, Viewer},
@@ -27,10 +27,12 @@ enum Section {
     Sessions,
     Events,
     Clicks,
+    Conversions,
 }
 
 impl Section {
-    const ALL: [Section; 4] = [Section::Identities, Section::Sessions, Section::Events, Section::Clicks];
+    const ALL: [Section; 5] =
+        [Section::Identities, Section::Sessions, Section::Events, Section::Clicks, Section::Conversions];
 
     fn key(self) -> &'static str {
         match self {
@@ -38,6 +40,7 @@ impl Section {
             Section::Sessions => "sessions",
             Section::Events => "events",
             Section::Clicks => "clicks",
+            Section::Conversions => "conversions",
         }
     }
 }
@@ -151,6 +154,16 @@ async fn page(db: &DatabaseConnection, section: Section, visitor_id: i64, after:
                 .filter(link_click::Column::VisitorId.eq(visitor_id))
                 .filter(link_click::Column::Id.gt(after))
                 .order_by_asc(link_click::Column::Id)
+                .limit(PAGE)
+                .all(db)
+                .await?,
+            |row| row.id,
+        ),
+        Section::Conversions => encode(
+            conversion::Entity::find()
+                .filter(conversion::Column::VisitorId.eq(visitor_id))
+                .filter(conversion::Column::Id.gt(after))
+                .order_by_asc(conversion::Column::Id)
                 .limit(PAGE)
                 .all(db)
                 .await?,

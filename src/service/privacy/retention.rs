@@ -15,7 +15,7 @@ use sea_orm::{
     sea_query::{IntoColumnRef, IntoIden},
 };
 
-use entity::{event, identity, link_click, site, tracked_session, visitor, webhook_delivery};
+use entity::{conversion, event, identity, link_click, site, tracked_session, visitor, webhook_delivery};
 
 use crate::{
     error::AppResult,
@@ -40,6 +40,7 @@ pub struct Purged {
     pub identities: u64,
     pub clicks: u64,
     pub deliveries: u64,
+    pub conversions: u64,
     pub visitors: u64,
 }
 
@@ -93,6 +94,14 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
         purged.deliveries += in_batches::<webhook_delivery::Entity>(
             db,
             [webhook_delivery::Column::Id, webhook_delivery::Column::SiteId, webhook_delivery::Column::CreatedAt],
+            site_id,
+            cutoff,
+            None,
+        )
+        .await?;
+        purged.conversions += in_batches::<conversion::Entity>(
+            db,
+            [conversion::Column::Id, conversion::Column::SiteId, conversion::Column::OccurredAt],
             site_id,
             cutoff,
             None,

@@ -18,7 +18,7 @@ use super::{
     triggers,
     writes::{self, Writes},
 };
-use crate::service::alerts::outbox;
+use crate::service::{alerts::outbox, conversions};
 use crate::time::HOUR_MS;
 
 /// Writes what the batch changed. Statements go in groups, and the writer
@@ -161,6 +161,8 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
                 is_bot: Set(e.is_bot()),
                 timestamp: Set(e.timestamp),
                 hostname: Set(e.hostname.clone()),
+                revenue_minor: Set(e.revenue.as_ref().map(|money| money.minor)),
+                revenue_currency: Set(e.revenue.as_ref().map(|money| money.currency.clone())),
             }
         })
         .collect();
@@ -194,6 +196,14 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
         })
         .collect();
     writes.add_models(identities, "");
+    // Conversions recorded before their person was identified join them now.
+    for pending in &batch.identities {
+        let c = pending.command;
+        let visitor_id = batch.visitors[pending.visitor].model.id;
+        if let Some(tie) = conversions::tie_waiting(c.site_id, visitor_id, c.email.as_deref(), c.user_id.as_deref()) {
+            writes.add(&tie);
+        }
+    }
     writes
 }
 

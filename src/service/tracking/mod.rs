@@ -28,10 +28,13 @@ pub(crate) mod writes;
 
 use std::sync::Arc;
 
-use crate::enrich::{
-    ClientInfo, Geo,
-    network::{Network, NetworkKind},
-    source::Utm,
+use crate::{
+    enrich::{
+        ClientInfo, Geo,
+        network::{Network, NetworkKind},
+        source::Utm,
+    },
+    service::money::Money,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +102,8 @@ pub struct CollectedEvent {
     pub click_key: Option<String>,
     /// A JSON object.
     pub props: String,
+    /// A custom event's revenue.
+    pub revenue: Option<Money>,
     pub engaged_ms: i64,
     /// Whether the page matches one of the site's high-value patterns.
     pub high_value: bool,

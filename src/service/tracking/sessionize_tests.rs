@@ -33,6 +33,7 @@ fn event(kind: EventKind, ts: i64, campaign: Option<&str>) -> CollectedEvent {
         event_name: String::new(),
         page: "/".to_owned(),
         hostname: None,
+        revenue: None,
         page_title: None,
         referrer: None,
         external_referrer_host: None,
