@@ -30,6 +30,8 @@ struct Victim {
     view: String,
     /// A goal of the victim's site.
     goal: String,
+    /// A funnel of the victim's site.
+    funnel: String,
 }
 
 async fn victim(app: &TestApp) -> Victim {
@@ -86,7 +88,14 @@ async fn victim(app: &TestApp) -> Victim {
         )
         .await;
     let goal = goal["data"]["createGoal"]["id"].as_str().unwrap().to_owned();
-    Victim { client, site, org, link, session, key, member, destination, delivery, invitation, view, goal }
+    let funnel = client
+        .graphql(
+            "mutation($site: Int!, $goal: ID!) { createFunnel(siteId: $site, input: { name: \"Demo\", steps: [$goal, $goal] }) { id } }",
+            json!({ "site": site, "goal": goal }),
+        )
+        .await;
+    let funnel = funnel["data"]["createFunnel"]["id"].as_str().unwrap().to_owned();
+    Victim { client, site, org, link, session, key, member, destination, delivery, invitation, view, goal, funnel }
 }
 
 /// Everything the victim can see; it must not change.
@@ -101,6 +110,7 @@ async fn snapshot(v: &Victim) -> Value {
         "accounts": v.client.get(&format!("/api/accounts?siteId={site}&timeRange=all")).await.body,
         "views": v.client.graphql("query($site: Int!) { savedViews(siteId: $site) { id name query } }", json!({ "site": site })).await,
         "goals": v.client.graphql("query($site: Int!) { goals(siteId: $site) { id name pagePath } }", json!({ "site": site })).await,
+        "funnels": v.client.graphql("query($site: Int!) { funnels(siteId: $site) { id name windowDays steps { id } } }", json!({ "site": site })).await,
         "org": v.client.graphql("query($org: ID!) { members(orgId: $org) { userId role } apiKeys(orgId: $org) { id revokedAt } webhookSigningSecret(orgId: $org) }", json!({ "org": v.org })).await,
     })
 }
@@ -130,6 +140,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/webhook", None),
         ("GET", "/api/identify", get(format!("/api/identify?siteId={site}&tracker_vid=victim-visitor"))),
         ("POST", "/api/identify", Some((Method::POST, "/api/identify".into(), Some(json!({ "siteId": site, "tracker_vid": "victim-visitor", "user_id": "hijack" }))))),
+        ("POST", "/api/v2/funnel", Some((Method::POST, "/api/v2/funnel".into(), Some(json!({ "funnel_id": v.funnel }))))),
         ("POST", "/api/conversions", Some((Method::POST, "/api/conversions".into(), Some(json!({ "siteId": site, "name": "x", "amount": "1", "currency": "USD", "tracker_vid": "victim-visitor" }))))),
         ("GET", "/api/links", get(format!("/api/links?siteId={site}"))),
         ("POST", "/api/links", Some((Method::POST, "/api/links".into(), Some(json!({ "siteId": site, "destinationUrl": "https://evil.example/", "slug": "planted" }))))),
@@ -171,6 +182,7 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
     let (site, org, link, session, key, member) = (v.site, &v.org, &v.link, &v.session, &v.key, &v.member);
     let (destination, delivery, invitation, view, goal) =
         (&v.destination, &v.delivery, &v.invitation, &v.view, &v.goal);
+    let funnel = &v.funnel;
     let alert_input = "{ name: \"planted\", url: \"https://evil.example/\", trigger: IDENTIFIED }";
     vec![
         ("org", format!("{{ org(id: \"{org}\") {{ id }} }}")),
@@ -281,6 +293,21 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("createGoal", format!("mutation {{ createGoal(siteId: {site}, input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
         ("updateGoal", format!("mutation {{ updateGoal(id: \"{goal}\", input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
         ("deleteGoal", format!("mutation {{ deleteGoal(id: \"{goal}\") }}")),
+        ("funnels", format!("{{ funnels(siteId: {site}) {{ id }} }}")),
+        (
+            "createFunnel",
+            format!(
+                "mutation {{ createFunnel(siteId: {site}, input: {{ name: \"x\", steps: [\"{goal}\", \"{goal}\"] }}) {{ id }} }}"
+            ),
+        ),
+        (
+            "updateFunnel",
+            format!(
+                "mutation {{ updateFunnel(id: \"{funnel}\", input: {{ name: \"x\", steps: [\"{goal}\", \"{goal}\"] }}) {{ id }} }}"
+            ),
+        ),
+        ("deleteFunnel", format!("mutation {{ deleteFunnel(id: \"{funnel}\") }}")),
+        ("funnelReport", format!("{{ funnelReport(input: {{ funnelId: \"{funnel}\" }}) {{ siteId }} }}")),
         (
             "recordConversion",
             format!(

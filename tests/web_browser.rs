@@ -315,6 +315,16 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             )
             .await;
         assert!(goal["errors"].is_null(), "{goal}");
+        let goal_id = goal["data"]["createGoal"]["id"].as_str().unwrap().to_owned();
+        let funnel = client
+            .graphql(
+                "mutation($s: Int!, $g: ID!) { createFunnel(siteId: $s, input: { name: $n, steps: [$g, $g] }) { id } }"
+                    .replace("$n", &serde_json::to_string(script).unwrap())
+                    .as_str(),
+                json!({ "s": site, "g": goal_id }),
+            )
+            .await;
+        let funnel_id = funnel["data"]["createFunnel"]["id"].as_str().unwrap_or_else(|| panic!("{funnel}")).to_owned();
 
         let (_driver, browser) = start_browser(&FLAGS).await;
         sign_in(&browser, &app.base, &email).await;
@@ -331,6 +341,7 @@ async fn hostile_collected_data_runs_no_script_on_any_page() {
             "/settings".to_owned(),
             "/settings/alerts".to_owned(),
             "/settings/goals".to_owned(),
+            format!("/funnels?funnel={funnel_id}&breakdown=campaign"),
         ] {
             browser.goto(&format!("{}{path}", app.base)).await.unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;

@@ -202,6 +202,16 @@ async fn every_page_fits_a_desktop_and_a_phone() {
                 .await;
             assert!(made["errors"].is_null(), "{made}");
         }
+        let goal_ids = client.graphql("query($s: Int!) { goals(siteId: $s) { id } }", json!({ "s": site })).await;
+        let goal_ids: Vec<Value> =
+            goal_ids["data"]["goals"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
+        let funnel = client
+            .graphql(
+                "mutation($s: Int!, $steps: [ID!]!) { createFunnel(siteId: $s, input: { name: \"Enterprise demo requests from the pricing page\", steps: $steps, windowDays: 7 }) { id } }",
+                json!({ "s": site, "steps": [goal_ids[0], goal_ids[1], goal_ids[0]] }),
+            )
+            .await;
+        let funnel_id = funnel["data"]["createFunnel"]["id"].as_str().unwrap().to_owned();
         let destination = client
             .graphql(
                 "mutation($s: Int!, $i: DestinationInput!) { createDestination(siteId: $s, input: $i) { id } }",
@@ -229,6 +239,8 @@ async fn every_page_fits_a_desktop_and_a_phone() {
             (format!("/visitor/{vid}?site={site}"), "visitor"),
             (format!("/session/{session}?site={site}"), "session"),
             (format!("/talk/incoming?visitor={vid}&site={site}"), "connect"),
+            ("/funnels".to_owned(), "funnels"),
+            (format!("/funnels?funnel={funnel_id}&range=30d&breakdown=campaign"), "funnel-report"),
             ("/links".to_owned(), "links"),
             (format!("/links/{link_id}"), "link"),
             ("/settings".to_owned(), "settings"),

@@ -9,6 +9,7 @@ pub mod auth_session;
 pub mod conversion;
 pub mod daily_salt;
 pub mod event;
+pub mod funnel;
 pub mod goal;
 pub mod identity;
 pub mod invitation;

@@ -33,6 +33,7 @@ mod m20261127_000002_add_explore_columns;
 mod m20261127_000003_add_session_link;
 mod m20261128_000001_create_goals;
 mod m20261128_000002_create_revenue;
+mod m20261128_000003_create_funnels;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -74,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000003_add_session_link::Migration),
             Box::new(m20261128_000001_create_goals::Migration),
             Box::new(m20261128_000002_create_revenue::Migration),
+            Box::new(m20261128_000003_create_funnels::Migration),
         ]
     }
 }

@@ -92,6 +92,11 @@ fn variable_for(document: &ExecutableDocument, path: &str) -> Option<String> {
         Some((argument, inner)) => (argument, Some(inner)),
         None => (path, None),
     };
+    // An item of a list field (`steps[1]`) is named after the list's variable.
+    let (inner, item) = match inner.and_then(|inner| inner.find('[').map(|at| inner.split_at(at))) {
+        Some((field, item)) => (Some(field), item),
+        None => (inner, ""),
+    };
     let mut sets: Vec<&SelectionSet> = document.operations.iter().map(|(_, op)| &op.node.selection_set.node).collect();
     sets.extend(document.fragments.values().map(|fragment| &fragment.node.selection_set.node));
     while let Some(set) = sets.pop() {
@@ -110,11 +115,13 @@ fn variable_for(document: &ExecutableDocument, path: &str) -> Option<String> {
                             },
                             // The whole input object is one variable: the
                             // field is inside it.
-                            (Some(inner), Value::Variable(variable)) => return Some(format!("{variable}.{inner}")),
+                            (Some(inner), Value::Variable(variable)) => {
+                                return Some(format!("{variable}.{inner}{item}"));
+                            }
                             _ => continue,
                         };
                         if let Value::Variable(variable) = value {
-                            return Some(variable.to_string());
+                            return Some(format!("{variable}{item}"));
                         }
                     }
                     sets.push(&field.node.selection_set.node);

@@ -44,7 +44,7 @@ impl From<GoalInput> for Typed {
     }
 }
 
-pub struct Goal(goal::Model);
+pub struct Goal(pub goal::Model);
 
 #[Object]
 impl Goal {

@@ -265,12 +265,14 @@ fn qualify_field(registry: &Registry, parent: &str, field: &str, mut err: Server
     };
     let Some(MetaType::Object { fields, .. }) = registry.types.get(parent) else { return err };
     let Some(meta) = fields.get(field) else { return err };
-    if name.contains('.') || meta.args.contains_key(name.as_str()) {
+    // `steps[1]` is an item of the input field `steps`.
+    let base = name.split('[').next().unwrap_or_default();
+    if name.contains('.') || meta.args.contains_key(base) {
         return err;
     }
     let holder = meta.args.iter().find(|(_, arg)| {
         let ty = arg.ty.trim_matches(|c| matches!(c, '[' | ']' | '!'));
-        matches!(registry.types.get(ty), Some(MetaType::InputObject { input_fields, .. }) if input_fields.contains_key(name.as_str()))
+        matches!(registry.types.get(ty), Some(MetaType::InputObject { input_fields, .. }) if input_fields.contains_key(base))
     });
     if let Some((argument, _)) = holder {
         let qualified = format!("{argument}.{name}");

@@ -11,6 +11,7 @@ pub mod errors;
 pub mod executor;
 pub mod explore;
 pub mod explorer;
+pub mod funnels;
 pub mod gate;
 pub mod goals;
 pub mod handler;
@@ -52,6 +53,7 @@ pub struct Query(
     analytics::AnalyticsQuery,
     explore::ExploreQuery,
     goals::GoalQuery,
+    funnels::FunnelQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
     saved_views::SavedViewQuery,
@@ -72,6 +74,7 @@ pub struct Mutation(
     alerts::AlertMutation,
     saved_views::SavedViewMutation,
     goals::GoalMutation,
+    funnels::FunnelMutation,
     conversions::ConversionMutation,
     accounts::AccountsMutation,
 );

@@ -19,6 +19,7 @@ use super::{
     context::ContextExt,
     cost,
     explore::{self, Explorer, ExplorerInput},
+    funnels::{self, Funnel, FunnelReport, FunnelReportInput},
     goals::{self, Goal},
     invitations::{self, Invitation},
     links::{self, LinkList},
@@ -224,6 +225,17 @@ impl Workspace {
     /// `savedViews` for this site.
     async fn saved_views(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<SavedView>>> {
         scoped(self.site_id(), |site| saved_views::saved_views(ctx, site)).await
+    }
+
+    /// `funnels` of this site.
+    async fn funnels(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Funnel>>> {
+        scoped(self.site_id(), |site| funnels::site_funnels(ctx, site)).await
+    }
+
+    /// `funnelReport` for this site (a saved funnel of it, or its goals).
+    #[graphql(complexity = "input.cost() + child_complexity")]
+    async fn funnel_report(&self, ctx: &Context<'_>, input: FunnelReportInput) -> AppResult<Option<FunnelReport>> {
+        scoped(self.site_id(), |site| funnels::report_for(ctx, site, input)).await
     }
 
     /// `goals` of this site.

@@ -444,6 +444,18 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
+        document: doc!("funnel_report"),
+        output: Output::Field("funnelReport"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op(
+            "POST",
+            "/api/v2/funnel",
+            "funnelReport",
+            "visitors",
+            "A funnel's visitors, conversion and drop-off per step (a saved funnel_id, or goal names as steps)",
+        )
+    },
+    Operation {
         document: doc!("explorer"),
         output: Output::Field("explorer"),
         query: &[

@@ -9,6 +9,7 @@ pub mod api_keys;
 pub mod conversions;
 pub mod delivery;
 pub mod explore;
+pub mod funnels;
 pub mod goals;
 pub mod identify;
 pub mod invitations;

@@ -179,7 +179,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 31] = [
+const NOTICES: [(&str, &str); 33] = [
     ("account-saved", "The account was saved."),
     ("network-linked", "The network's visitors now count in this account."),
     ("link-created", "The link was created."),
@@ -208,6 +208,8 @@ const NOTICES: [(&str, &str); 31] = [
     ("goal-created", "The goal was added. Explore counts it over all stored traffic."),
     ("goal-saved", "The goal was saved."),
     ("goal-deleted", "The goal was deleted; the events that reached it stay."),
+    ("funnel-created", "The funnel was saved."),
+    ("funnel-deleted", "The funnel was deleted."),
     ("alert-tested", "A sample alert was delivered."),
     ("alert-test-failed", "The sample alert was not delivered; the webhook delivery log says why."),
     ("view-deleted", "The saved view was deleted."),

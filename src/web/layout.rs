@@ -75,15 +75,17 @@ pub enum Section {
     Live,
     Leads,
     Accounts,
+    Funnels,
     Links,
     Settings,
 }
 
-const SECTIONS: [(Section, &str, &str); 6] = [
+const SECTIONS: [(Section, &str, &str); 7] = [
     (Section::Overview, "/", "Overview"),
     (Section::Live, "/live", "Live"),
     (Section::Leads, "/leads", "Leads"),
     (Section::Accounts, "/accounts", "Accounts"),
+    (Section::Funnels, "/funnels", "Funnels"),
     (Section::Links, "/links", "Links"),
     (Section::Settings, "/settings", "Settings"),
 ];

@@ -11,7 +11,7 @@ pub mod figures;
 pub mod query;
 pub mod range;
 mod revenue;
-mod sql;
+pub mod sql;
 
 use sea_orm::DatabaseConnection;
 use serde_json::Value;

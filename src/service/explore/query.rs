@@ -563,7 +563,7 @@ fn parse_date(value: &str) -> Option<chrono::NaiveDate> {
     chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d").ok()
 }
 
-fn parse_date_range(value: Option<&Value>) -> AppResult<DateRange> {
+pub fn parse_date_range(value: Option<&Value>) -> AppResult<DateRange> {
     const FIELD: &str = "date_range";
     match value {
         None | Some(Value::Null) => Err(bad(FIELD, "is required")),

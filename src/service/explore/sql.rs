@@ -206,7 +206,7 @@ fn prop(sql: &mut Sql, backend: DbBackend, key: &str) {
 
 /// Whether the event `e` reaches `goal`: a pageview whose path matches, or
 /// a custom event of the name (with the property's value).
-fn reaches(sql: &mut Sql, backend: DbBackend, goal: &Goal) {
+pub fn reaches(sql: &mut Sql, backend: DbBackend, goal: &Goal) {
     match &goal.target {
         Target::Page(pattern) => {
             sql.push("(e.event_type = 'pageview' AND e.page");

@@ -7,6 +7,7 @@ mod account;
 mod accounts;
 mod alerts;
 mod explorer_view;
+mod funnels;
 mod goals;
 mod hooks;
 mod leads;
@@ -175,6 +176,17 @@ pub const TALK: Page = Page {
     forms: &[],
 };
 
+pub const FUNNELS: Page = Page {
+    path: "/funnels",
+    document: document!("funnels"),
+    section: Some(Section::Funnels),
+    site: SiteFrom::Current,
+    id: None,
+    params: &funnels::PARAMS,
+    render: funnels::render,
+    forms: &funnels::FORMS,
+};
+
 pub const LINKS: Page = Page {
     path: "/links",
     document: document!("links"),
@@ -263,7 +275,7 @@ pub const ACCOUNT: Page = Page {
     forms: &account::FORMS,
 };
 
-pub const PAGES: [&Page; 16] = [
+pub const PAGES: [&Page; 17] = [
     &OVERVIEW,
     &LIVE,
     &LEADS,
@@ -272,6 +284,7 @@ pub const PAGES: [&Page; 16] = [
     &VISITOR,
     &SESSION,
     &TALK,
+    &FUNNELS,
     &LINKS,
     &LINK,
     &SETTINGS,

@@ -1,0 +1,316 @@
+//! A funnel's figures over a date range: the events that reach any step,
+//! read once in the order they happened, each visitor's furthest way
+//! through (`compute`), then the steps' figures, overall and per group of
+//! the visit where each visitor's way through began.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
+use serde_json::Value;
+
+use entity::{link, tracked_session, visitor};
+
+use super::{
+    Funnel, checked_count, checked_window,
+    compute::{self, Reached, StepEvent, StepFigures, Window},
+};
+use crate::{
+    auth::{Role, Viewer},
+    error::{AppError, AppResult},
+    service::{
+        IN_LIST_CHUNK, access,
+        explore::{
+            figures::first_event,
+            query::{DateRange, parse_date_range},
+            range,
+            sql::{Sql, reaches},
+        },
+        goals::{self, Goal},
+        sites,
+    },
+    time::DAY_MS,
+};
+
+/// Which steps: a saved funnel's, or goals named on the spot.
+#[derive(Debug, Clone)]
+pub enum StepsAsked {
+    Funnel(i64),
+    Goals(Vec<String>),
+}
+
+/// What a breakdown groups visitors by: the visit where their way through
+/// the funnel began, or their account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Breakdown {
+    Channel,
+    Source,
+    Campaign,
+    Link,
+    Account,
+}
+
+impl Breakdown {
+    pub const NAMES: [&'static str; 5] = ["channel", "source", "campaign", "link", "account"];
+
+    pub fn parse(name: &str) -> AppResult<Breakdown> {
+        match name {
+            "channel" => Ok(Breakdown::Channel),
+            "source" => Ok(Breakdown::Source),
+            "campaign" => Ok(Breakdown::Campaign),
+            "link" => Ok(Breakdown::Link),
+            "account" => Ok(Breakdown::Account),
+            _ => Err(AppError::validation("breakdown", "must be channel, source, campaign, link or account")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Breakdown::NAMES[self as usize]
+    }
+}
+
+/// A report asked for.
+#[derive(Debug, Clone)]
+pub struct FunnelAsk {
+    /// Needed with goal names; a saved funnel brings its own site.
+    pub site_id: Option<i64>,
+    pub steps: StepsAsked,
+    /// With goal names: None for one visit. A saved funnel keeps its own.
+    pub window_days: Option<i32>,
+    /// Explore's `date_range`: `30d`, `month`, `["2026-01-01", "2026-01-31"]`...
+    pub date_range: Value,
+    pub breakdown: Option<Breakdown>,
+}
+
+pub struct GroupFigures {
+    pub value: String,
+    pub figures: Vec<StepFigures>,
+}
+
+pub struct FunnelReport {
+    pub site_id: i64,
+    pub name: Option<String>,
+    /// The steps' goal names, in order.
+    pub steps: Vec<String>,
+    pub window_days: Option<i32>,
+    pub from: i64,
+    pub to: i64,
+    pub figures: Vec<StepFigures>,
+    pub breakdown: Option<Breakdown>,
+    /// Most visitors at the first step first; at most `MAX_GROUPS`.
+    pub groups: Vec<GroupFigures>,
+}
+
+/// Groups a breakdown answers at most.
+pub const MAX_GROUPS: usize = 100;
+
+/// The site, its goals for the steps, the funnel's name and its window.
+async fn steps_of(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    ask: &FunnelAsk,
+) -> AppResult<(i64, Vec<Goal>, Option<String>, Option<i32>)> {
+    match &ask.steps {
+        StepsAsked::Funnel(id) => {
+            let Funnel { model, steps } = super::get(db, viewer, *id).await?;
+            checked_count(steps.len())?;
+            let rules = steps.iter().filter_map(Goal::of).collect();
+            Ok((model.site_id, rules, Some(model.name), model.window_days))
+        }
+        StepsAsked::Goals(names) => {
+            let site_id = ask.site_id.ok_or_else(|| AppError::validation("site_id", "is required with steps"))?;
+            let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+            checked_count(names.len())?;
+            let rules = goals::rules(db, site.id).await?;
+            let steps = names
+                .iter()
+                .enumerate()
+                .map(|(at, name)| {
+                    rules.iter().find(|goal| goal.name == *name).cloned().ok_or_else(|| {
+                        AppError::validation(
+                            &format!("steps[{at}]"),
+                            format!("the goal `{name}` is not configured for this site"),
+                        )
+                    })
+                })
+                .collect::<AppResult<Vec<_>>>()?;
+            Ok((site.id, steps, None, checked_window(ask.window_days)?))
+        }
+    }
+}
+
+/// The events reaching any step, in order per visitor: (visitor, event).
+async fn step_events(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    steps: &[Goal],
+    span: range::Span,
+) -> AppResult<Vec<(i64, StepEvent)>> {
+    let backend = db.get_database_backend();
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT e.visitor_id AS vid, e.session_id AS sid, e.timestamp AS at, ");
+    for (at, goal) in steps.iter().enumerate() {
+        if at > 0 {
+            sql.push(" + ");
+        }
+        sql.push("(CASE WHEN ");
+        reaches(&mut sql, backend, goal);
+        sql.push(&format!(" THEN {} ELSE 0 END)", 1u32 << at));
+    }
+    sql.push(" AS steps FROM events e WHERE e.site_id = ")
+        .bind(site_id)
+        .push(" AND e.is_bot = ")
+        .bind(false)
+        .push(" AND e.timestamp >= ")
+        .bind(span.from)
+        .push(" AND e.timestamp < ")
+        .bind(span.to)
+        .push(" AND (");
+    for (at, goal) in steps.iter().enumerate() {
+        if at > 0 {
+            sql.push(" OR ");
+        }
+        reaches(&mut sql, backend, goal);
+    }
+    sql.push(") ORDER BY e.visitor_id, e.timestamp, e.id");
+    let rows = db.query_all_raw(sql.statement()).await?;
+    rows.iter()
+        .map(|row| {
+            let steps: i64 = row.try_get("", "steps")?;
+            Ok((
+                row.try_get("", "vid")?,
+                StepEvent {
+                    session: row.try_get("", "sid")?,
+                    at: row.try_get("", "at")?,
+                    steps: u8::try_from(steps).unwrap_or(u8::MAX),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Each visitor's furthest way through.
+fn per_visitor(events: &[(i64, StepEvent)], step_count: usize, window: Window) -> Vec<(i64, Reached)> {
+    let mut reached = Vec::new();
+    let mut start = 0;
+    while start < events.len() {
+        let visitor = events[start].0;
+        let end = events[start..].iter().position(|(other, _)| *other != visitor).map_or(events.len(), |n| start + n);
+        let own: Vec<StepEvent> = events[start..end].iter().map(|(_, event)| *event).collect();
+        reached.push((visitor, compute::furthest(&own, step_count, window)));
+        start = end;
+    }
+    reached
+}
+
+/// Each visitor's group: the value of the visit where they began, or their account.
+async fn group_values(
+    db: &impl ConnectionTrait,
+    breakdown: Breakdown,
+    reached: &[(i64, Reached)],
+) -> AppResult<HashMap<i64, String>> {
+    let mut values = HashMap::new();
+    if breakdown == Breakdown::Account {
+        let ids: Vec<i64> = reached.iter().map(|(visitor, _)| *visitor).collect();
+        for chunk in ids.chunks(IN_LIST_CHUNK) {
+            let rows: Vec<(i64, Option<String>)> = visitor::Entity::find()
+                .select_only()
+                .column(visitor::Column::Id)
+                .column(visitor::Column::AccountKey)
+                .filter(visitor::Column::Id.is_in(chunk.iter().copied()))
+                .into_tuple()
+                .all(db)
+                .await?;
+            values.extend(rows.into_iter().map(|(id, key)| (id, key.unwrap_or_else(|| "(none)".to_owned()))));
+        }
+        return Ok(values);
+    }
+    let sessions: Vec<i64> = reached.iter().filter_map(|(_, reached)| reached.start_session).collect();
+    let mut by_session: HashMap<i64, String> = HashMap::new();
+    let mut link_of: HashMap<i64, i64> = HashMap::new();
+    for chunk in sessions.chunks(IN_LIST_CHUNK) {
+        let found = tracked_session::Entity::find()
+            .filter(tracked_session::Column::Id.is_in(chunk.iter().copied()))
+            .all(db)
+            .await?;
+        for session in found {
+            let blank =
+                |text: Option<String>, none: &str| text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned());
+            let value = match breakdown {
+                Breakdown::Channel => session.channel,
+                Breakdown::Source => blank(session.source, "Direct / None"),
+                Breakdown::Campaign => blank(session.utm_campaign, "(not set)"),
+                _ => {
+                    if let Some(link) = session.link_id {
+                        link_of.insert(session.id, link);
+                    }
+                    "(none)".to_owned()
+                }
+            };
+            by_session.insert(session.id, value);
+        }
+    }
+    if !link_of.is_empty() {
+        let ids: Vec<i64> = link_of.values().copied().collect();
+        let slugs: HashMap<i64, String> = link::Entity::find()
+            .filter(link::Column::Id.is_in(ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|l| (l.id, l.slug))
+            .collect();
+        for (session, link) in link_of {
+            if let Some(slug) = slugs.get(&link) {
+                by_session.insert(session, slug.clone());
+            }
+        }
+    }
+    for (visitor, reached) in reached {
+        if let Some(value) = reached.start_session.and_then(|session| by_session.get(&session)) {
+            values.insert(*visitor, value.clone());
+        }
+    }
+    Ok(values)
+}
+
+/// Answers a funnel report.
+pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: FunnelAsk, now: i64) -> AppResult<FunnelReport> {
+    let date_range = parse_date_range(Some(&ask.date_range))?;
+    let (site_id, steps, name, window_days) = steps_of(db, viewer, &ask).await?;
+    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+    let first = if date_range == DateRange::All { first_event(db, site.id).await? } else { None };
+    let span = range::resolve(&date_range, sites::timezone(&site), now, first);
+    let window = window_days.map_or(Window::Visit, |days| Window::Span(i64::from(days) * DAY_MS));
+    let events = step_events(db, site.id, &steps, span).await?;
+    let reached = per_visitor(&events, steps.len(), window);
+    let figures = compute::figures(reached.iter().map(|(_, r)| r.steps), steps.len());
+    let mut groups = Vec::new();
+    if let Some(breakdown) = ask.breakdown {
+        let values = group_values(db, breakdown, &reached).await?;
+        let mut by_value: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (visitor, reached) in &reached {
+            if let Some(value) = values.get(visitor) {
+                by_value.entry(value.as_str()).or_default().push(reached.steps);
+            }
+        }
+        groups = by_value
+            .into_iter()
+            .map(|(value, reached)| GroupFigures {
+                value: value.to_owned(),
+                figures: compute::figures(reached.into_iter(), steps.len()),
+            })
+            .collect();
+        groups.sort_by(|a, b| b.figures[0].visitors.cmp(&a.figures[0].visitors).then_with(|| a.value.cmp(&b.value)));
+        groups.truncate(MAX_GROUPS);
+    }
+    Ok(FunnelReport {
+        site_id: site.id,
+        name,
+        steps: steps.into_iter().map(|goal| goal.name).collect(),
+        window_days,
+        from: span.from,
+        to: span.to,
+        figures,
+        breakdown: ask.breakdown,
+        groups,
+    })
+}
