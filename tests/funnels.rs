@@ -151,8 +151,7 @@ async fn funnel_figures_equal_a_brute_force_recount() {
             map.entry(e.visitor_id).or_default().push(e);
             map
         });
-        let reach: HashMap<&str, Reaches> =
-            goals().into_iter().map(|(name, _, f)| (name, f)).collect();
+        let reach: HashMap<&str, Reaches> = goals().into_iter().map(|(name, _, f)| (name, f)).collect();
 
         for (names, window_days) in [
             (vec!["Pricing", "Signup"], None),

@@ -140,6 +140,7 @@ fn rest_rows(v: &Victim, own_site: i64) -> Vec<Row> {
         ("GET", "/api/webhook", None),
         ("GET", "/api/identify", get(format!("/api/identify?siteId={site}&tracker_vid=victim-visitor"))),
         ("POST", "/api/identify", Some((Method::POST, "/api/identify".into(), Some(json!({ "siteId": site, "tracker_vid": "victim-visitor", "user_id": "hijack" }))))),
+        ("POST", "/api/v2/attribution", Some((Method::POST, "/api/v2/attribution".into(), Some(json!({ "site_id": site }))))),
         ("POST", "/api/v2/funnel", Some((Method::POST, "/api/v2/funnel".into(), Some(json!({ "funnel_id": v.funnel }))))),
         ("POST", "/api/conversions", Some((Method::POST, "/api/conversions".into(), Some(json!({ "siteId": site, "name": "x", "amount": "1", "currency": "USD", "tracker_vid": "victim-visitor" }))))),
         ("GET", "/api/links", get(format!("/api/links?siteId={site}"))),
@@ -294,6 +295,7 @@ fn graphql_rows(v: &Victim) -> Vec<(&'static str, String)> {
         ("updateGoal", format!("mutation {{ updateGoal(id: \"{goal}\", input: {{ pagePath: \"/x\" }}) {{ id }} }}")),
         ("deleteGoal", format!("mutation {{ deleteGoal(id: \"{goal}\") }}")),
         ("funnels", format!("{{ funnels(siteId: {site}) {{ id }} }}")),
+        ("attributionReport", format!("{{ attributionReport(siteId: {site}) {{ siteId }} }}")),
         (
             "createFunnel",
             format!(

@@ -7,6 +7,7 @@ pub mod analytics;
 pub mod context;
 pub mod conversions;
 pub mod cost;
+pub mod credit;
 pub mod errors;
 pub mod executor;
 pub mod explore;
@@ -54,6 +55,7 @@ pub struct Query(
     explore::ExploreQuery,
     goals::GoalQuery,
     funnels::FunnelQuery,
+    credit::CreditQuery,
     webhooks::WebhookQuery,
     alerts::AlertQuery,
     saved_views::SavedViewQuery,

@@ -456,6 +456,18 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
+        document: doc!("attribution"),
+        output: Output::Field("attributionReport"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        ..op(
+            "POST",
+            "/api/v2/attribution",
+            "attributionReport",
+            "revenue",
+            "Leads, conversions and revenue credited to channels, sources, campaigns or links (first touch, last touch, linear)",
+        )
+    },
+    Operation {
         document: doc!("explorer"),
         output: Output::Field("explorer"),
         query: &[

@@ -7,6 +7,7 @@ pub mod alerts;
 pub mod analytics;
 pub mod api_keys;
 pub mod conversions;
+pub mod credit;
 pub mod delivery;
 pub mod explore;
 pub mod funnels;

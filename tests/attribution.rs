@@ -1,0 +1,228 @@
+//! The attribution report (design §20): seeded visits through collect and
+//! tracking-link redirects, identifies, revenue events and server-side
+//! conversions through the API; every model (first touch, last touch,
+//! linear) by every grouping (channel, source, campaign, link) equals a
+//! recount over the raw rows, money exact to the minor unit, on SQLite and
+//! PostgreSQL. Refusals name their field; another org's site is not found.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+
+use common::{apps, traffic::DESKTOP_UA};
+use entity::{conversion, event, identity, link, tracked_session};
+use leadtrail::time::{DAY_MS, MINUTE_MS, now_ms};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::json;
+
+/// Something credited: (visitor, when, amount and currency; none for a lead).
+type Outcome = (i64, i64, Option<(i64, String)>);
+
+/// (value, leads, conversions, revenue per currency) as the report shows them.
+type Row = (String, f64, f64, BTreeMap<String, String>);
+
+fn cents(minor: i64) -> String {
+    format!("{}.{:02}", minor / 100, minor % 100)
+}
+
+fn round(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
+}
+
+#[tokio::test]
+async fn every_model_and_grouping_equals_a_recount() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Ada", "credit.example").await;
+        let key =
+            client.graphql("mutation { createApiKey(name: \"crm\") { key } }", json!({})).await["data"]["createApiKey"]
+                ["key"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        let mut shorts = Vec::new();
+        for slug in ["spring", "autumn"] {
+            let made = client
+                .create_link(json!({ "siteId": site, "slug": slug, "destinationUrl": "https://credit.example/" }))
+                .await;
+            shorts.push(url::Url::parse(made["fullUrl"].as_str().unwrap()).unwrap().path().to_owned());
+        }
+        let mut rng = StdRng::seed_from_u64(77);
+        let now = now_ms();
+        let mut deals = Vec::new();
+        for n in 0..30 {
+            let vid = format!("c{n}");
+            let mut day = 25;
+            for _ in 0..rng.random_range(1..=4) {
+                day -= rng.random_range(1..=5).min(day - 1);
+                let ts = now - day * DAY_MS;
+                let mut first = json!({ "site": site, "type": "pageview", "tracker_vid": vid, "ts": ts, "url": "https://credit.example/" });
+                match rng.random_range(0..4) {
+                    0 => first["url"] = json!(app.click(&shorts[rng.random_range(0..2)], &[]).await),
+                    1 => first["url"] = json!("https://credit.example/?utm_source=newsletter&utm_campaign=winter"),
+                    2 => first["referrer"] = json!("https://www.google.com/"),
+                    _ => {}
+                }
+                let mut events = vec![first];
+                if rng.random_bool(0.3) {
+                    let minor = rng.random_range(1..50_000);
+                    events.push(
+                        json!({ "site": site, "type": "custom_event", "event_name": "purchase", "tracker_vid": vid,
+                                        "url": "https://credit.example/buy", "ts": ts + MINUTE_MS,
+                                        "revenue": { "amount": cents(minor), "currency": "USD" } }),
+                    );
+                }
+                app.collect_with(json!({ "events": events }), DESKTOP_UA, &[]).await.expect(202);
+                if rng.random_bool(0.25) {
+                    deals.push((
+                        vid.clone(),
+                        ts + 2 * MINUTE_MS + rng.random_range(0..DAY_MS),
+                        rng.random_range(1..900_000),
+                    ));
+                }
+            }
+            if rng.random_bool(0.4) {
+                client
+                    .identify(json!({ "siteId": site, "tracker_vid": vid, "email": format!("{vid}@credit.example") }))
+                    .await
+                    .expect(200);
+            }
+        }
+        app.state.writer.flush().await;
+        let crm = app.client().with_bearer(&key);
+        for (at, (vid, when, minor)) in deals.iter().enumerate() {
+            let body = json!({ "siteId": site, "name": "Closed won", "amount": cents(*minor), "currency": "EUR",
+                               "tracker_vid": vid, "occurred_at": when, "external_id": format!("deal-{at}") });
+            crm.post("/api/conversions", body).await.expect(200);
+        }
+
+        // The raw rows.
+        let db = &app.state.db;
+        let sessions =
+            tracked_session::Entity::find().filter(tracked_session::Column::SiteId.eq(site)).all(db).await.unwrap();
+        assert!(sessions.iter().any(|s| s.link_id.is_some()), "some visits began with a click");
+        let slugs: HashMap<i64, String> =
+            link::Entity::find().all(db).await.unwrap().into_iter().map(|l| (l.id, l.slug)).collect();
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        let mut first_identified: HashMap<i64, i64> = HashMap::new();
+        for identity in identity::Entity::find().filter(identity::Column::SiteId.eq(site)).all(db).await.unwrap() {
+            let entry = first_identified.entry(identity.visitor_id).or_insert(identity.identified_at);
+            *entry = (*entry).min(identity.identified_at);
+        }
+        outcomes.extend(first_identified.into_iter().map(|(visitor, at)| (visitor, at, None)));
+        for c in conversion::Entity::find().filter(conversion::Column::SiteId.eq(site)).all(db).await.unwrap() {
+            outcomes.push((c.visitor_id.unwrap(), c.occurred_at, Some((c.amount_minor, c.currency))));
+        }
+        for e in event::Entity::find().filter(event::Column::SiteId.eq(site)).all(db).await.unwrap() {
+            if let (Some(minor), Some(currency)) = (e.revenue_minor, e.revenue_currency) {
+                outcomes.push((e.visitor_id, e.timestamp, Some((minor, currency))));
+            }
+        }
+
+        for model in ["first_touch", "last_touch", "linear"] {
+            for by in ["channel", "source", "campaign", "link"] {
+                let key_of = |s: &tracked_session::Model| -> String {
+                    let or = |text: Option<String>, none: &str| {
+                        text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned())
+                    };
+                    match by {
+                        "channel" => s.channel.clone(),
+                        "source" => or(s.source.clone(), "Direct / None"),
+                        "campaign" => or(s.utm_campaign.clone(), "(not set)"),
+                        _ => or(s.link_id.map(|id| slugs[&id].clone()), "(none)"),
+                    }
+                };
+                let mut sums: BTreeMap<String, (f64, f64, BTreeMap<String, i64>)> = BTreeMap::new();
+                for (visitor, at, amount) in &outcomes {
+                    let mut before: Vec<&tracked_session::Model> =
+                        sessions.iter().filter(|s| s.visitor_id == *visitor && s.started_at <= *at).collect();
+                    before.sort_by_key(|s| (s.started_at, s.id));
+                    let chosen: Vec<&tracked_session::Model> = match model {
+                        "first_touch" => before.first().copied().into_iter().collect(),
+                        "last_touch" => before.last().copied().into_iter().collect(),
+                        _ => before.clone(),
+                    };
+                    let parts = chosen.len().max(1) as i64;
+                    let keys: Vec<String> = if chosen.is_empty() {
+                        vec!["(no visit)".to_owned()]
+                    } else {
+                        chosen.iter().map(|s| key_of(s)).collect()
+                    };
+                    for (index, group) in keys.into_iter().enumerate() {
+                        let entry = sums.entry(group).or_default();
+                        match amount {
+                            None => entry.0 += 1.0 / parts as f64,
+                            Some((minor, currency)) => {
+                                entry.1 += 1.0 / parts as f64;
+                                let share = minor / parts + i64::from((index as i64) < minor % parts);
+                                *entry.2.entry(currency.clone()).or_default() += share;
+                            }
+                        }
+                    }
+                }
+                let mut expected: Vec<Row> = sums
+                    .into_iter()
+                    .map(|(value, (leads, conversions, revenue))| {
+                        (
+                            value,
+                            round(leads),
+                            round(conversions),
+                            revenue.into_iter().map(|(c, m)| (c, cents(m))).collect(),
+                        )
+                    })
+                    .collect();
+                expected
+                    .sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.0.cmp(&b.0)));
+                let reply = client
+                    .post(
+                        "/api/v2/attribution",
+                        json!({ "site_id": site, "model": model, "by": by, "date_range": "30d" }),
+                    )
+                    .await;
+                let reply = reply.expect(200);
+                let got: Vec<Row> = reply["rows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|row| {
+                        let revenue = row["revenue"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|m| {
+                                (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned())
+                            })
+                            .collect();
+                        (
+                            row["value"].as_str().unwrap().to_owned(),
+                            row["leads"].as_f64().unwrap(),
+                            row["conversions"].as_f64().unwrap(),
+                            revenue,
+                        )
+                    })
+                    .collect();
+                assert_eq!(got, expected, "{model} by {by}");
+                assert_eq!(
+                    reply["total"]["conversions"].as_f64().unwrap(),
+                    outcomes.iter().filter(|o| o.2.is_some()).count() as f64
+                );
+            }
+        }
+
+        // Refusals name their field; another org's site is not found; no session, nothing.
+        for (body, field) in [
+            (json!({ "site_id": site, "model": "u_shaped" }), "model"),
+            (json!({ "site_id": site, "by": "weather" }), "by"),
+            (json!({ "site_id": site, "date_range": "lately" }), "date_range"),
+        ] {
+            let reply = client.post("/api/v2/attribution", body.clone()).await;
+            assert_eq!(reply.status.as_u16(), 400, "{body}: {}", reply.text);
+            assert_eq!(reply.body["field"], field, "{body}: {}", reply.text);
+        }
+        let (stranger, _) = app.user_with_site("Sly", "else.example").await;
+        assert_eq!(stranger.post("/api/v2/attribution", json!({ "site_id": site })).await.status.as_u16(), 404);
+        assert_eq!(app.client().post("/api/v2/attribution", json!({ "site_id": site })).await.status.as_u16(), 401);
+    }
+}
