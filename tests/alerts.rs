@@ -478,3 +478,53 @@ async fn a_site_has_at_most_25_destinations_even_when_created_at_once() {
         assert_eq!(gql_error_code(&refused), "VALIDATION_ERROR", "{refused}");
     }
 }
+
+/// `CONVERTED` fires once per conversion and destination: for one recorded
+/// for a known visitor at once, for one waiting for its person when
+/// identify ties it, never twice for the same `external_id`, and a second
+/// conversion of the same visitor fires again.
+#[tokio::test]
+async fn converted_fires_once_per_conversion() {
+    for app in apps_with(lenient).await {
+        let (client, site) = app.user_with_site("Cora", "shop.example").await;
+        let (hook, inbox) = receiver().await;
+        create(&client, site, json!({ "name": "won", "url": format!("{hook}/hook/won"), "trigger": "CONVERTED" }))
+            .await;
+        let key =
+            client.graphql("mutation { createApiKey(name: \"crm\") { key } }", json!({})).await["data"]["createApiKey"]
+                ["key"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        let crm = app.client().with_bearer(&key);
+        app.collect(pageview(site, "buyer", "https://shop.example/")).await.expect(202);
+        app.state.writer.flush().await;
+        let deal = |id: &str, person: Value| {
+            let mut body =
+                json!({ "siteId": site, "name": "Closed won", "amount": "100", "currency": "USD", "external_id": id });
+            body.as_object_mut().unwrap().extend(person.as_object().unwrap().clone());
+            body
+        };
+        crm.post("/api/conversions", deal("d1", json!({ "tracker_vid": "buyer" }))).await.expect(200);
+        crm.post("/api/conversions", deal("d1", json!({ "tracker_vid": "buyer" }))).await.expect(200);
+        crm.post("/api/conversions", deal("d2", json!({ "tracker_vid": "buyer" }))).await.expect(200);
+        eventually("two conversion alerts", async || inbox.at("won").len() == 2).await;
+        // One for someone not identified yet: nothing until identify names them.
+        crm.post("/api/conversions", deal("d3", json!({ "email": "later@example.com" }))).await.expect(200);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(inbox.at("won").len(), 2, "nobody to alert about yet");
+        app.collect(pageview(site, "later", "https://shop.example/")).await.expect(202);
+        identify(&app, &client, site, "later").await;
+        eventually("the tied conversion's alert", async || inbox.at("won").len() == 3).await;
+        let later =
+            inbox.at("won").into_iter().filter(|received| received.body().to_string().contains("later")).count();
+        assert_eq!(later, 1, "the alert is about the person it joined");
+        // Identifying them again fires nothing new.
+        identify(&app, &client, site, "later").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(inbox.at("won").len(), 3);
+        let listed = destination(&client, site, "won").await;
+        assert_eq!(listed["deliveries"].as_array().unwrap().len(), 3, "{listed}");
+        assert!(listed["deliveries"].as_array().unwrap().iter().all(|d| d["trigger"] == "CONVERTED"), "{listed}");
+    }
+}

@@ -24,6 +24,8 @@ pub struct Model {
     pub delivered_at: Option<i64>,
     /// For `account_became_hot`: the account, which fires a destination once.
     pub account_key: Option<String>,
+    /// For `converted`: the conversion, which fires a destination once.
+    pub conversion_id: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

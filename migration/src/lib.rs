@@ -34,6 +34,7 @@ mod m20261127_000003_add_session_link;
 mod m20261128_000001_create_goals;
 mod m20261128_000002_create_revenue;
 mod m20261128_000003_create_funnels;
+mod m20261128_000004_add_conversion_alerts;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -76,6 +77,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000001_create_goals::Migration),
             Box::new(m20261128_000002_create_revenue::Migration),
             Box::new(m20261128_000003_create_funnels::Migration),
+            Box::new(m20261128_000004_add_conversion_alerts::Migration),
         ]
     }
 }

@@ -29,6 +29,9 @@ pub enum AlertTrigger {
     /// The visitor's account's score reached the site's hot threshold:
     /// once per account, with the visitor whose visit did it.
     AccountBecameHot,
+    /// A conversion was recorded for the visitor (`recordConversion`, or a
+    /// waiting one tied when identify named its person): once per conversion.
+    Converted,
 }
 
 impl From<AlertTrigger> for trigger::AlertTrigger {
@@ -38,6 +41,7 @@ impl From<AlertTrigger> for trigger::AlertTrigger {
             AlertTrigger::Identified => trigger::AlertTrigger::Identified,
             AlertTrigger::FormSubmitted => trigger::AlertTrigger::FormSubmitted,
             AlertTrigger::AccountBecameHot => trigger::AlertTrigger::AccountBecameHot,
+            AlertTrigger::Converted => trigger::AlertTrigger::Converted,
         }
     }
 }
@@ -49,6 +53,7 @@ impl From<trigger::AlertTrigger> for AlertTrigger {
             trigger::AlertTrigger::Identified => AlertTrigger::Identified,
             trigger::AlertTrigger::FormSubmitted => AlertTrigger::FormSubmitted,
             trigger::AlertTrigger::AccountBecameHot => AlertTrigger::AccountBecameHot,
+            trigger::AlertTrigger::Converted => AlertTrigger::Converted,
         }
     }
 }

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{
     ActiveModelTrait,
     ActiveValue::Set,
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    TransactionTrait,
     sea_query::{Expr, ExprTrait, Func},
 };
 use serde_json::Value;
@@ -19,6 +20,7 @@ use entity::{conversion, event, visitor};
 
 use super::{
     IN_LIST_CHUNK, access,
+    alerts::{outbox, trigger::AlertTrigger},
     identify::validate_id,
     is_unique_violation,
     money::{self, Money},
@@ -115,12 +117,7 @@ async fn find_visitor(db: &impl ConnectionTrait, site_id: i64, person: &Person) 
 }
 
 /// Checks and stores a conversion. Members and API keys of the site's org.
-pub async fn record(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    input: ConversionInput,
-    now: i64,
-) -> AppResult<Recorded> {
+pub async fn record(db: &DatabaseConnection, viewer: &Viewer, input: ConversionInput, now: i64) -> AppResult<Recorded> {
     let name = text(Some(&input.name)).ok_or_else(|| AppError::validation("name", "is required"))?.to_owned();
     if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
         return Err(AppError::validation(
@@ -161,12 +158,20 @@ pub async fn record(
         created_at: Set(now),
         ..Default::default()
     };
-    match row.insert(db).await {
+    // The conversion and the alerts it fires are stored together.
+    let txn = db.begin().await?;
+    match row.insert(&txn).await {
         Ok(conversion) => {
+            if let Some(visitor) = &found {
+                let tied = [(conversion.id, visitor.id, visitor.tracker_vid.clone())];
+                fire_converted(&txn, site.id, &tied, now).await?;
+            }
+            txn.commit().await?;
             Ok(Recorded { conversion, created: true, tracker_vid: found.map(|visitor| visitor.tracker_vid) })
         }
         // Sent before (or at the same moment by another instance): the first one stands.
         Err(err) if is_unique_violation(&err) => {
+            txn.rollback().await?;
             let stored = conversion::Entity::find()
                 .filter(conversion::Column::SiteId.eq(site.id))
                 .filter(conversion::Column::ExternalId.eq(external_id))
@@ -183,34 +188,84 @@ pub async fn record(
     }
 }
 
-/// The update that ties the conversions waiting for a person to the visitor
-/// identify just named (the write pipeline runs it in the identify's
-/// transaction); none when identify named neither an email nor a user id.
-pub(crate) fn tie_waiting(
-    site_id: i64,
-    visitor_id: i64,
-    email: Option<&str>,
-    user_id: Option<&str>,
-) -> Option<sea_orm::UpdateMany<conversion::Entity>> {
+/// Ties the conversions waiting for a person to the visitor identify just
+/// named, and fires their `CONVERTED` alerts, in the identify's transaction
+/// (the write pipeline calls it). Answers how many it tied.
+pub(crate) async fn tie_waiting(
+    db: &impl ConnectionTrait,
+    person: &ToTie<'_>,
+    now: i64,
+) -> Result<u64, sea_orm::DbErr> {
     let mut named = sea_orm::Condition::any();
-    if let Some(email) = email {
+    if let Some(email) = person.email {
         named = named.add(conversion::Column::Email.eq(email.to_lowercase()));
     }
-    if let Some(user) = user_id {
+    if let Some(user) = person.user_id {
         named = named.add(conversion::Column::UserId.eq(user));
     }
-    if email.is_none() && user_id.is_none() {
-        return None;
+    if person.email.is_none() && person.user_id.is_none() {
+        return Ok(0);
     }
-    Some(
-        conversion::Entity::update_many()
-            .col_expr(conversion::Column::VisitorId, Expr::value(visitor_id))
-            .col_expr(conversion::Column::Email, Expr::value(Option::<String>::None))
-            .col_expr(conversion::Column::UserId, Expr::value(Option::<String>::None))
-            .filter(conversion::Column::SiteId.eq(site_id))
-            .filter(conversion::Column::VisitorId.is_null())
-            .filter(named),
-    )
+    let waiting: Vec<i64> = conversion::Entity::find()
+        .select_only()
+        .column(conversion::Column::Id)
+        .filter(conversion::Column::SiteId.eq(person.site_id))
+        .filter(conversion::Column::VisitorId.is_null())
+        .filter(named)
+        .into_tuple()
+        .all(db)
+        .await?;
+    if waiting.is_empty() {
+        return Ok(0);
+    }
+    conversion::Entity::update_many()
+        .col_expr(conversion::Column::VisitorId, Expr::value(person.visitor_id))
+        .col_expr(conversion::Column::Email, Expr::value(Option::<String>::None))
+        .col_expr(conversion::Column::UserId, Expr::value(Option::<String>::None))
+        .filter(conversion::Column::Id.is_in(waiting.iter().copied()))
+        .exec(db)
+        .await?;
+    let tied: Vec<(i64, i64, String)> =
+        waiting.iter().map(|id| (*id, person.visitor_id, person.tracker_vid.to_owned())).collect();
+    fire_converted(db, person.site_id, &tied, now).await?;
+    Ok(waiting.len() as u64)
+}
+
+/// A person identify named, whose waiting conversions join them.
+pub(crate) struct ToTie<'a> {
+    pub site_id: i64,
+    pub visitor_id: i64,
+    pub tracker_vid: &'a str,
+    pub email: Option<&'a str>,
+    pub user_id: Option<&'a str>,
+}
+
+/// Adds a `CONVERTED` alert per conversion (id, visitor id, tracker id) and
+/// live destination of the site, once each.
+async fn fire_converted(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    conversions: &[(i64, i64, String)],
+    now: i64,
+) -> Result<u64, sea_orm::DbErr> {
+    let armed = outbox::armed(db, &[site_id]).await?;
+    let fired: Vec<outbox::Fired<'_>> = armed
+        .iter()
+        .filter(|destination| destination.trigger == AlertTrigger::Converted)
+        .flat_map(|destination| {
+            conversions.iter().map(move |(id, visitor_id, tracker_vid)| outbox::Fired {
+                destination,
+                visitor_id: *visitor_id,
+                tracker_vid: tracker_vid.clone(),
+                account_key: None,
+                conversion_id: Some(*id),
+            })
+        })
+        .collect();
+    if fired.is_empty() {
+        return Ok(0);
+    }
+    outbox::enqueue(db, fired, now).await
 }
 
 /// The conversions tied to each visitor, newest first.

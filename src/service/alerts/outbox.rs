@@ -72,6 +72,8 @@ pub(crate) struct Fired<'a> {
     pub tracker_vid: String,
     /// The account that fired it, for `account_became_hot`.
     pub account_key: Option<String>,
+    /// The conversion that fired it, for `converted`.
+    pub conversion_id: Option<i64>,
 }
 
 /// Adds the fired alerts, due now; an alert this visitor (or, for an
@@ -96,8 +98,9 @@ pub(crate) async fn enqueue(db: &impl ConnectionTrait, fired: Vec<Fired<'_>>, no
             created_at: Set(now),
             delivered_at: Set(None),
             account_key: Set(fired.account_key),
+            conversion_id: Set(fired.conversion_id),
         });
-        // Either unique key, (destination, visitor) or (destination, account).
+        // Any unique key: (destination, visitor), (destination, account), (destination, conversion).
         added += alert_delivery::Entity::insert_many(rows)
             .on_conflict(OnConflict::new().do_nothing().to_owned())
             .exec_without_returning(db)

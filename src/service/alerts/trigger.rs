@@ -11,14 +11,18 @@ pub enum AlertTrigger {
     /// An account's score reached the site's hot threshold (design §18),
     /// once per account and destination.
     AccountBecameHot,
+    /// A conversion was recorded for the visitor (design §20), once per
+    /// conversion and destination.
+    Converted,
 }
 
 impl AlertTrigger {
-    pub const ALL: [AlertTrigger; 4] = [
+    pub const ALL: [AlertTrigger; 5] = [
         AlertTrigger::BecameHot,
         AlertTrigger::Identified,
         AlertTrigger::FormSubmitted,
         AlertTrigger::AccountBecameHot,
+        AlertTrigger::Converted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -27,6 +31,7 @@ impl AlertTrigger {
             AlertTrigger::Identified => "identified",
             AlertTrigger::FormSubmitted => "form_submitted",
             AlertTrigger::AccountBecameHot => "account_became_hot",
+            AlertTrigger::Converted => "converted",
         }
     }
 

@@ -147,7 +147,7 @@ async fn step_events(
 ) -> AppResult<Vec<(i64, StepEvent)>> {
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
-    sql.push("SELECT e.visitor_id AS vid, e.session_id AS sid, e.timestamp AS at, ");
+    sql.push("SELECT e.visitor_id AS vid, e.session_id AS sid, e.timestamp AS at, CAST(");
     for (at, goal) in steps.iter().enumerate() {
         if at > 0 {
             sql.push(" + ");
@@ -156,7 +156,7 @@ async fn step_events(
         reaches(&mut sql, backend, goal);
         sql.push(&format!(" THEN {} ELSE 0 END)", 1u32 << at));
     }
-    sql.push(" AS steps FROM events e WHERE e.site_id = ")
+    sql.push(" AS BIGINT) AS steps FROM events e WHERE e.site_id = ")
         .bind(site_id)
         .push(" AND e.is_bot = ")
         .bind(false)

@@ -83,6 +83,7 @@ pub(super) async fn fired<'a>(
                 visitor_id: *visitor_id,
                 tracker_vid: tracker_vid.clone(),
                 account_key: Some(account.key.clone()),
+                conversion_id: None,
             }));
         }
     }

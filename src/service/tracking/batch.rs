@@ -29,7 +29,9 @@ pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied,
         }
     }
     let activities = flush::write(&txn, &mut batch).await?;
-    let alerts_queued = flush::queue_alerts(&txn, &batch, crate::time::now_ms()).await?;
+    let now = crate::time::now_ms();
+    flush::tie_conversions(&txn, &batch, now).await?;
+    let alerts_queued = flush::queue_alerts(&txn, &batch, now).await?;
     txn.commit().await?;
     Ok(Applied { activities, alerts_queued })
 }

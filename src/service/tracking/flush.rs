@@ -196,15 +196,26 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
         })
         .collect();
     writes.add_models(identities, "");
-    // Conversions recorded before their person was identified join them now.
+    writes
+}
+
+/// Conversions recorded before their person was identified join them now,
+/// firing their alerts, in the batch's transaction. Answers how many.
+pub(super) async fn tie_conversions(db: &impl ConnectionTrait, batch: &Batch<'_>, now: i64) -> Result<u64, DbErr> {
+    let mut tied = 0;
     for pending in &batch.identities {
         let c = pending.command;
-        let visitor_id = batch.visitors[pending.visitor].model.id;
-        if let Some(tie) = conversions::tie_waiting(c.site_id, visitor_id, c.email.as_deref(), c.user_id.as_deref()) {
-            writes.add(&tie);
-        }
+        let visitor = &batch.visitors[pending.visitor].model;
+        let person = conversions::ToTie {
+            site_id: c.site_id,
+            visitor_id: visitor.id,
+            tracker_vid: &visitor.tracker_vid,
+            email: c.email.as_deref(),
+            user_id: c.user_id.as_deref(),
+        };
+        tied += conversions::tie_waiting(db, &person, now).await?;
     }
-    writes
+    Ok(tied)
 }
 
 /// The stored events, for the live stream.
@@ -257,6 +268,7 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
                     visitor_id: visitor.id,
                     tracker_vid: visitor.tracker_vid.clone(),
                     account_key: None,
+                    conversion_id: None,
                 })
         })
         .collect();

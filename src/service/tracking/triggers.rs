@@ -31,7 +31,8 @@ pub fn fires(trigger: AlertTrigger, change: &VisitorChange, hot_threshold: i32) 
         AlertTrigger::Identified => change.identified,
         AlertTrigger::FormSubmitted => !change.is_bot && change.submitted_form,
         // An account's own figures decide it (`account_alerts`), not one visitor's.
-        AlertTrigger::AccountBecameHot => false,
+        // Fired by what records or ties a conversion, not by activity.
+        AlertTrigger::AccountBecameHot | AlertTrigger::Converted => false,
     }
 }
 

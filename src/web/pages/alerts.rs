@@ -41,11 +41,12 @@ pub const TYPES: [(&str, &str); 5] = [
     ("chat_one", "Slack"),
     ("chat_two", "Microsoft Teams"),
 ];
-pub const TRIGGERS: [(&str, &str); 4] = [
+pub const TRIGGERS: [(&str, &str); 5] = [
     ("BECAME_HOT", "The visitor becomes hot"),
     ("IDENTIFIED", "The visitor is identified"),
     ("FORM_SUBMITTED", "The visitor submits a form"),
     ("ACCOUNT_BECAME_HOT", "The visitor's account becomes hot"),
+    ("CONVERTED", "A conversion is recorded for the visitor"),
 ];
 
 fn destination_input(input: &FormInput) -> AppResult<Value> {
