@@ -211,6 +211,27 @@ async fn every_model_and_grouping_equals_a_recount() {
             }
         }
 
+        // The link page shows what each link brought, as the report has it.
+        let report = client
+            .post(
+                "/api/v2/attribution",
+                json!({ "site_id": site, "model": "linear", "by": "link", "date_range": "30d" }),
+            )
+            .await;
+        let spring = report.body["rows"].as_array().unwrap().iter().find(|row| row["value"] == "spring").cloned();
+        let id = common::web::link_id(&client, site, "spring").await;
+        let page = common::web::expect_page(&client.get(&format!("/links/{id}?range=30d")).await, 200);
+        assert!(page.contains("What it brought, last 30 days"), "{page}");
+        let spring = spring.expect("the seed credits the spring link");
+        let revenue = spring["revenue"].as_array().unwrap();
+        let shown: Vec<String> = revenue
+            .iter()
+            .map(|m| format!("{} {}", m["amount"].as_str().unwrap(), m["currency"].as_str().unwrap()))
+            .collect();
+        let expected = if shown.is_empty() { "none".to_owned() } else { shown.join(", ") };
+        let linear_row = page.split("<th scope=\"row\">Linear</th>").nth(1).unwrap();
+        assert!(linear_row.split("</tr>").next().unwrap().contains(&expected), "{expected} in {linear_row}");
+
         // Refusals name their field; another org's site is not found; no session, nothing.
         for (body, field) in [
             (json!({ "site_id": site, "model": "u_shaped" }), "model"),

@@ -143,6 +143,13 @@ async fn conversions_are_recorded_once_checked_and_kept_for_people_identified_la
         );
         assert_eq!(profile["data"]["visitor"]["revenue"], json!([{ "amount": "49.00", "currency": "USD" }]));
 
+        // The visitor page lists it with the total.
+        let page = common::web::expect_page(&client.get(&format!("/visitor/pat-browser?site={site}")).await, 200);
+        assert!(
+            page.contains("Conversions: 49.00 USD") && page.contains("<strong>Payment</strong>: 49.00 USD"),
+            "{page}"
+        );
+
         // Access shows it; erasure takes it and leaves the one waiting for someone else.
         let waiting_too =
             json!({ "siteId": site, "name": "Refund", "amount": "1", "currency": "USD", "user_id": "pat-42" });

@@ -72,23 +72,34 @@ impl CreditQuery {
         by: Option<String>,
         date_range: Option<Json<Value>>,
     ) -> AppResult<AttributionReport> {
-        let model_name = model.unwrap_or_else(|| "last_touch".to_owned());
-        let by_name = by.unwrap_or_else(|| "channel".to_owned());
-        let ask = CreditAsk {
-            site_id,
-            model: Model::parse(&model_name)?,
-            by: By::parse(&by_name)?,
-            date_range: date_range.map_or_else(|| Value::from("30d"), |range| range.0),
-        };
-        let report = credit::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?;
-        Ok(AttributionReport {
-            site_id: report.site_id,
-            model: model_name,
-            by: by_name,
-            from: Timestamp(report.from),
-            to: Timestamp(report.to),
-            rows: report.rows.into_iter().map(AttributionRow::from).collect(),
-            total: report.total.into(),
-        })
+        attribution_report(ctx, site_id, model, by, date_range.map(|range| range.0)).await
     }
+}
+
+/// The report as a function, which `workspace` also calls with its site.
+pub(crate) async fn attribution_report(
+    ctx: &Context<'_>,
+    site_id: i64,
+    model: Option<String>,
+    by: Option<String>,
+    date_range: Option<Value>,
+) -> AppResult<AttributionReport> {
+    let model_name = model.unwrap_or_else(|| "last_touch".to_owned());
+    let by_name = by.unwrap_or_else(|| "channel".to_owned());
+    let ask = CreditAsk {
+        site_id,
+        model: Model::parse(&model_name)?,
+        by: By::parse(&by_name)?,
+        date_range: date_range.unwrap_or_else(|| Value::from("30d")),
+    };
+    let report = credit::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?;
+    Ok(AttributionReport {
+        site_id: report.site_id,
+        model: model_name,
+        by: by_name,
+        from: Timestamp(report.from),
+        to: Timestamp(report.to),
+        rows: report.rows.into_iter().map(AttributionRow::from).collect(),
+        total: report.total.into(),
+    })
 }

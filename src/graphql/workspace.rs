@@ -18,6 +18,7 @@ use super::{
     analytics::{self, LiveStream, Traffic},
     context::ContextExt,
     cost,
+    credit::{self, AttributionReport},
     explore::{self, Explorer, ExplorerInput},
     funnels::{self, Funnel, FunnelReport, FunnelReportInput},
     goals::{self, Goal},
@@ -225,6 +226,21 @@ impl Workspace {
     /// `savedViews` for this site.
     async fn saved_views(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<SavedView>>> {
         scoped(self.site_id(), |site| saved_views::saved_views(ctx, site)).await
+    }
+
+    /// `attributionReport` for this site, over a named range (`7d`, `30d`, `all`...).
+    #[graphql(
+        complexity = "cost::explore(&serde_json::Value::from(range.as_deref().unwrap_or(\"30d\")), None) + child_complexity"
+    )]
+    async fn attribution_report(
+        &self,
+        ctx: &Context<'_>,
+        model: Option<String>,
+        by: Option<String>,
+        range: Option<String>,
+    ) -> AppResult<Option<AttributionReport>> {
+        let date_range = range.map(serde_json::Value::from);
+        scoped(self.site_id(), |site| credit::attribution_report(ctx, site, model, by, date_range)).await
     }
 
     /// `funnels` of this site.

@@ -20,6 +20,7 @@ mod overview;
 mod page;
 mod pager;
 mod parts;
+mod revenue_view;
 mod session;
 mod settings;
 mod talk;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::{
     page::PageInput,
     parts::{self, Fact, MaybeLink},
+    revenue_view,
 };
 use crate::web::{format, forms::FormState};
 
@@ -45,6 +46,8 @@ pub struct Profile {
     recent_events: Vec<Event>,
     form_events: Vec<Event>,
     link_clicks: Vec<Click>,
+    conversions: Vec<revenue_view::ConversionData>,
+    revenue: Vec<revenue_view::AmountData>,
 }
 
 #[derive(Deserialize)]
@@ -219,6 +222,7 @@ pub struct ProfileView {
     pub events: Vec<EventRow>,
     pub forms: Vec<EventRow>,
     pub clicks: Vec<ClickRow>,
+    pub revenue: revenue_view::RevenueView,
 }
 
 /// Props shown per event, at most.
@@ -362,6 +366,7 @@ impl ProfileView {
                     place: parts::place(c.city.as_deref(), c.country.as_deref()),
                 })
                 .collect(),
+            revenue: revenue_view::view(v.conversions, v.revenue),
             tracker_vid: v.tracker_vid,
         }
     }
