@@ -172,7 +172,7 @@ async fn main() {
         "{:<30} {:>17} {:>17} {:>17} {:>12} {:>14}  target p95",
         "route", "REST p50/p95", "GraphQL p50/p95", "direct p50/p95", "REST/GQL", "GQL/direct"
     );
-    // BENCH_ONLY=explore (or routes, desk, csv) runs one section.
+    // BENCH_ONLY=explore (or routes, desk, goals, csv) runs one section.
     let only = std::env::var("BENCH_ONLY").ok().filter(|only| !only.is_empty());
     let wanted = |section: &str| only.as_deref().is_none_or(|only| only == section);
     for (index, route) in routes.iter().enumerate().filter(|_| wanted("routes")) {
@@ -364,6 +364,64 @@ async fn main() {
         cases.len() - explore_missed,
         cases.len()
     );
+
+    // Goals, funnels and attribution (design §20): goal conversions by
+    // source, a 4-step funnel over 30 days, and the attribution report, each
+    // beside the same range's plain Explore aggregate in the same run.
+    if wanted("goals") {
+        let goals = [
+            json!({ "name": "Pricing", "pagePath": "/pricing" }),
+            json!({ "name": "Docs", "pagePath": "/docs*" }),
+            json!({ "name": "Demo", "pagePath": "/demo" }),
+            json!({ "name": "Form", "eventName": "form_submit" }),
+        ];
+        let graphql_url = format!("{}/graphql", server.base);
+        // A reused database has them already; its refusal is fine.
+        for goal in goals {
+            let body = json!({ "query": "mutation($s: Int!, $i: GoalInput!) { createGoal(siteId: $s, input: $i) { id name } }",
+                               "variables": { "s": site, "i": goal } });
+            http.post(&graphql_url)
+                .header("cookie", &server.cookie)
+                .header("origin", &server.base)
+                .json(&body)
+                .send()
+                .await
+                .expect("goal");
+        }
+        let plain = json!({ "site_id": site, "metrics": ["visitors"], "date_range": "30d" });
+        let by_source = json!({ "site_id": site, "metrics": ["visitors", "events", "conversion_rate"], "date_range": "30d",
+                                "dimensions": ["visit:source"], "filters": [["is", "event:goal", ["Form"]]] });
+        let funnel = json!({ "site_id": site, "steps": ["Docs", "Pricing", "Demo", "Form"], "window_days": 7, "date_range": "30d" });
+        let attribution = json!({ "site_id": site, "model": "linear", "by": "source", "date_range": "30d" });
+        let cases: [(&str, &str, &serde_json::Value, f64); 4] = [
+            ("Explore aggregate 30d (baseline)", "/api/v2/query", &plain, f64::INFINITY),
+            ("goal conversions by source 30d", "/api/v2/query", &by_source, 100.0),
+            ("4-step funnel 30d, 7-day window", "/api/v2/funnel", &funnel, 500.0),
+            ("attribution, linear by source 30d", "/api/v2/attribution", &attribution, 200.0),
+        ];
+        println!("\n{:<40} {:>17} {:>12} {:>8}", "Goals, funnels, attribution", "p50/p95 ms", "p50 / base", "target");
+        let mut base = 0.0;
+        for (name, path, body, target) in cases {
+            let url = format!("{}{path}", server.base);
+            let sample = measure_runs(1, 10, || async {
+                let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("goals");
+                assert_eq!(reply.status(), 200, "{name}");
+                reply.bytes().await.expect("goals body");
+            })
+            .await;
+            if base == 0.0 {
+                base = sample.p50;
+            }
+            let verdict = if target.is_finite() { if sample.p95 < target { "met" } else { "MISSED" } } else { "" };
+            println!(
+                "{name:<40} {:>8.2}/{:>8.2} {:>12.2} {:>8}  {verdict}",
+                sample.p50,
+                sample.p95,
+                sample.p50 / base,
+                target
+            );
+        }
+    }
 
     // The CSV export streams: its peak memory stays flat whatever it holds.
     // Each export is read to its end by a client that counts the bytes; the

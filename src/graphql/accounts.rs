@@ -9,6 +9,7 @@ use async_graphql::{
 
 use super::{
     context::ContextExt,
+    conversions::MoneyTotal,
     cost,
     types::Timestamp,
     visitor::ScoreFactor,
@@ -19,6 +20,7 @@ use crate::{
     service::{
         accounts::{self, AccountChanges, AccountQuery, AccountSort},
         analytics::TimeRange,
+        conversions,
     },
     time::now_ms,
 };
@@ -92,6 +94,17 @@ impl Account {
 
 #[ComplexObject]
 impl Account {
+    /// How many conversions its visitors have (`recordConversion`).
+    async fn conversions(&self, ctx: &Context<'_>) -> AppResult<i64> {
+        Ok(conversions::of_account(&*ctx.db().await?, self.site_id, &self.key).await?.0)
+    }
+
+    /// Its visitors' revenue, conversions and revenue events, per currency.
+    async fn revenue(&self, ctx: &Context<'_>) -> AppResult<Vec<MoneyTotal>> {
+        let (_, totals) = conversions::of_account(&*ctx.db().await?, self.site_id, &self.key).await?;
+        Ok(totals.into_iter().map(MoneyTotal).collect())
+    }
+
     /// Its visitors (people first), as the leads list shows them: every
     /// visitor of the account or of a network linked to it, by score.
     #[graphql(complexity = "cost::ranked_window(Some(\"all\")) + cost::visitor_page(first) * child_complexity")]

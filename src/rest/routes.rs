@@ -153,8 +153,9 @@ fn plausible_rows(mut answer: Value) -> Value {
 
 fn explore_field(path: &str) -> Option<String> {
     let field = path.strip_prefix("query.")?;
-    let field = field.split(['.', '[']).next()?;
-    EXPLORE_FIELDS.iter().find(|(_, input)| *input == field).map(|(key, _)| (*key).to_owned())
+    // `filters[0]` keeps its item: the body's key, then the rest of the path.
+    let (name, rest) = field.split_at(field.find(['.', '[']).unwrap_or(field.len()));
+    EXPLORE_FIELDS.iter().find(|(_, input)| *input == name).map(|(key, _)| format!("{key}{rest}"))
 }
 
 /// A field of the `input` variable is the body's field of the same name.
@@ -164,7 +165,8 @@ fn input_field(path: &str) -> Option<String> {
 
 fn link_update_field(path: &str) -> Option<String> {
     let field = path.strip_prefix("input.")?;
-    LINK_UPDATE_FIELDS.iter().find(|(_, input, _)| *input == field).map(|(key, _, _)| (*key).to_owned())
+    let (name, rest) = field.split_at(field.find(['.', '[']).unwrap_or(field.len()));
+    LINK_UPDATE_FIELDS.iter().find(|(_, input, _)| *input == name).map(|(key, _, _)| format!("{key}{rest}"))
 }
 
 fn site_update_input(body: Map<String, Value>) -> AppResult<Map<String, Value>> {

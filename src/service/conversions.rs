@@ -314,6 +314,28 @@ pub async fn event_revenue_of_visitors(
     Ok(grouped)
 }
 
+/// An account's conversions and revenue: how many conversions its visitors
+/// have, and their revenue with that their events carry, per currency.
+pub async fn of_account(db: &impl ConnectionTrait, site_id: i64, key: &str) -> AppResult<(i64, Vec<Money>)> {
+    let visitors: Vec<i64> = visitor::Entity::find()
+        .select_only()
+        .column(visitor::Column::Id)
+        .filter(visitor::Column::SiteId.eq(site_id))
+        .filter(visitor::Column::AccountKey.eq(key))
+        .into_tuple()
+        .all(db)
+        .await?;
+    let recorded = of_visitors(db, &visitors).await?;
+    let events = event_revenue_of_visitors(db, &visitors).await?;
+    let count = recorded.values().map(|rows| rows.len() as i64).sum();
+    let amounts = recorded
+        .values()
+        .flatten()
+        .map(|c| (c.amount_minor, c.currency.as_str()))
+        .chain(events.values().flatten().map(|(minor, currency)| (*minor, currency.as_str())));
+    Ok((count, totals(amounts)))
+}
+
 /// Amounts summed per currency, by currency code.
 pub fn totals<'a>(amounts: impl Iterator<Item = (i64, &'a str)>) -> Vec<Money> {
     let mut sums: BTreeMap<&str, i64> = BTreeMap::new();

@@ -269,6 +269,14 @@ struct Detail {
     renamed: bool,
     score_breakdown: Vec<Factor>,
     members: Members,
+    conversions: i64,
+    revenue: Vec<Amount>,
+}
+
+#[derive(Deserialize)]
+struct Amount {
+    amount: String,
+    currency: String,
 }
 
 #[derive(Deserialize)]
@@ -333,6 +341,15 @@ pub fn render_one(mut layout: Layout, input: &PageInput, data: Value) -> AppResu
         parts::Fact { label: "High-value views", value: format::number(account.high_value_views) },
         parts::Fact { label: "Forms submitted", value: format::number(account.form_submits) },
         parts::Fact { label: "Engaged time", value: format::duration(account.engaged_seconds) },
+        parts::Fact { label: "Conversions", value: format::number(account.conversions) },
+        parts::Fact {
+            label: "Revenue",
+            value: if account.revenue.is_empty() {
+                "none".to_owned()
+            } else {
+                account.revenue.iter().map(|m| format!("{} {}", m.amount, m.currency)).collect::<Vec<_>>().join(", ")
+            },
+        },
         parts::Fact { label: "First seen", value: format::when(&account.first_seen) },
         parts::Fact { label: "Last seen", value: format::ago(&account.last_seen, input.now) },
     ];
