@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{context::ContextExt, conversions::MoneyTotal, cost, types::Timestamp};
 use crate::{
     error::AppResult,
-    service::credit::{self, By, CreditAsk, Credited, model::Model},
+    service::credit::{self, CreditAsk, Credited, model::Model},
     time::now_ms,
 };
 
@@ -89,7 +89,7 @@ pub(crate) async fn attribution_report(
     let ask = CreditAsk {
         site_id,
         model: Model::parse(&model_name)?,
-        by: By::parse(&by_name)?,
+        by: credit::parse_by(&by_name)?,
         date_range: date_range.unwrap_or_else(|| Value::from("30d")),
     };
     let report = credit::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?;

@@ -31,6 +31,7 @@ pub mod sessions;
 pub mod sites;
 pub mod tracking;
 pub mod users;
+pub mod visit_groups;
 pub mod webhooks;
 pub mod workspace;
 
@@ -38,6 +39,19 @@ use sea_orm::{DbErr, SqlErr};
 
 /// Ids per `IN (...)` list, well inside every backend's parameter limit.
 pub(crate) const IN_LIST_CHUNK: usize = 500;
+
+/// A name as typed: trimmed, 1 to `max` characters, without control
+/// characters; refused as `name` otherwise.
+pub(crate) fn checked_name(raw: &str, max: usize) -> crate::error::AppResult<String> {
+    let name = raw.trim();
+    if name.is_empty() || name.chars().count() > max || name.chars().any(char::is_control) {
+        return Err(crate::error::AppError::validation(
+            "name",
+            format!("must be 1 to {max} characters, without control characters"),
+        ));
+    }
+    Ok(name.to_owned())
+}
 
 /// Whether an insert or update failed on a unique constraint.
 pub(crate) fn is_unique_violation(err: &DbErr) -> bool {

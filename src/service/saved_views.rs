@@ -106,14 +106,7 @@ pub fn canonical_query(raw: &str) -> AppResult<String> {
 }
 
 fn checked_name(raw: &str) -> AppResult<String> {
-    let name = raw.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-        return Err(AppError::validation(
-            "name",
-            format!("must be 1 to {MAX_NAME_CHARS} characters, without control characters"),
-        ));
-    }
-    Ok(name.to_owned())
+    super::checked_name(raw, MAX_NAME_CHARS)
 }
 
 /// The site's views, by name, with the viewer's role there. Anyone who can

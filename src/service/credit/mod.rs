@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::Value;
 
-use entity::{conversion, event, identity, link, tracked_session};
+use entity::{conversion, event, identity, tracked_session};
 
 use super::{
     IN_LIST_CHUNK, access,
@@ -23,6 +23,7 @@ use super::{
     },
     money::Money,
     sites,
+    visit_groups::{self, VisitGroup},
 };
 use crate::{
     auth::{Role, Viewer},
@@ -30,25 +31,12 @@ use crate::{
 };
 use model::{Credit, Model, Touch};
 
-/// What the report groups by: a property of the credited visit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
-    Channel,
-    Source,
-    Campaign,
-    Link,
-}
+/// What the report groups by: where the credited visit came from.
+pub type By = VisitGroup;
 
-impl By {
-    pub fn parse(name: &str) -> AppResult<By> {
-        match name {
-            "channel" => Ok(By::Channel),
-            "source" => Ok(By::Source),
-            "campaign" => Ok(By::Campaign),
-            "link" => Ok(By::Link),
-            _ => Err(AppError::validation("by", "must be channel, source, campaign or link")),
-        }
-    }
+/// `channel`, `source`, `campaign` or `link`, refused as `by` otherwise.
+pub fn parse_by(name: &str) -> AppResult<By> {
+    VisitGroup::parse(name).ok_or_else(|| AppError::validation("by", "must be channel, source, campaign or link"))
 }
 
 impl Model {
@@ -177,27 +165,10 @@ async fn touches(db: &impl ConnectionTrait, by: By, visitors: &[i64]) -> AppResu
                 .await?,
         );
     }
-    let slugs: HashMap<i64, String> = if by == By::Link {
-        let ids: Vec<i64> = sessions.iter().filter_map(|session| session.link_id).collect();
-        let mut slugs = HashMap::new();
-        for chunk in ids.chunks(IN_LIST_CHUNK) {
-            let found = link::Entity::find().filter(link::Column::Id.is_in(chunk.iter().copied())).all(db).await?;
-            slugs.extend(found.into_iter().map(|link| (link.id, link.slug)));
-        }
-        slugs
-    } else {
-        HashMap::new()
-    };
+    let slugs = visit_groups::link_slugs(db, by, &sessions).await?;
     let mut touches: HashMap<i64, Vec<Touch>> = HashMap::new();
     for session in sessions {
-        let blank =
-            |text: Option<String>, none: &str| text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned());
-        let key = match by {
-            By::Channel => session.channel,
-            By::Source => blank(session.source, "Direct / None"),
-            By::Campaign => blank(session.utm_campaign, "(not set)"),
-            By::Link => blank(session.link_id.and_then(|id| slugs.get(&id).cloned()), "(none)"),
-        };
+        let key = by.key(&session, &slugs);
         touches.entry(session.visitor_id).or_default().push(Touch {
             started_at: session.started_at,
             id: session.id,

@@ -45,14 +45,7 @@ pub struct Funnel {
 }
 
 fn checked_name(raw: &str) -> AppResult<String> {
-    let name = raw.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-        return Err(AppError::validation(
-            "name",
-            format!("must be 1 to {MAX_NAME_CHARS} characters, without control characters"),
-        ));
-    }
-    Ok(name.to_owned())
+    super::checked_name(raw, MAX_NAME_CHARS)
 }
 
 /// A window in days, checked.

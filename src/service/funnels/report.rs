@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::Value;
 
-use entity::{link, tracked_session, visitor};
+use entity::visitor;
 
 use super::{
     Funnel, checked_count, checked_window,
@@ -27,6 +27,7 @@ use crate::{
         },
         goals::{self, Goal},
         sites,
+        visit_groups::{self, VisitGroup},
     },
     time::DAY_MS,
 };
@@ -42,29 +43,24 @@ pub enum StepsAsked {
 /// the funnel began, or their account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Breakdown {
-    Channel,
-    Source,
-    Campaign,
-    Link,
+    Visit(VisitGroup),
     Account,
 }
 
 impl Breakdown {
-    pub const NAMES: [&'static str; 5] = ["channel", "source", "campaign", "link", "account"];
-
     pub fn parse(name: &str) -> AppResult<Breakdown> {
-        match name {
-            "channel" => Ok(Breakdown::Channel),
-            "source" => Ok(Breakdown::Source),
-            "campaign" => Ok(Breakdown::Campaign),
-            "link" => Ok(Breakdown::Link),
-            "account" => Ok(Breakdown::Account),
+        match (name, VisitGroup::parse(name)) {
+            (_, Some(group)) => Ok(Breakdown::Visit(group)),
+            ("account", None) => Ok(Breakdown::Account),
             _ => Err(AppError::validation("breakdown", "must be channel, source, campaign, link or account")),
         }
     }
 
     pub fn name(self) -> &'static str {
-        Breakdown::NAMES[self as usize]
+        match self {
+            Breakdown::Visit(group) => group.name(),
+            Breakdown::Account => "account",
+        }
     }
 }
 
@@ -224,46 +220,12 @@ async fn group_values(
         }
         return Ok(values);
     }
-    let sessions: Vec<i64> = reached.iter().filter_map(|(_, reached)| reached.start_session).collect();
-    let mut by_session: HashMap<i64, String> = HashMap::new();
-    let mut link_of: HashMap<i64, i64> = HashMap::new();
-    for chunk in sessions.chunks(IN_LIST_CHUNK) {
-        let found = tracked_session::Entity::find()
-            .filter(tracked_session::Column::Id.is_in(chunk.iter().copied()))
-            .all(db)
-            .await?;
-        for session in found {
-            let blank =
-                |text: Option<String>, none: &str| text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned());
-            let value = match breakdown {
-                Breakdown::Channel => session.channel,
-                Breakdown::Source => blank(session.source, "Direct / None"),
-                Breakdown::Campaign => blank(session.utm_campaign, "(not set)"),
-                _ => {
-                    if let Some(link) = session.link_id {
-                        link_of.insert(session.id, link);
-                    }
-                    "(none)".to_owned()
-                }
-            };
-            by_session.insert(session.id, value);
-        }
-    }
-    if !link_of.is_empty() {
-        let ids: Vec<i64> = link_of.values().copied().collect();
-        let slugs: HashMap<i64, String> = link::Entity::find()
-            .filter(link::Column::Id.is_in(ids))
-            .all(db)
-            .await?
-            .into_iter()
-            .map(|l| (l.id, l.slug))
-            .collect();
-        for (session, link) in link_of {
-            if let Some(slug) = slugs.get(&link) {
-                by_session.insert(session, slug.clone());
-            }
-        }
-    }
+    let Breakdown::Visit(group) = breakdown else { return Ok(values) };
+    let ids: Vec<i64> = reached.iter().filter_map(|(_, reached)| reached.start_session).collect();
+    let sessions = visit_groups::sessions_by_id(db, &ids).await?;
+    let slugs = visit_groups::link_slugs(db, group, &sessions).await?;
+    let by_session: HashMap<i64, String> =
+        sessions.iter().map(|session| (session.id, group.key(session, &slugs))).collect();
     for (visitor, reached) in reached {
         if let Some(value) = reached.start_session.and_then(|session| by_session.get(&session)) {
             values.insert(*visitor, value.clone());
