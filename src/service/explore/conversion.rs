@@ -6,8 +6,8 @@
 use sea_orm::ConnectionTrait;
 
 use super::{
-    figures::{self, Ask, Groups, Scope},
-    query::{Dimension, EventProperty, Filter, Metric, Operator},
+    figures::{self, Ask, Groups, Key, Scope},
+    query::{Condition, Dimension, EventProperty, Filter, Metric, Operator},
     range::{Buckets, Span},
 };
 use crate::{
@@ -54,6 +54,34 @@ pub fn without_goals(filters: &[Filter]) -> Vec<Filter> {
         .collect()
 }
 
+/// The groups of one span. With `event:goal` among the dimensions, each goal
+/// is counted on its own (an event may reach several goals): the rows that
+/// reach it, grouped by the other dimensions, under the goal's name.
+async fn split_by_goal(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Groups> {
+    let Some(at) = ask.dimensions.iter().position(|dimension| *dimension == GOAL) else {
+        return figures::groups(db, scope, ask, span, buckets).await;
+    };
+    let mut others = ask.dimensions.to_vec();
+    others.remove(at);
+    let mut all = Groups::new();
+    for reached in scope.goals {
+        let mut filters = ask.filters.to_vec();
+        filters.push(Filter::Condition(Condition::is(GOAL, &reached.name)));
+        let one = Ask { dimensions: &others, filters: &filters, metrics: ask.metrics };
+        for (mut key, counts) in figures::groups(db, scope, one, span, buckets).await? {
+            key.insert(at, Key::Text(Some(reached.name.clone())));
+            all.insert(key, counts);
+        }
+    }
+    Ok(all)
+}
+
 /// The groups of `ask`, each with `base_visitors` filled in when the query
 /// asks for `conversion_rate`.
 pub async fn groups(
@@ -63,7 +91,7 @@ pub async fn groups(
     span: Span,
     buckets: Option<&Buckets>,
 ) -> AppResult<Groups> {
-    let mut groups = figures::groups(db, scope, ask, span, buckets).await?;
+    let mut groups = split_by_goal(db, scope, ask, span, buckets).await?;
     if !ask.metrics.contains(&Metric::ConversionRate) {
         return Ok(groups);
     }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use sea_orm::ConnectionTrait;
 
 use super::{
-    query::{Condition, Dimension, EventProperty, Filter, Metric},
+    query::{Condition, Dimension, Filter, Metric},
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
     sql::{self, Context, Resolved, Source, Sql},
@@ -429,37 +429,8 @@ async fn resolve_patterns(
     Ok(resolved)
 }
 
-/// The groups of one span. With `event:goal` among the dimensions, each goal
-/// is counted on its own (an event may reach several goals): the rows that
-/// reach it, grouped by the other dimensions, under the goal's name.
-pub async fn groups(
-    db: &impl ConnectionTrait,
-    scope: &Scope<'_>,
-    ask: Ask<'_>,
-    span: Span,
-    buckets: Option<&Buckets>,
-) -> AppResult<Groups> {
-    let goal = Dimension::Event(EventProperty::Goal);
-    let Some(at) = ask.dimensions.iter().position(|dimension| *dimension == goal) else {
-        return ungrouped_by_goal(db, scope, ask, span, buckets).await;
-    };
-    let mut others = ask.dimensions.to_vec();
-    others.remove(at);
-    let mut all = Groups::new();
-    for reached in scope.goals {
-        let mut filters = ask.filters.to_vec();
-        filters.push(Filter::Condition(Condition::is(goal.clone(), &reached.name)));
-        let one = Ask { dimensions: &others, filters: &filters, metrics: ask.metrics };
-        for (mut key, counts) in ungrouped_by_goal(db, scope, one, span, buckets).await? {
-            key.insert(at, Key::Text(Some(reached.name.clone())));
-            all.insert(key, counts);
-        }
-    }
-    Ok(all)
-}
-
 /// The groups of one span: events and clicks as the metrics need them.
-async fn ungrouped_by_goal(
+pub async fn groups(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     ask: Ask<'_>,

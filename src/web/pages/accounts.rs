@@ -12,6 +12,7 @@ use super::{
     page::{PageInput, Param},
     pager::{PageLink, pager},
     parts::{self, Choice, choices},
+    revenue_view,
 };
 use crate::{
     auth::Role,
@@ -270,13 +271,7 @@ struct Detail {
     score_breakdown: Vec<Factor>,
     members: Members,
     conversions: i64,
-    revenue: Vec<Amount>,
-}
-
-#[derive(Deserialize)]
-struct Amount {
-    amount: String,
-    currency: String,
+    revenue: Vec<revenue_view::AmountData>,
 }
 
 #[derive(Deserialize)]
@@ -344,11 +339,7 @@ pub fn render_one(mut layout: Layout, input: &PageInput, data: Value) -> AppResu
         parts::Fact { label: "Conversions", value: format::number(account.conversions) },
         parts::Fact {
             label: "Revenue",
-            value: if account.revenue.is_empty() {
-                "none".to_owned()
-            } else {
-                account.revenue.iter().map(|m| format!("{} {}", m.amount, m.currency)).collect::<Vec<_>>().join(", ")
-            },
+            value: if account.revenue.is_empty() { "none".to_owned() } else { revenue_view::amounts(&account.revenue) },
         },
         parts::Fact { label: "First seen", value: format::when(&account.first_seen) },
         parts::Fact { label: "Last seen", value: format::ago(&account.last_seen, input.now) },

@@ -11,6 +11,7 @@ use super::{
     link_form::{self, LinkFields},
     page::PageInput,
     parts::{self, BarPanel, Tab},
+    revenue_view,
 };
 use crate::{
     auth::Role,
@@ -67,69 +68,7 @@ pub const FORMS: [Form; 3] = [
 #[derive(Deserialize)]
 struct Answer {
     link: Link,
-    workspace: Credit,
-}
-
-/// What the link brought, per attribution model.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Credit {
-    first_touch: Option<Report>,
-    last_touch: Option<Report>,
-    linear: Option<Report>,
-}
-
-#[derive(Deserialize)]
-struct Report {
-    rows: Vec<CreditRow>,
-}
-
-#[derive(Deserialize)]
-struct CreditRow {
-    value: String,
-    leads: f64,
-    conversions: f64,
-    revenue: Vec<Amount>,
-}
-
-#[derive(Deserialize)]
-struct Amount {
-    amount: String,
-    currency: String,
-}
-
-/// A row of the "brought" table: the model and the link's credit under it.
-pub struct BroughtRow {
-    pub model: &'static str,
-    pub leads: String,
-    pub conversions: String,
-    pub revenue: String,
-}
-
-/// The link's row of each model's report (zero when it has none).
-fn brought(credit: Credit, slug: &str) -> Vec<BroughtRow> {
-    let shown = |n: f64| if n.fract() == 0.0 { format!("{n:.0}") } else { format!("{n:.2}") };
-    [("First touch", credit.first_touch), ("Last touch", credit.last_touch), ("Linear", credit.linear)]
-        .into_iter()
-        .map(|(model, report)| {
-            let row = report.and_then(|report| report.rows.into_iter().find(|row| row.value == slug));
-            BroughtRow {
-                model,
-                leads: shown(row.as_ref().map_or(0.0, |row| row.leads)),
-                conversions: shown(row.as_ref().map_or(0.0, |row| row.conversions)),
-                revenue: row
-                    .map(|row| {
-                        row.revenue
-                            .iter()
-                            .map(|m| format!("{} {}", m.amount, m.currency))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .filter(|text| !text.is_empty())
-                    .unwrap_or_else(|| "none".to_owned()),
-            }
-        })
-        .collect()
+    workspace: revenue_view::Credit,
 }
 
 #[derive(Deserialize)]
@@ -236,7 +175,7 @@ struct LinkPage<'a> {
     layout: Layout,
     site_id: i64,
     /// The leads, conversions and revenue the link brought, per model.
-    brought: Vec<BroughtRow>,
+    brought: Vec<revenue_view::BroughtRow>,
     /// The stored slug, free for this link whatever is typed.
     current_slug: String,
     notice: Option<&'static str>,
@@ -288,7 +227,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
     let site = input.site()?;
     let answer: Answer = bridge::decode(data)?;
     let link = answer.link;
-    let brought = brought(answer.workspace, &link.slug);
+    let brought = revenue_view::brought(answer.workspace, &link.slug);
     // `?site=` naming another of the viewer's sites does not show this link under it.
     if link.site_id != site {
         return Err(AppError::not_found("link"));

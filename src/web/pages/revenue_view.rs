@@ -1,6 +1,6 @@
-//! Conversions and revenue as the visitor page shows them (design §20):
-//! the visitor's recorded conversions, newest first, and their revenue per
-//! currency, exact as the API answers it.
+//! Conversions and revenue as the pages show them (design §20): a
+//! visitor's recorded conversions, newest first, and revenue per currency,
+//! exact as the API answers it; what a tracking link brought per model.
 
 use serde::Deserialize;
 
@@ -34,9 +34,14 @@ pub struct RevenueView {
     pub conversions: Vec<ConversionRow>,
 }
 
+/// `1299.00 EUR, 49.00 USD`.
+pub fn amounts(amounts: &[AmountData]) -> String {
+    amounts.iter().map(|m| format!("{} {}", m.amount, m.currency)).collect::<Vec<_>>().join(", ")
+}
+
 pub fn view(conversions: Vec<ConversionData>, revenue: Vec<AmountData>) -> RevenueView {
     RevenueView {
-        totals: revenue.iter().map(|m| format!("{} {}", m.amount, m.currency)).collect::<Vec<_>>().join(", "),
+        totals: amounts(&revenue),
         conversions: conversions
             .into_iter()
             .map(|c| ConversionRow {
@@ -46,4 +51,60 @@ pub fn view(conversions: Vec<ConversionData>, revenue: Vec<AmountData>) -> Reven
             })
             .collect(),
     }
+}
+
+/// What the link brought, per attribution model.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Credit {
+    first_touch: Option<Report>,
+    last_touch: Option<Report>,
+    linear: Option<Report>,
+}
+
+#[derive(Deserialize)]
+struct Report {
+    rows: Vec<CreditRow>,
+}
+
+#[derive(Deserialize)]
+struct CreditRow {
+    value: String,
+    leads: f64,
+    conversions: f64,
+    revenue: Vec<AmountData>,
+}
+
+/// A row of the "brought" table: the model and the link's credit under it.
+pub struct BroughtRow {
+    pub model: &'static str,
+    pub leads: String,
+    pub conversions: String,
+    pub revenue: String,
+}
+
+/// The link's row of each model's report (zero when it has none).
+pub fn brought(credit: Credit, slug: &str) -> Vec<BroughtRow> {
+    let shown = |n: f64| if n.fract() == 0.0 { format!("{n:.0}") } else { format!("{n:.2}") };
+    [("First touch", credit.first_touch), ("Last touch", credit.last_touch), ("Linear", credit.linear)]
+        .into_iter()
+        .map(|(model, report)| {
+            let row = report.and_then(|report| report.rows.into_iter().find(|row| row.value == slug));
+            BroughtRow {
+                model,
+                leads: shown(row.as_ref().map_or(0.0, |row| row.leads)),
+                conversions: shown(row.as_ref().map_or(0.0, |row| row.conversions)),
+                revenue: row
+                    .map(|row| {
+                        row.revenue
+                            .iter()
+                            .map(|m| format!("{} {}", m.amount, m.currency))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .filter(|text| !text.is_empty())
+                    .unwrap_or_else(|| "none".to_owned()),
+            }
+        })
+        .collect()
 }
