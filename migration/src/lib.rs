@@ -35,6 +35,7 @@ mod m20261128_000001_create_goals;
 mod m20261128_000002_create_revenue;
 mod m20261128_000003_create_funnels;
 mod m20261128_000004_add_conversion_alerts;
+mod m20261128_000005_index_waiting_conversions;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -78,6 +79,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000002_create_revenue::Migration),
             Box::new(m20261128_000003_create_funnels::Migration),
             Box::new(m20261128_000004_add_conversion_alerts::Migration),
+            Box::new(m20261128_000005_index_waiting_conversions::Migration),
         ]
     }
 }

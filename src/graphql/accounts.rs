@@ -21,6 +21,7 @@ use crate::{
         accounts::{self, AccountChanges, AccountQuery, AccountSort},
         analytics::TimeRange,
         conversions,
+        money::Money,
     },
     time::now_ms,
 };
@@ -57,9 +58,18 @@ pub struct Account {
     pub excluded: bool,
     /// Whether an admin gave it its name.
     pub renamed: bool,
+    /// Its conversions and revenue, read once however many fields ask.
+    #[graphql(skip)]
+    money: tokio::sync::OnceCell<(i64, Vec<Money>)>,
 }
 
 impl Account {
+    async fn money(&self, ctx: &Context<'_>) -> AppResult<&(i64, Vec<Money>)> {
+        self.money
+            .get_or_try_init(|| async { conversions::of_account(&*ctx.db().await?, self.site_id, &self.key).await })
+            .await
+    }
+
     fn new(site_id: i64, account: accounts::Account) -> Self {
         Account {
             site_id,
@@ -88,6 +98,7 @@ impl Account {
             networks: account.networks,
             excluded: account.excluded,
             renamed: account.renamed,
+            money: tokio::sync::OnceCell::new(),
         }
     }
 }
@@ -96,13 +107,12 @@ impl Account {
 impl Account {
     /// How many conversions its visitors have (`recordConversion`).
     async fn conversions(&self, ctx: &Context<'_>) -> AppResult<i64> {
-        Ok(conversions::of_account(&*ctx.db().await?, self.site_id, &self.key).await?.0)
+        Ok(self.money(ctx).await?.0)
     }
 
     /// Its visitors' revenue, conversions and revenue events, per currency.
     async fn revenue(&self, ctx: &Context<'_>) -> AppResult<Vec<MoneyTotal>> {
-        let (_, totals) = conversions::of_account(&*ctx.db().await?, self.site_id, &self.key).await?;
-        Ok(totals.into_iter().map(MoneyTotal).collect())
+        Ok(self.money(ctx).await?.1.iter().cloned().map(MoneyTotal).collect())
     }
 
     /// Its visitors (people first), as the leads list shows them: every

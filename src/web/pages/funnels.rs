@@ -244,9 +244,9 @@ fn report_view(report: Report, id: &str) -> ReportView {
             goal: step.goal.clone(),
             visitors: format::number(step.visitors),
             width: if first == 0 { 0.0 } else { step.visitors as f64 / first as f64 * 100.0 },
-            from_previous: if at == 0 { String::new() } else { percent(step.conversion_from_previous) },
+            from_previous: if at == 0 { "—".to_owned() } else { percent(step.conversion_from_previous) },
             from_first: percent(step.conversion_from_first),
-            dropoff: if at == 0 { String::new() } else { format::number(step.dropoff) },
+            dropoff: if at == 0 { "—".to_owned() } else { format::number(step.dropoff) },
         })
         .collect();
     let breakdown_label = BREAKDOWNS.iter().find(|(value, _)| Some(*value) == report.breakdown.as_deref()).map_or(
