@@ -140,6 +140,19 @@ pub struct Config {
 
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
+    /// Where email goes out: `smtp://user:pass@host:587` (STARTTLS when the
+    /// server offers it) or `smtps://user:pass@host:465`. Unset: no email.
+    #[arg(long, global = true, env = "SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+
+    /// The sender of every email, e.g. `Leadtrail <leadtrail@example.com>`.
+    #[arg(long, global = true, env = "EMAIL_FROM")]
+    pub email_from: Option<String>,
+
+    /// How long one SMTP exchange may take before it is retried later.
+    #[arg(long, global = true, env = "SMTP_TIMEOUT_SECS", default_value_t = 20)]
+    pub smtp_timeout_secs: u64,
+
     #[arg(long, global = true, env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET", default_value_t = false)]
     pub webhook_unsafe_allow_any_target: bool,
 }

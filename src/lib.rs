@@ -4,6 +4,7 @@ pub mod auth;
 pub mod cluster;
 pub mod config;
 pub mod db;
+pub mod email;
 pub mod enrich;
 pub mod error;
 pub mod graphql;
@@ -191,6 +192,7 @@ pub async fn serve(
     }
     service::privacy::retention::spawn_job(state.db.clone());
     service::alerts::worker::spawn(state.db.clone(), state.delivery.clone(), state.metrics.alerts.clone());
+    service::email::worker::spawn(state.db.clone(), state.delivery.clone());
     let served = server::run(listener, router, server::Limits::of(&state.config), shutdown).await;
     state.writer.shutdown().await;
     served

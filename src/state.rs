@@ -127,6 +127,12 @@ impl AppState {
             alerts_due.clone(),
             checkpoints,
         );
+        let smtp_timeout = std::time::Duration::from_secs(config.smtp_timeout_secs.max(1));
+        let mailer = crate::email::Mailer::from_settings(
+            config.smtp_url.as_deref(),
+            config.email_from.as_deref(),
+            smtp_timeout,
+        )?;
         let delivery = Delivery {
             webhooks,
             base_url: config.base_url(),
@@ -134,6 +140,9 @@ impl AppState {
             webhook_timeout,
             clock: Clock::default(),
             alerts_due,
+            mailer,
+            smtp_timeout,
+            email_due: Default::default(),
         };
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),

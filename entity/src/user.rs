@@ -14,6 +14,8 @@ pub struct Model {
     pub image: Option<String>,
     /// The site the web app shows this user; may name a site they lost access to.
     pub current_site_id: Option<i64>,
+    /// Whether the user followed a verification link sent to `email`.
+    pub email_verified: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

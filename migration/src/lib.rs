@@ -36,6 +36,7 @@ mod m20261128_000002_create_revenue;
 mod m20261128_000003_create_funnels;
 mod m20261128_000004_add_conversion_alerts;
 mod m20261128_000005_index_waiting_conversions;
+mod m20261129_000001_create_email;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -80,6 +81,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000003_create_funnels::Migration),
             Box::new(m20261128_000004_add_conversion_alerts::Migration),
             Box::new(m20261128_000005_index_waiting_conversions::Migration),
+            Box::new(m20261129_000001_create_email::Migration),
         ]
     }
 }

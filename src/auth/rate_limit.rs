@@ -21,6 +21,10 @@ pub enum CredentialAction {
     ChangePassword,
     ChangeEmail,
     DeleteUser,
+    /// request-password-reset and send-verification-email: each sends mail.
+    RequestEmail,
+    /// reset-password and verify-email: each tries a token.
+    UseToken,
 }
 
 pub struct KeyedLimiter<K: std::hash::Hash + Eq + Clone> {

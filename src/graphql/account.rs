@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Sets the cookie and answers a `callbackURL` (already checked) as Better Auth does.
-fn signed_in(ctx: &Context<'_>, signed_in: SignedIn, callback_url: Option<String>) -> SignInPayload {
+pub(super) fn signed_in(ctx: &Context<'_>, signed_in: SignedIn, callback_url: Option<String>) -> SignInPayload {
     ctx.set_session_cookie(&signed_in.token, signed_in.persistent);
     SignInPayload {
         token: signed_in.token,
@@ -90,8 +90,17 @@ impl AccountMutation {
         let app = ctx.app();
         let meta = &ctx.request()?.meta;
         let disabled = app.config.disable_registration;
-        let account =
-            users::sign_up(&*ctx.db().await?, disabled, &name, &email, password, image.as_deref(), meta).await?;
+        let account = users::sign_up(
+            &*ctx.db().await?,
+            Some(&app.delivery),
+            disabled,
+            &name,
+            &email,
+            password,
+            image.as_deref(),
+            meta,
+        )
+        .await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 
@@ -133,7 +142,7 @@ impl AccountMutation {
     async fn change_email(&self, ctx: &Context<'_>, new_email: String) -> AppResult<StatusPayload> {
         ctx.limit_credentials(CredentialAction::ChangeEmail)?;
         let user = ctx.signed_in_user()?;
-        users::change_email(&*ctx.db().await?, user.user_id, &new_email).await?;
+        users::change_email(&*ctx.db().await?, &ctx.app().delivery, user.user_id, &new_email).await?;
         Ok(StatusPayload { status: true })
     }
 
@@ -199,9 +208,9 @@ impl User {
     async fn image(&self) -> Option<&str> {
         self.0.image.as_deref()
     }
-    /// Always false: there is no verification mail (Better Auth's field).
+    /// Whether the user followed the verification link sent to `email`.
     async fn email_verified(&self) -> bool {
-        false
+        self.0.email_verified
     }
 }
 

@@ -3,11 +3,16 @@
 use async_graphql::{Context, ID, Object};
 
 use super::{
+    account::{SignInPayload, signed_in},
     context::ContextExt,
     orgs::Member,
     types::{Timestamp, parse_id},
 };
-use crate::{error::AppResult, service::invitations, service::members};
+use crate::{
+    auth::rate_limit::CredentialAction,
+    error::AppResult,
+    service::{invitations, members},
+};
 
 /// An invitation to join an org.
 pub struct Invitation(pub invitations::Invitation);
@@ -57,6 +62,14 @@ impl InvitationQuery {
         org_invitations(ctx, org_id).await
     }
 
+    /// The invitation an emailed link names, while it can be accepted: no
+    /// session needed, the token is the proof. A wrong, answered or expired
+    /// token is 400 on `token`.
+    async fn invitation_by_token(&self, ctx: &Context<'_>, token: String) -> AppResult<Invitation> {
+        ctx.limit_credentials(CredentialAction::UseToken)?;
+        Ok(Invitation(invitations::by_token(&*ctx.db().await?, &token).await?))
+    }
+
     /// The open invitations addressed to the signed-in person's email.
     async fn my_invitations(&self, ctx: &Context<'_>) -> AppResult<Vec<Invitation>> {
         let user = ctx.signed_in_user()?;
@@ -84,7 +97,8 @@ impl InvitationMutation {
         let role = members::parse_role(&role)?;
         let user = ctx.signed_in_user()?;
         ctx.app().invite_limiter.check(user.user_id)?;
-        let sent = invitations::invite(&*ctx.db().await?, ctx.viewer()?, org_id, &email, role).await?;
+        let sending = &ctx.app().delivery;
+        let sent = invitations::invite(&*ctx.db().await?, sending, ctx.viewer()?, org_id, &email, role).await?;
         Ok(Invitation(sent))
     }
 
@@ -94,6 +108,31 @@ impl InvitationMutation {
         let id = parse_id(&id, "invitation")?;
         let (member, person) = invitations::accept(&*ctx.db().await?, user.user_id, id).await?;
         Ok(Member::new(member, &person))
+    }
+
+    /// Accepts an emailed invitation as the signed-in person, who must have
+    /// the invited address.
+    async fn accept_invitation_by_token(&self, ctx: &Context<'_>, token: String) -> AppResult<Member> {
+        ctx.limit_credentials(CredentialAction::UseToken)?;
+        let user = ctx.signed_in_user()?;
+        let (member, person) = invitations::accept_by_token(&*ctx.db().await?, user.user_id, &token).await?;
+        Ok(Member::new(member, &person))
+    }
+
+    /// Creates the invited person's account (with the invited address, now
+    /// verified), joins the org with the invited role, signs in and sets the
+    /// cookie. Works even with `DISABLE_REGISTRATION`.
+    async fn sign_up_with_invitation(
+        &self,
+        ctx: &Context<'_>,
+        token: String,
+        name: String,
+        password: String,
+    ) -> AppResult<SignInPayload> {
+        ctx.limit_credentials(CredentialAction::SignUp)?;
+        let meta = &ctx.request()?.meta;
+        let account = invitations::sign_up_by_token(&*ctx.db().await?, &token, &name, password, meta).await?;
+        Ok(signed_in(ctx, account, None))
     }
 
     /// Declines an invitation addressed to the signed-in person.

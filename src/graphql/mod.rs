@@ -8,6 +8,7 @@ pub mod context;
 pub mod conversions;
 pub mod cost;
 pub mod credit;
+pub mod email;
 pub mod errors;
 pub mod executor;
 pub mod explore;
@@ -46,6 +47,7 @@ use crate::state::AppState;
 #[derive(MergedObject, Default)]
 pub struct Query(
     account::AccountQuery,
+    email::EmailQuery,
     orgs::OrgQuery,
     invitations::InvitationQuery,
     sites::SiteQuery,
@@ -66,6 +68,7 @@ pub struct Query(
 #[derive(MergedObject, Default)]
 pub struct Mutation(
     account::AccountMutation,
+    email::EmailMutation,
     orgs::OrgMutation,
     invitations::InvitationMutation,
     sites::SiteMutation,

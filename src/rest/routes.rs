@@ -250,6 +250,46 @@ pub const OPERATIONS: &[Operation] = &[
         ..op("POST", "/api/auth/delete-user", "deleteUser", "auth", "Delete the account")
     },
     Operation {
+        document: doc!("request_password_reset"),
+        output: Output::Field("requestPasswordReset"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        public: true,
+        ..op(
+            "POST",
+            "/api/auth/request-password-reset",
+            "requestPasswordReset",
+            "auth",
+            "Email a password reset link; the same answer whether or not the address has an account",
+        )
+    },
+    Operation {
+        document: doc!("reset_password"),
+        output: Output::Field("resetPassword"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        public: true,
+        ..op("POST", "/api/auth/reset-password", "resetPassword", "auth", "Set a new password with a reset token")
+    },
+    Operation {
+        document: doc!("send_verification_email"),
+        output: Output::Field("sendVerificationEmail"),
+        body: Body::Variables { except: NO_EXCEPTIONS },
+        public: true,
+        ..op(
+            "POST",
+            "/api/auth/send-verification-email",
+            "sendVerificationEmail",
+            "auth",
+            "Email a new verification link to an unverified address",
+        )
+    },
+    Operation {
+        document: doc!("verify_email"),
+        output: Output::Field("verifyEmail"),
+        query: &[param("token", Kind::Text, true)],
+        public: true,
+        ..op("GET", "/api/auth/verify-email", "verifyEmail", "auth", "Verify an address with the emailed token")
+    },
+    Operation {
         document: doc!("profile"),
         ..op("GET", "/api/profile", "profile", "account", "The signed-in user's profile")
     },

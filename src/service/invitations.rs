@@ -6,14 +6,23 @@
 
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder,
+    QueryOrder, TransactionTrait,
 };
 
 use entity::{invitation, member, org, user};
 
-use super::{access, members, parent_lock, users};
+use super::{
+    access,
+    delivery::Delivery,
+    email::{self, Email, outbox},
+    members, parent_lock, users,
+};
 use crate::{
-    auth::{Role, Viewer},
+    auth::{
+        RequestMeta, Role, Viewer,
+        token::{hash_token, random_token},
+    },
+    email::templates,
     error::{AppError, AppResult, ErrorCode},
     time::{DAY_MS, now_ms},
 };
@@ -35,9 +44,12 @@ pub struct Invitation {
 }
 
 /// Invites `email` into the org as `role`. Admins only; owners to invite an
-/// owner. Inviting an address again renews its pending invitation.
+/// owner. Inviting an address again renews its pending invitation. With
+/// email set up, the invitation is mailed with a link that signs the person
+/// up (or in) into the org; the message is queued in the same transaction.
 pub async fn invite(
     db: &DatabaseConnection,
+    sending: &Delivery,
     viewer: &Viewer,
     org_id: i64,
     email: &str,
@@ -55,14 +67,19 @@ pub async fn invite(
         return Err(AppError::invalid(ErrorCode::Conflict, "email", "that person is already a member"));
     }
     let now = now_ms();
-    let pending = pending_for(db, org_id, &email).await?;
+    let token = sending.mailer.as_ref().map(|_| random_token());
+    let txn = db.begin().await?;
+    let pending = pending_for(&txn, org_id, &email).await?;
     let model = match pending {
         Some(found) => {
             let mut active: invitation::ActiveModel = found.into();
             active.role = Set(role.as_str().to_owned());
             active.invited_by = Set(viewer.user_id());
             active.expires_at = Set(now + LIFETIME_MS);
-            active.update(db).await?
+            if let Some(token) = &token {
+                active.token_hash = Set(Some(hash_token(token)));
+            }
+            active.update(&txn).await?
         }
         None => {
             invitation::ActiveModel {
@@ -70,18 +87,105 @@ pub async fn invite(
                 email: Set(email),
                 role: Set(role.as_str().to_owned()),
                 invited_by: Set(viewer.user_id()),
-                token_hash: Set(None),
+                token_hash: Set(token.as_deref().map(hash_token)),
                 status: Set(PENDING.to_owned()),
                 created_at: Set(now),
                 expires_at: Set(now + LIFETIME_MS),
                 responded_at: Set(None),
                 ..Default::default()
             }
-            .insert(db)
+            .insert(&txn)
             .await?
         }
     };
-    described(db, model).await
+    let described = described(&txn, model).await?;
+    if let Some(token) = &token {
+        outbox::enqueue(&txn, invitation_email(sending, &described, token)?, now).await?;
+    }
+    txn.commit().await?;
+    if token.is_some() {
+        sending.email_due.notify_one();
+    }
+    Ok(described)
+}
+
+/// The invitation's email, with the link that accepts it.
+fn invitation_email(sending: &Delivery, described: &Invitation, token: &str) -> AppResult<Email> {
+    let link = format!("{}/join?token={token}", sending.base_url.trim_end_matches('/'));
+    let inviter = described.invited_by.as_deref().unwrap_or("A colleague");
+    let expires_on = crate::time::date(described.invitation.expires_at);
+    let rendered = templates::Invitation {
+        org_name: &described.org_name,
+        inviter,
+        role: &described.invitation.role,
+        link: &link,
+        expires_on: &expires_on,
+    }
+    .render(format!("{inviter} invites you to {} on Leadtrail", described.org_name))
+    .map_err(|err| AppError::internal(format!("an invitation email could not be rendered: {err}")))?;
+    Ok(Email {
+        org_id: Some(described.invitation.org_id),
+        user_id: None,
+        kind: email::INVITATION,
+        to: described.invitation.email.clone(),
+        rendered,
+        list_unsubscribe: None,
+        dedupe_key: None,
+    })
+}
+
+/// The invitation an emailed link names, while it can be accepted; a wrong,
+/// answered, canceled or expired one is a 400 on `token` that says which.
+pub async fn by_token(db: &impl ConnectionTrait, token: &str) -> AppResult<Invitation> {
+    let refused = |reason: &str| AppError::validation("token", reason);
+    let found = invitation::Entity::find()
+        .filter(invitation::Column::TokenHash.eq(hash_token(token.trim())))
+        .one(db)
+        .await?
+        .ok_or_else(|| refused("this invitation link is not valid"))?;
+    match found.status.as_str() {
+        PENDING if found.expires_at > now_ms() => described(db, found).await,
+        PENDING => Err(refused("this invitation has expired; ask for a new one")),
+        ACCEPTED => Err(refused("this invitation was already accepted")),
+        CANCELED => Err(refused("this invitation was withdrawn")),
+        _ => Err(refused("this invitation was declined")),
+    }
+}
+
+/// Accepts an emailed invitation as the signed-in person, who must be the
+/// person it was sent to (the same address).
+pub async fn accept_by_token(
+    db: &DatabaseConnection,
+    user_id: i64,
+    token: &str,
+) -> AppResult<(member::Model, user::Model)> {
+    let found = by_token(db, token).await?;
+    let person = users::find(db, user_id).await?;
+    if person.email != found.invitation.email {
+        return Err(AppError::validation(
+            "token",
+            format!("this invitation is for {}; sign in with that address to accept it", found.invitation.email),
+        ));
+    }
+    accept(db, user_id, found.invitation.id).await
+}
+
+/// Creates the account of the invited address and accepts the invitation
+/// with it; the address counts as verified, since the link reached it.
+/// An invited person may join even where open sign-up is turned off
+/// (`DISABLE_REGISTRATION`): the invitation is the admin's say-so.
+pub async fn sign_up_by_token(
+    db: &DatabaseConnection,
+    token: &str,
+    name: &str,
+    password: String,
+    meta: &RequestMeta,
+) -> AppResult<users::SignedIn> {
+    let found = by_token(db, token).await?;
+    let signed_in = users::sign_up(db, None, false, name, &found.invitation.email, password, None, meta).await?;
+    let person = users::mark_verified(db, signed_in.user.id).await?;
+    accept(db, person.id, found.invitation.id).await?;
+    Ok(users::SignedIn { user: person, ..signed_in })
 }
 
 /// The org's open invitations, newest first. Admins only.

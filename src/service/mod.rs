@@ -9,6 +9,7 @@ pub mod api_keys;
 pub mod conversions;
 pub mod credit;
 pub mod delivery;
+pub mod email;
 pub mod explore;
 pub mod funnels;
 pub mod goals;

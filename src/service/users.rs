@@ -7,7 +7,7 @@ use sea_orm::{
 
 use entity::user;
 
-use super::{is_unique_violation, orgs, sessions};
+use super::{delivery::Delivery, email, is_unique_violation, orgs, sessions};
 use crate::{
     auth::{RequestMeta, password},
     cluster::{AccessRevoked, Changed, Cluster},
@@ -113,6 +113,8 @@ async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Opti
 /// Creates the user, their personal org (with them as owner) and a session.
 pub async fn sign_up(
     db: &DatabaseConnection,
+    // Where the verification mail goes; none for accounts made by the CLI.
+    sending: Option<&Delivery>,
     registration_disabled: bool,
     name: &str,
     email: &str,
@@ -147,7 +149,14 @@ pub async fn sign_up(
     .map_err(|err| if is_unique_violation(&err) { email_in_use("email") } else { err.into() })?;
     orgs::create_personal(&txn, &user).await?;
     let token = sessions::create(&txn, user.id, true, meta).await?;
+    let verifying = match sending {
+        Some(sending) => email::verification::queue(&txn, sending, &user, None).await?.then_some(sending),
+        None => None,
+    };
     txn.commit().await?;
+    if let Some(sending) = verifying {
+        sending.email_due.notify_one();
+    }
     Ok(SignedIn { token, user, persistent: true })
 }
 
@@ -199,8 +208,14 @@ pub async fn update(db: &impl ConnectionTrait, user_id: i64, changes: UserChange
     Ok(active.update(db).await?)
 }
 
-/// Takes effect at once (the spec): there is no verification mail.
-pub async fn change_email(db: &impl ConnectionTrait, user_id: i64, new_email: &str) -> AppResult<user::Model> {
+/// Takes effect at once (the spec). With email set up, the new address is
+/// unverified until the link sent to it is followed.
+pub async fn change_email(
+    db: &DatabaseConnection,
+    sending: &Delivery,
+    user_id: i64,
+    new_email: &str,
+) -> AppResult<user::Model> {
     let email = normalize_email("newEmail", new_email)?;
     let user = find(db, user_id).await?;
     if user.email == email {
@@ -211,8 +226,19 @@ pub async fn change_email(db: &impl ConnectionTrait, user_id: i64, new_email: &s
     }
     let mut active: user::ActiveModel = user.into();
     active.email = Set(email);
+    active.email_verified = Set(false);
     active.updated_at = Set(now_ms());
-    active.update(db).await.map_err(|err| if is_unique_violation(&err) { email_in_use("newEmail") } else { err.into() })
+    let txn = db.begin().await?;
+    let changed = active
+        .update(&txn)
+        .await
+        .map_err(|err| if is_unique_violation(&err) { email_in_use("newEmail") } else { AppError::from(err) })?;
+    let verifying = email::verification::queue(&txn, sending, &changed, None).await?;
+    txn.commit().await?;
+    if verifying {
+        sending.email_due.notify_one();
+    }
+    Ok(changed)
 }
 
 /// `field` names the input the password came in.
@@ -231,6 +257,13 @@ pub async fn set_password(db: &impl ConnectionTrait, user_id: i64, new: String) 
     let mut active: user::ActiveModel = user.into();
     active.password_hash = Set(password::hash(new).await?);
     active.updated_at = Set(now_ms());
+    Ok(active.update(db).await?)
+}
+
+/// Marks the user's address as verified (they followed a link sent to it).
+pub async fn mark_verified(db: &impl ConnectionTrait, user_id: i64) -> AppResult<user::Model> {
+    let mut active: user::ActiveModel = find(db, user_id).await?.into();
+    active.email_verified = Set(true);
     Ok(active.update(db).await?)
 }
 

@@ -27,6 +27,7 @@ use crate::{
 const SIGN_IN: &str = include_str!("documents/sign_in.graphql");
 const SIGN_UP: &str = include_str!("documents/sign_up.graphql");
 const SIGN_OUT: &str = include_str!("documents/sign_out.graphql");
+const EMAIL_ENABLED: &str = include_str!("documents/email_enabled.graphql");
 
 #[derive(Default)]
 struct Errors {
@@ -47,6 +48,10 @@ struct AccountForm {
     name: String,
     email: String,
     errors: Errors,
+    /// Email is set up, so a forgotten password can be reset.
+    can_reset: bool,
+    /// Said above the form (after a password reset).
+    notice: Option<&'static str>,
 }
 
 fn signed_in(parts: &Parts) -> bool {
@@ -71,25 +76,40 @@ fn blank(signup: bool, next: String) -> AccountForm {
         name: String::new(),
         email: String::new(),
         errors: Errors::default(),
+        can_reset: false,
+        notice: None,
     }
 }
 
-async fn show_form(signup: bool, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
+/// Whether the server sends email, for the "forgot your password" link.
+async fn can_reset(parts: &mut Parts, state: &RouterState) -> bool {
+    match bridge::run(parts, state, EMAIL_ENABLED, json!({})).await {
+        Ok(answer) => answer.data["emailEnabled"].as_bool().unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+async fn show_form(signup: bool, state: RouterState, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
     let query = frame::query_map(&parts);
     let next = nav::safe_next(query.get("next").map(String::as_str));
     if signed_in(&parts) {
         return Redirect::to(&next).into_response();
     }
-    form_page(StatusCode::OK, blank(signup, next))
+    let mut form = blank(signup, next);
+    form.can_reset = !signup && can_reset(&mut parts, &state).await;
+    if query.contains_key("reset") {
+        form.notice = Some("Your password is changed and every device is signed out. Sign in with the new one.");
+    }
+    form_page(StatusCode::OK, form)
 }
 
-pub async fn login_form(request: Request) -> Response {
-    show_form(false, request).await
+pub async fn login_form(State(state): State<RouterState>, request: Request) -> Response {
+    show_form(false, state, request).await
 }
 
-pub async fn signup_form(request: Request) -> Response {
-    show_form(true, request).await
+pub async fn signup_form(State(state): State<RouterState>, request: Request) -> Response {
+    show_form(true, state, request).await
 }
 
 /// The sign-in and sign-up forms' inputs, each filling the variable of its name.
@@ -125,6 +145,7 @@ async fn submit(signup: bool, state: RouterState, request: Request) -> WebResult
         }
         Err(err) => {
             let mut page = blank(signup, next);
+            page.can_reset = !signup && can_reset(&mut parts, &state).await;
             page.name = field("name");
             page.email = field("email");
             place_error(&err, &mut page.errors);

@@ -18,10 +18,12 @@ mod error;
 mod format;
 mod forms;
 mod frame;
+mod join;
 mod layout;
 pub mod nav;
 mod pages;
 mod qr;
+mod recovery;
 mod security;
 mod submit;
 
@@ -49,6 +51,10 @@ pub fn routes(state: AppState) -> Router<RouterState> {
         .route("/login", get(auth::login_form).post(auth::login))
         .route("/signup", get(auth::signup_form).post(auth::signup))
         .route("/logout", post(auth::logout))
+        .route("/forgot-password", get(recovery::forgot_form).post(recovery::forgot))
+        .route("/reset-password", get(recovery::reset_form).post(recovery::reset))
+        .route("/verify-email", get(recovery::verify))
+        .route("/join", get(join::show).post(join::submit))
         .route("/assets/{name}", get(asset))
         // Browsers ask for it on every site whatever the page links to.
         .route("/favicon.ico", get(|| async { assets::serve("favicon.svg").unwrap_or_default() }))

@@ -16,6 +16,7 @@ pub mod browser;
 pub mod process;
 pub mod receiver;
 pub mod scenario;
+pub mod smtp;
 pub mod traffic;
 pub mod web;
 pub mod ws;

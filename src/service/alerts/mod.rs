@@ -2,6 +2,7 @@
 //! managed by the org's admins. The outbox and its worker deliver them.
 
 pub mod due;
+pub mod email;
 pub mod outbox;
 pub mod trigger;
 pub mod worker;
@@ -42,17 +43,29 @@ pub struct DestinationInput {
     pub enabled: bool,
 }
 
-/// A checked input: the name trimmed, the type known, the target allowed.
-fn checked(input: &DestinationInput, sending: &Delivery) -> AppResult<(String, WebhookType, String)> {
+/// A checked input: the name trimmed, the type known (one of the webhook
+/// types, or `email`), the target allowed. Answers the name, the type and
+/// the URL as stored.
+fn checked(input: &DestinationInput, sending: &Delivery) -> AppResult<(String, String, String)> {
     let name = input.name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
         return Err(AppError::validation("name", format!("must be 1 to {MAX_NAME_CHARS} characters")));
     }
+    if input.webhook_type.trim() == email::EMAIL_TYPE {
+        let url = email::checked_url(&input.url, sending)?;
+        return Ok((name.to_owned(), email::EMAIL_TYPE.to_owned(), url));
+    }
     // The rules are `POST /api/webhook`'s; the messages name this input's fields.
-    let kind = WebhookType::parse(Some(&input.webhook_type))?;
+    let kind = WebhookType::parse(Some(&input.webhook_type)).map_err(|err| {
+        if sending.mailer.is_some() {
+            AppError::validation("webhookType", "must be custom, crm_one, crm_two, chat_one, chat_two or email")
+        } else {
+            err
+        }
+    })?;
     let url = guard::check_url(&input.url, kind, sending.allow_any_webhook_target)
         .map_err(|err| err.renamed("url".to_owned()))?;
-    Ok((name.to_owned(), kind, url.to_string()))
+    Ok((name.to_owned(), kind.as_str().to_owned(), url.to_string()))
 }
 
 /// The site's destinations, oldest first. Admins only.
@@ -100,7 +113,7 @@ pub async fn create(
         site_id: Set(site.id),
         name: Set(name),
         url: Set(url),
-        webhook_type: Set(kind.as_str().to_owned()),
+        webhook_type: Set(kind),
         trigger: Set(input.trigger.as_str().to_owned()),
         include_journey: Set(input.include_journey),
         include_events: Set(input.include_events),
@@ -135,7 +148,7 @@ pub async fn update(
     let mut active: alert_destination::ActiveModel = destination.into();
     active.name = Set(name);
     active.url = Set(url);
-    active.webhook_type = Set(kind.as_str().to_owned());
+    active.webhook_type = Set(kind);
     active.trigger = Set(input.trigger.as_str().to_owned());
     active.include_journey = Set(input.include_journey);
     active.include_events = Set(input.include_events);
@@ -242,11 +255,14 @@ pub async fn test(
     id: i64,
 ) -> AppResult<webhook_delivery::Model> {
     let destination = find(db, viewer, id).await?;
-    let kind = WebhookType::parse(Some(&destination.webhook_type))?;
-    let url = guard::check_url(&destination.url, kind, sending.allow_any_webhook_target)?;
     let now = sending.clock.now();
     let mut sample = sample_visitor(destination.site_id, now);
     sample.score = crate::service::scoring::stored_points(&sample);
+    if destination.webhook_type == email::EMAIL_TYPE {
+        return test_email(db, sending, viewer, &destination, &sample, now).await;
+    }
+    let kind = WebhookType::parse(Some(&destination.webhook_type))?;
+    let url = guard::check_url(&destination.url, kind, sending.allow_any_webhook_target)?;
     let request = ExportRequest {
         site_id: destination.site_id,
         tracker_vid: sample.tracker_vid.clone(),
@@ -287,5 +303,42 @@ pub async fn test(
     match refusal {
         Some(refusal) => Err(refusal),
         None => Ok(logged),
+    }
+}
+
+/// `test` for an email destination: the sample goes to its addresses now,
+/// and the attempt is logged; a refusal by the SMTP server is 502.
+async fn test_email(
+    db: &impl ConnectionTrait,
+    sending: &Delivery,
+    viewer: &Viewer,
+    destination: &alert_destination::Model,
+    sample: &visitor::Model,
+    now: i64,
+) -> AppResult<webhook_delivery::Model> {
+    let (outcome, _) = email::send(db, sending, destination, sample, "test").await?;
+    let message_id = signing::message_id();
+    let log = Attempt {
+        org_id: destination.org_id,
+        site_id: destination.site_id,
+        user_id: viewer.user_id(),
+        tracker_vid: &sample.tracker_vid,
+        webhook_type: email::EMAIL_TYPE,
+        message_id: &message_id,
+        target_host: &worker::target_host(&destination.url),
+        outcome: &outcome,
+        at: now,
+        alert: Some(AlertAttempt {
+            delivery_id: None,
+            destination_id: destination.id,
+            trigger: "test",
+            number: 1,
+            next_attempt_at: None,
+        }),
+    };
+    let logged = webhooks::record(db, log).await?;
+    match outcome.error {
+        Some(error) if !outcome.success => Err(AppError::new(ErrorCode::DeliveryFailed, error)),
+        _ => Ok(logged),
     }
 }

@@ -11,7 +11,10 @@ use sea_orm::{DatabaseConnection, EntityTrait};
 
 use entity::{alert_delivery, alert_destination, visitor};
 
-use super::outbox::{self, DELIVERED, FAILED, PENDING, Settled};
+use super::{
+    email,
+    outbox::{self, DELIVERED, FAILED, PENDING, Settled},
+};
 use crate::{
     error::{AppError, AppResult},
     service::{
@@ -155,12 +158,26 @@ async fn attempt(
         .await?
         .ok_or_else(|| AppError::not_found("destination"))?;
     let now = sending.clock.now();
-    let (outcome, class) = match send(db, sending, claimed, &destination, now).await? {
-        Ok(outcome) => {
-            let class = retry::classify(outcome.success, outcome.status);
-            (outcome, class)
+    let (outcome, class) = if destination.webhook_type == email::EMAIL_TYPE {
+        let visitor = visitor::Entity::find_by_id(claimed.visitor_id)
+            .one(db)
+            .await?
+            .ok_or_else(|| AppError::not_found("visitor"))?;
+        let (outcome, permanent) = email::send(db, sending, &destination, &visitor, &claimed.trigger).await?;
+        let class = match (outcome.success, permanent) {
+            (true, _) => Class::Delivered,
+            (false, true) => Class::Refused,
+            (false, false) => Class::Failed,
+        };
+        (outcome, class)
+    } else {
+        match send(db, sending, claimed, &destination, now).await? {
+            Ok(outcome) => {
+                let class = retry::classify(outcome.success, outcome.status);
+                (outcome, class)
+            }
+            Err(refusal) => (refused(refusal), Class::Refused),
         }
-        Err(refusal) => (refused(refusal), Class::Refused),
     };
     let jitter: f64 = rand::rng().random();
     let next = retry::next(claimed.attempts, class, outcome.retry_after_ms, jitter, now);
@@ -215,7 +232,15 @@ async fn attempt(
     Ok(label)
 }
 
+/// The host a webhook goes to; for an email destination, the domains of its addresses.
 pub(super) fn target_host(url: &str) -> String {
+    if let Some(list) = url.strip_prefix("mailto:") {
+        return list
+            .split(',')
+            .filter_map(|address| address.rsplit_once('@').map(|(_, domain)| domain))
+            .collect::<Vec<_>>()
+            .join(",");
+    }
     url::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_default()
 }
 
