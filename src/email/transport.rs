@@ -15,6 +15,9 @@ use super::message::Outgoing;
 pub struct Mailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
+    /// The whole exchange's deadline: lettre's own timeout covers each
+    /// command, not a server that accepts and never greets.
+    deadline: Duration,
 }
 
 /// Why a message was not accepted, and whether trying again can help.
@@ -49,13 +52,16 @@ impl Mailer {
             })?
             .parse::<Mailbox>()
             .map_err(|err| format!("EMAIL_FROM is not an address: {err}"))?;
-        Ok(Some(Self { transport, from }))
+        Ok(Some(Self { transport, from, deadline: timeout * 2 }))
     }
 
     /// Hands one message to the server.
     pub async fn send(&self, outgoing: &Outgoing) -> Result<(), SendError> {
         let message = outgoing.build(self.from.clone()).map_err(|message| SendError { permanent: true, message })?;
-        self.transport.send(message).await.map(|_| ()).map_err(|err| describe(&err))
+        match tokio::time::timeout(self.deadline, self.transport.send(message)).await {
+            Ok(sent) => sent.map(|_| ()).map_err(|err| describe(&err)),
+            Err(_) => Err(SendError { permanent: false, message: "the SMTP server did not answer in time".to_owned() }),
+        }
     }
 }
 

@@ -41,6 +41,8 @@ pub const TYPES: [(&str, &str); 5] = [
     ("chat_one", "Slack"),
     ("chat_two", "Microsoft Teams"),
 ];
+/// The email type, offered when the server sends email.
+pub const EMAIL_TYPE: (&str, &str) = ("email", "Email");
 pub const TRIGGERS: [(&str, &str); 5] = [
     ("BECAME_HOT", "The visitor becomes hot"),
     ("IDENTIFIED", "The visitor is identified"),
@@ -111,8 +113,10 @@ pub const FORMS: [Form; 5] = [
 
 /// The page's reads, under the `workspace` that scopes them.
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Answer {
     workspace: Scoped,
+    email_enabled: bool,
 }
 
 #[derive(Deserialize)]
@@ -217,7 +221,7 @@ fn view(destination: Destination, site: i64, input: &PageInput) -> DestinationVi
     };
     DestinationView {
         trigger_label: label(&TRIGGERS, &destination.trigger),
-        type_label: label(&TYPES, &destination.webhook_type),
+        type_label: label(&[TYPES.as_slice(), &[EMAIL_TYPE]].concat(), &destination.webhook_type),
         name: typed("name", destination.name),
         url: typed("url", destination.url),
         webhook_type: typed("webhook_type", destination.webhook_type),
@@ -254,7 +258,7 @@ struct AlertsPage<'a> {
     action_path: String,
     is_admin: bool,
     destinations: Vec<DestinationView>,
-    types: &'static [(&'static str, &'static str)],
+    types: Vec<(&'static str, &'static str)>,
     triggers: &'static [(&'static str, &'static str)],
     state: &'a FormState,
 }
@@ -268,8 +272,14 @@ impl AlertsPage<'_> {
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
-    let answer = bridge::decode::<Answer>(data)?.workspace;
+    let answer = bridge::decode::<Answer>(data)?;
+    let email_enabled = answer.email_enabled;
+    let answer = answer.workspace;
     let destinations = answer.destinations.unwrap_or_default().into_iter().map(|d| view(d, site, input)).collect();
+    let mut types = TYPES.to_vec();
+    if email_enabled {
+        types.push(EMAIL_TYPE);
+    }
     layout.title = "Alerts".to_owned();
     let page = AlertsPage {
         layout,
@@ -278,7 +288,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         action_path: input.with_site(PATH),
         is_admin: input.role() >= Role::Admin,
         destinations,
-        types: &TYPES,
+        types,
         triggers: &TRIGGERS,
         state: &input.form,
     };
