@@ -67,7 +67,8 @@ impl MigrationTrait for Migration {
                     .col(big_integer("site_id"))
                     // daily or weekly.
                     .col(text("frequency"))
-                    .col(text("unsubscribe_hash"))
+                    // Only turns this digest off, and goes in every digest, so it is kept as is.
+                    .col(text("unsubscribe_token"))
                     .col(big_integer("created_at"))
                     .col(big_integer("updated_at"))
                     .foreign_key(&mut cascade(("digest_subscriptions", "user_id"), "users"))
@@ -88,7 +89,7 @@ impl MigrationTrait for Migration {
                 unique_index("auth_tokens", &["token_hash"]),
                 index("auth_tokens", &["user_id"]),
                 unique_index("digest_subscriptions", &["user_id", "site_id"]),
-                unique_index("digest_subscriptions", &["unsubscribe_hash"]),
+                unique_index("digest_subscriptions", &["unsubscribe_token"]),
                 index("digest_subscriptions", &["site_id"]),
                 unique_index("invitations", &["token_hash"]),
             ],

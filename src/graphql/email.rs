@@ -32,6 +32,12 @@ impl EmailQuery {
         Ok(true)
     }
 
+    /// The signed-in person's digest choice for every site they can read.
+    async fn digests(&self, ctx: &Context<'_>) -> AppResult<Vec<DigestChoice>> {
+        let choices = email::digest::choices(&*ctx.db().await?, ctx.viewer()?).await?;
+        Ok(choices.into_iter().map(DigestChoice).collect())
+    }
+
     /// The org's emails (invitations, digests, alerts), newest first, with
     /// how sending went. Admins only.
     async fn email_log(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<EmailMessage>> {
@@ -89,6 +95,22 @@ impl EmailMutation {
         let db = &*ctx.db().await?;
         email::account::send_verification(db, &app.delivery, &email, callback_url.as_deref(), &app.base_origin).await?;
         Ok(StatusPayload { status: true })
+    }
+
+    /// Chooses the signed-in person's digest of a site: `none`, `daily` or
+    /// `weekly`, sent at 8:00 in the site's time zone.
+    async fn set_digest(&self, ctx: &Context<'_>, site_id: i64, frequency: String) -> AppResult<DigestChoice> {
+        let app = ctx.app();
+        let choice =
+            email::digest::choose(&*ctx.db().await?, &app.delivery, ctx.viewer()?, site_id, &frequency).await?;
+        Ok(DigestChoice(choice))
+    }
+
+    /// Ends the digest an unsubscribe link names; no session needed (the
+    /// link is the proof, RFC 8058). Answers the site's name.
+    async fn unsubscribe_digest(&self, ctx: &Context<'_>, token: String) -> AppResult<String> {
+        ctx.limit_credentials(CredentialAction::UseToken)?;
+        email::digest::unsubscribe(&*ctx.db().await?, &token).await
     }
 
     /// Marks the address as verified with the token from a verification email.
@@ -151,5 +173,22 @@ impl EmailMessage {
     }
     async fn sent_at(&self) -> Option<Timestamp> {
         self.0.sent_at.map(Timestamp)
+    }
+}
+
+/// A site and the signed-in person's digest of it.
+pub struct DigestChoice(pub email::digest::Choice);
+
+#[Object]
+impl DigestChoice {
+    async fn site_id(&self) -> i64 {
+        self.0.site.id
+    }
+    async fn site_name(&self) -> &str {
+        if self.0.site.name.trim().is_empty() { &self.0.site.domain } else { &self.0.site.name }
+    }
+    /// `none`, `daily` or `weekly`.
+    async fn frequency(&self) -> &str {
+        self.0.frequency.map_or("none", |frequency| frequency.as_str())
     }
 }

@@ -179,7 +179,7 @@ impl FormState {
 }
 
 /// The fixed sentences `done=<key>` may show.
-const NOTICES: [(&str, &str); 33] = [
+const NOTICES: [(&str, &str); 34] = [
     ("account-saved", "The account was saved."),
     ("network-linked", "The network's visitors now count in this account."),
     ("link-created", "The link was created."),
@@ -198,6 +198,7 @@ const NOTICES: [(&str, &str); 33] = [
     ("member-removed", "The member was removed."),
     ("key-revoked", "The API key was revoked. Calls with it now answer 401."),
     ("name-saved", "Your name was saved."),
+    ("digest-saved", "Your digest choice was saved. Digests go out at 8:00 in the site's time zone."),
     ("email-saved", "Your sign-in email was changed."),
     ("password-saved", "Your password was changed."),
     ("secret-rotated", "The signing secret was replaced."),

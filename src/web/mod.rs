@@ -54,6 +54,7 @@ pub fn routes(state: AppState) -> Router<RouterState> {
         .route("/forgot-password", get(recovery::forgot_form).post(recovery::forgot))
         .route("/reset-password", get(recovery::reset_form).post(recovery::reset))
         .route("/verify-email", get(recovery::verify))
+        .route("/unsubscribe", get(recovery::unsubscribe_form).post(recovery::unsubscribe))
         .route("/join", get(join::show).post(join::submit))
         .route("/assets/{name}", get(asset))
         // Browsers ask for it on every site whatever the page links to.

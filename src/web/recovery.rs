@@ -1,6 +1,6 @@
-//! `/forgot-password`, `/reset-password` and `/verify-email`: the pages the
-//! account emails lead to, over the same GraphQL mutations as the API
-//! (`requestPasswordReset`, `resetPassword`, `verifyEmail`), so the token
+//! `/forgot-password`, `/reset-password`, `/verify-email` and `/unsubscribe`:
+//! the pages the emails lead to, over the same GraphQL mutations as the API
+//! (`requestPasswordReset`, `resetPassword`, `verifyEmail`, `unsubscribeDigest`), so the token
 //! rules, error codes and rate limits are the API's own. Without email set
 //! up, the forms are not offered.
 
@@ -29,6 +29,7 @@ const REQUEST_RESET: &str = include_str!("documents/request_password_reset.graph
 const CHECK_RESET: &str = include_str!("documents/check_reset_token.graphql");
 const RESET: &str = include_str!("documents/reset_password.graphql");
 const VERIFY: &str = include_str!("documents/verify_email.graphql");
+const UNSUBSCRIBE: &str = include_str!("documents/unsubscribe_digest.graphql");
 
 #[derive(Default)]
 pub(super) struct Errors {
@@ -197,5 +198,39 @@ pub async fn verify(State(state): State<RouterState>, request: Request) -> Respo
         }
         Err(err) if unplaceable(&err) => error::page(&err, None),
         Err(err) => link_refused(&err),
+    }
+}
+
+/// GET /unsubscribe?token=...: a button, not the deed, so a mail scanner
+/// following links cannot end a digest.
+pub async fn unsubscribe_form(request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let mut shown = page("unsubscribe", "Unsubscribe from this digest");
+    shown.token = token_of(&parts);
+    shown.notice =
+        Some("Press the button to stop getting this digest. You can choose it again on your account page.".to_owned());
+    render(StatusCode::OK, shown)
+}
+
+/// POST /unsubscribe: the page's button (token in the form) or a mail
+/// client's one-click request (RFC 8058: token in the address, body
+/// `List-Unsubscribe=One-Click`).
+pub async fn unsubscribe(State(state): State<RouterState>, request: Request) -> Response {
+    unsubscribe_submit(state, request).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn unsubscribe_submit(state: RouterState, request: Request) -> WebResult<Response> {
+    let (mut parts, body) = request.into_parts();
+    let form = read_form(body).await?;
+    let token = form.get("token").cloned().unwrap_or_else(|| token_of(&parts));
+    match bridge::run(&mut parts, &state, UNSUBSCRIBE, json!({ "token": token })).await {
+        Ok(answer) => {
+            let site = answer.data["unsubscribeDigest"].as_str().unwrap_or_default().to_owned();
+            let mut shown = page("done", "Unsubscribed");
+            shown.notice = Some(format!("You will get no more digests of {site}."));
+            Ok(render(StatusCode::OK, shown))
+        }
+        Err(err) if unplaceable(&err) => Err(WebError::App(err)),
+        Err(err) => Ok(link_refused(&err)),
     }
 }

@@ -4,6 +4,7 @@
 //! email alerts put their rendered messages here.
 
 pub mod account;
+pub mod digest;
 pub mod outbox;
 pub mod tokens;
 pub mod verification;

@@ -22,10 +22,11 @@ const CHANGE_PASSWORD: &str = include_str!("../documents/change_password.graphql
 const DELETE_USER: &str = include_str!("../documents/delete_user.graphql");
 const ACCEPT_INVITATION: &str = include_str!("../documents/accept_invitation.graphql");
 const DECLINE_INVITATION: &str = include_str!("../documents/decline_invitation.graphql");
+const SET_DIGEST: &str = include_str!("../documents/set_digest.graphql");
 
 const PATH: &str = "/settings/account";
 
-pub const FORMS: [Form; 6] = [
+pub const FORMS: [Form; 7] = [
     Form {
         action: "accept-invitation",
         document: ACCEPT_INVITATION,
@@ -39,6 +40,16 @@ pub const FORMS: [Form; 6] = [
         variables: |input| Ok(json!({ "id": input.text("invitation") })),
         inputs: &[],
         done: Done::Redirect(|input, _| forms::back_to(input, PATH, "invitation-declined")),
+    },
+    Form {
+        action: "digest",
+        document: SET_DIGEST,
+        variables: |input| {
+            let site: i64 = input.text("digest_site").parse().map_err(|_| AppError::not_found("site"))?;
+            Ok(json!({ "siteId": site, "frequency": input.text("frequency") }))
+        },
+        inputs: &[input("frequency", "Digest", "frequency")],
+        done: Done::Redirect(|input, _| forms::back_to(input, PATH, "digest-saved")),
     },
     Form {
         action: "name",
@@ -88,7 +99,20 @@ pub const FORMS: [Form; 6] = [
 struct Answer {
     profile: Profile,
     my_invitations: Vec<Invitation>,
+    email_enabled: bool,
+    digests: Vec<Digest>,
 }
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Digest {
+    pub site_id: i64,
+    pub site_name: String,
+    pub frequency: String,
+}
+
+/// The digest menu's choices: (value, label).
+pub const FREQUENCIES: [(&str, &str); 3] = [("none", "None"), ("daily", "Daily"), ("weekly", "Weekly, on Mondays")];
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -135,6 +159,9 @@ struct AccountPage<'a> {
     since: String,
     org: String,
     invitations: Vec<InvitationRow>,
+    /// The member's digests, one per site; empty without email.
+    digests: Vec<Digest>,
+    frequencies: &'static [(&'static str, &'static str)],
     state: &'a FormState,
 }
 
@@ -165,6 +192,8 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
                 expires: format::when(&invitation.expires_at),
             })
             .collect(),
+        digests: if answer.email_enabled { answer.digests } else { Vec::new() },
+        frequencies: &FREQUENCIES,
         state: &input.form,
     };
     page.render().map_err(AppError::internal)
