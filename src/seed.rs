@@ -400,7 +400,10 @@ pub async fn demo_account(db: &DatabaseConnection, max_sites: u32) -> AppResult<
     };
     let user = match users::by_email(db, DEMO_EMAIL).await? {
         Some(user) => users::set_password(db, user.id, password.clone()).await?,
-        None => users::sign_up(db, None, false, "Demo", DEMO_EMAIL, password.clone(), None, &meta).await?.user,
+        None => {
+            let new = users::NewAccount { name: "Demo", email: DEMO_EMAIL, password: password.clone(), image: None };
+            users::sign_up(db, None, false, new, &meta).await?.user
+        }
     };
     let viewer = Viewer::User { user_id: user.id, session_id: 0, session_created_at: now_ms() };
     let site_id = match crate::service::access::sites(db, &viewer).await?.into_iter().next() {

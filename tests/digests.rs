@@ -2,6 +2,9 @@
 //! queued at 8:00 in the site's time zone with the explorer's figures, once
 //! per period however many instances look, and ended with one click.
 
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use chrono::{Datelike, Days, Weekday};
@@ -143,11 +146,14 @@ async fn a_daily_digest_goes_out_at_eight_local_with_the_explorers_figures() {
         )
         .await;
         for row in sources["results"].as_array().unwrap() {
-            let line = format!("- {}: {} visitors", row["dimensions"][0].as_str().unwrap(), row["metrics"][0]);
+            let count = row["metrics"][0].as_u64().unwrap();
+            let visitors = if count == 1 { "1 visitor".to_owned() } else { format!("{count} visitors") };
+            let line = format!("- {}: {visitors}", row["dimensions"][0].as_str().unwrap());
             assert!(text.contains(&line), "{line} in {text}");
         }
         assert!(text.contains("- winter: 2 visitors"), "{text}");
         assert!(text.contains("<i>Lea</i> Lead (Acme"), "newly identified and hot: {text}");
+        assert!(text.contains("Acme (score ") && text.contains(", 1 person)"), "a hot account: {text}");
         assert!(message.subject().starts_with("Daily digest of Shop <b>&</b> Co: "), "{}", message.subject());
         let html = message.html();
         assert!(!html.contains("<i>Lea") && !html.contains("<b>&"), "markup is escaped: {html}");

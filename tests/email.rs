@@ -3,6 +3,9 @@
 //! alerts, retries when the server refuses or hangs, and header injection.
 //! Every link in a message is followed over HTTP.
 
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{
@@ -301,6 +304,8 @@ async fn an_emailed_invitation_signs_a_new_person_up_into_the_org() {
                 && row["kind"] == "invitation"),
             "{log}"
         );
+        let team = expect_page(&owner.get(&format!("/settings/team?site={site}")).await, 200);
+        assert!(team.contains("Email log") && team.contains(&invited) && team.contains("sent "), "{team}");
         let (outsider, _) = app.user("Outsider").await;
         let refused = outsider.graphql("query($o: ID!) { emailLog(orgId: $o) { kind } }", json!({ "o": org })).await;
         assert_eq!(gql_error_code(&refused), "NOT_FOUND", "{refused}");

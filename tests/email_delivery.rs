@@ -2,6 +2,9 @@
 //! `email`, a server that refuses or hangs (retried, logged), hostile names
 //! that try to add headers or markup, and a server without SMTP_URL.
 
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;

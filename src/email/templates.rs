@@ -96,6 +96,13 @@ pub struct Ranked {
     pub visitors: u64,
 }
 
+impl Ranked {
+    /// "1 visitor", "2 visitors".
+    pub fn visitors_text(&self) -> String {
+        if self.visitors == 1 { "1 visitor".to_owned() } else { format!("{} visitors", self.visitors) }
+    }
+}
+
 /// A person or account a digest names.
 pub struct Named {
     pub name: String,

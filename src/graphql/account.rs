@@ -13,7 +13,7 @@ use crate::{
     error::AppResult,
     service::{
         profile, sessions,
-        users::{self, SignedIn, UserChanges},
+        users::{self, NewAccount, SignedIn, UserChanges},
     },
 };
 
@@ -90,17 +90,8 @@ impl AccountMutation {
         let app = ctx.app();
         let meta = &ctx.request()?.meta;
         let disabled = app.config.disable_registration;
-        let account = users::sign_up(
-            &*ctx.db().await?,
-            Some(&app.delivery),
-            disabled,
-            &name,
-            &email,
-            password,
-            image.as_deref(),
-            meta,
-        )
-        .await?;
+        let new = NewAccount { name: &name, email: &email, password, image: image.as_deref() };
+        let account = users::sign_up(&*ctx.db().await?, Some(&app.delivery), disabled, new, meta).await?;
         Ok(signed_in(ctx, account, callback_url))
     }
 

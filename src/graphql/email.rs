@@ -41,9 +41,7 @@ impl EmailQuery {
     /// The org's emails (invitations, digests, alerts), newest first, with
     /// how sending went. Admins only.
     async fn email_log(&self, ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<EmailMessage>> {
-        let org_id = parse_id(&org_id, "org")?;
-        let log = email::log(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
-        Ok(log.into_iter().map(EmailMessage).collect())
+        org_email_log(ctx, org_id).await
     }
 }
 
@@ -120,6 +118,13 @@ impl EmailMutation {
         let user = email::account::verify_email(&*ctx.db().await?, &app.delivery, &token).await?;
         Ok(VerifyEmailPayload { status: true, user: User(user) })
     }
+}
+
+/// The read above as a function, which `workspace` also calls with its org.
+pub(crate) async fn org_email_log(ctx: &Context<'_>, org_id: ID) -> AppResult<Vec<EmailMessage>> {
+    let org_id = parse_id(&org_id, "org")?;
+    let log = email::log(&*ctx.db().await?, ctx.viewer()?, org_id).await?;
+    Ok(log.into_iter().map(EmailMessage).collect())
 }
 
 /// Better Auth's answer to request-password-reset.

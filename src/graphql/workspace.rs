@@ -19,6 +19,7 @@ use super::{
     context::ContextExt,
     cost,
     credit::{self, AttributionReport},
+    email::EmailMessage,
     explore::{self, Explorer, ExplorerInput},
     funnels::{self, Funnel, FunnelReport, FunnelReportInput},
     goals::{self, Goal},
@@ -279,6 +280,11 @@ impl Workspace {
     /// `invitations` of the org; null unless the viewer is an admin there.
     async fn invitations(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<Invitation>>> {
         scoped(self.org_id_for(ctx, Role::Admin).await?, |org| invitations::org_invitations(ctx, org)).await
+    }
+
+    /// `emailLog` of the org; null unless the viewer is an admin there.
+    async fn email_log(&self, ctx: &Context<'_>) -> AppResult<Option<Vec<EmailMessage>>> {
+        scoped(self.org_id_for(ctx, Role::Admin).await?, |org| super::email::org_email_log(ctx, org)).await
     }
 
     /// `webhookSigningSecret` of the org; null unless the viewer is an admin there.

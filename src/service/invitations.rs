@@ -182,7 +182,8 @@ pub async fn sign_up_by_token(
     meta: &RequestMeta,
 ) -> AppResult<users::SignedIn> {
     let found = by_token(db, token).await?;
-    let signed_in = users::sign_up(db, None, false, name, &found.invitation.email, password, None, meta).await?;
+    let new = users::NewAccount { name, email: &found.invitation.email, password, image: None };
+    let signed_in = users::sign_up(db, None, false, new, meta).await?;
     let person = users::mark_verified(db, signed_in.user.id).await?;
     accept(db, person.id, found.invitation.id).await?;
     Ok(users::SignedIn { user: person, ..signed_in })

@@ -110,18 +110,24 @@ async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> AppResult<Opti
     Ok(user::Entity::find().filter(user::Column::Email.eq(email)).one(db).await?)
 }
 
+/// What sign-up is given.
+pub struct NewAccount<'a> {
+    pub name: &'a str,
+    pub email: &'a str,
+    pub password: String,
+    pub image: Option<&'a str>,
+}
+
 /// Creates the user, their personal org (with them as owner) and a session.
 pub async fn sign_up(
     db: &DatabaseConnection,
     // Where the verification mail goes; none for accounts made by the CLI.
     sending: Option<&Delivery>,
     registration_disabled: bool,
-    name: &str,
-    email: &str,
-    password: String,
-    image: Option<&str>,
+    account: NewAccount<'_>,
     meta: &RequestMeta,
 ) -> AppResult<SignedIn> {
+    let NewAccount { name, email, password, image } = account;
     if registration_disabled {
         return Err(AppError::forbidden("registration is disabled on this server"));
     }

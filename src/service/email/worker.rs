@@ -49,7 +49,9 @@ pub fn spawn(db: DatabaseConnection, sending: Delivery) {
 
 /// Long enough for the slowest SMTP exchange to finish and be recorded.
 fn lease_ms(sending: &Delivery) -> i64 {
-    i64::try_from(sending.smtp_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 3 + 30_000
+    // The exchange is cut off at twice the timeout (`Mailer::send`); the rest
+    // is room to record the outcome.
+    i64::try_from(sending.smtp_timeout.as_millis()).unwrap_or(i64::MAX / 4) * 3 + 5_000
 }
 
 /// One round: claims what is due and sends each. Answers how many it claimed.

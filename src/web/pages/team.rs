@@ -91,6 +91,31 @@ struct Answer {
     me: Viewer,
     orgs: Vec<Org>,
     workspace: Scoped,
+    email_enabled: bool,
+}
+
+/// A message of the org's email log.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EmailMessage {
+    kind: String,
+    recipient: String,
+    subject: String,
+    status: String,
+    attempts: i32,
+    last_error: Option<String>,
+    created_at: String,
+    sent_at: Option<String>,
+}
+
+pub struct EmailRow {
+    pub kind: String,
+    pub recipient: String,
+    pub subject: String,
+    /// "sent 2026-11-26 10:00", "waiting (2 attempts)", "failed".
+    pub status: String,
+    pub error: String,
+    pub queued: String,
 }
 
 /// The org's people; null lists when the viewer's role does not see them.
@@ -103,6 +128,8 @@ struct Scoped {
     api_keys: Option<Vec<ApiKey>>,
     #[serde(default)]
     invitations: Option<Vec<Invitation>>,
+    #[serde(default)]
+    email_log: Option<Vec<EmailMessage>>,
 }
 
 #[derive(Deserialize)]
@@ -191,6 +218,8 @@ struct TeamPage<'a> {
     members: Vec<MemberRow>,
     invitations: Vec<InvitationRow>,
     keys: Vec<KeyRow>,
+    /// Shown to admins when email is set up.
+    emails: Option<Vec<EmailRow>>,
     state: &'a FormState,
 }
 
@@ -205,7 +234,7 @@ fn grantable(viewer_role: Role) -> Vec<&'static str> {
 }
 
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
-    let Answer { me, orgs, workspace } = bridge::decode(data)?;
+    let Answer { me, orgs, workspace, email_enabled } = bridge::decode(data)?;
     let role = input.role();
     let org_id = input.access.as_ref().map(|access| access.org_id.clone()).unwrap_or_default();
     let org_name = orgs.iter().find(|org| org.id == org_id).map(|org| org.name.clone()).unwrap_or_default();
@@ -256,6 +285,22 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             expires: format::when(&invitation.expires_at),
         })
         .collect();
+    let emails = workspace.email_log.filter(|_| email_enabled).map(|log| {
+        log.into_iter()
+            .map(|message| EmailRow {
+                status: match (message.status.as_str(), &message.sent_at) {
+                    ("sent", Some(at)) => format!("sent {}", format::when(at)),
+                    ("pending", _) => format!("waiting ({} attempts so far)", message.attempts),
+                    (other, _) => format!("{other} after {} attempts", message.attempts),
+                },
+                error: message.last_error.unwrap_or_default(),
+                queued: format::when(&message.created_at),
+                kind: message.kind.replace('_', " "),
+                recipient: message.recipient,
+                subject: message.subject,
+            })
+            .collect()
+    });
     layout.title = "Members and API keys".to_owned();
     let page = TeamPage {
         layout,
@@ -269,6 +314,7 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
         members,
         invitations,
         keys,
+        emails,
         state: &input.form,
     };
     page.render().map_err(AppError::internal)

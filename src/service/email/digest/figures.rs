@@ -192,7 +192,10 @@ async fn new_hot_accounts(
         .filter(|account| (start..end).contains(&account.first_seen))
         .take(LIST_ROWS)
         .map(|account| Named {
-            detail: format!("score {}, {} people", account.score, account.figures.people),
+            detail: match account.figures.people {
+                1 => format!("score {}, 1 person", account.score),
+                people => format!("score {}, {people} people", account.score),
+            },
             link: format!(
                 "{base}/accounts/{}",
                 url::form_urlencoded::byte_serialize(account.key.as_bytes()).collect::<String>()

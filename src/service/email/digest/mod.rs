@@ -56,8 +56,9 @@ pub async fn choose(
     site_id: i64,
     frequency: &str,
 ) -> AppResult<Choice> {
-    super::require(sending)?;
     let user_id = viewer.user_id().ok_or_else(AppError::unauthorized)?;
+    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+    super::require(sending)?;
     let frequency = match frequency.trim().to_ascii_lowercase().as_str() {
         "none" => None,
         other => Some(
@@ -65,7 +66,6 @@ pub async fn choose(
                 .ok_or_else(|| AppError::validation("frequency", "must be none, daily or weekly"))?,
         ),
     };
-    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
     let existing = digest_subscription::Entity::find()
         .filter(digest_subscription::Column::UserId.eq(user_id))
         .filter(digest_subscription::Column::SiteId.eq(site.id))
