@@ -6,7 +6,7 @@ use askama::Template;
 use axum::{
     extract::{Request, State},
     http::{StatusCode, header, request::Parts},
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
 use serde_json::json;
 
@@ -59,10 +59,7 @@ fn signed_in(parts: &Parts) -> bool {
 }
 
 fn form_page(status: StatusCode, form: AccountForm) -> Response {
-    match form.render() {
-        Ok(html) => (status, Html(html)).into_response(),
-        Err(cause) => error::page(&AppError::internal(cause), None),
-    }
+    error::form_page(status, &form)
 }
 
 fn blank(signup: bool, next: String) -> AccountForm {
@@ -140,9 +137,7 @@ async fn submit(signup: bool, state: RouterState, request: Request) -> WebResult
     };
     match bridge::run(&mut parts, &state, document, variables).await {
         Ok(answer) => Ok((answer.cookies, Redirect::to(&next)).into_response()),
-        Err(err) if matches!(err.code, ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable) => {
-            Err(WebError::App(err))
-        }
+        Err(err) if error::unplaceable(&err) => Err(WebError::App(err)),
         Err(err) => {
             let mut page = blank(signup, next);
             page.can_reset = !signup && can_reset(&mut parts, &state).await;

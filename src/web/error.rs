@@ -20,6 +20,20 @@ pub enum WebError {
 
 pub type WebResult<T> = Result<T, WebError>;
 
+/// Refusals no form can place beside a field (too many attempts, a failure
+/// of ours): the error page shows them instead.
+pub fn unplaceable(err: &AppError) -> bool {
+    matches!(err.code, ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable)
+}
+
+/// A form page with its status; a template that fails to render is the 500 page.
+pub fn form_page(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(cause) => self::page(&AppError::internal(cause), None),
+    }
+}
+
 impl From<AppError> for WebError {
     fn from(err: AppError) -> Self {
         WebError::App(err)

@@ -8,7 +8,7 @@ use askama::Template;
 use axum::{
     extract::{Request, State},
     http::StatusCode,
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -21,10 +21,7 @@ use super::{
     layout::Layout,
     nav,
 };
-use crate::{
-    error::{AppError, ErrorCode},
-    server::RouterState,
-};
+use crate::{error::AppError, server::RouterState};
 
 const JOIN: &str = include_str!("documents/join.graphql");
 const ACCEPT: &str = include_str!("documents/accept_invitation_by_token.graphql");
@@ -78,10 +75,7 @@ struct JoinData {
 const INPUTS: [Input; 2] = [input("name", "Name", "name"), input("password", "Password", "password")];
 
 fn render(status: StatusCode, page: JoinPage) -> Response {
-    match page.render() {
-        Ok(html) => (status, Html(html)).into_response(),
-        Err(cause) => error::page(&AppError::internal(cause), None),
-    }
+    error::form_page(status, &page)
 }
 
 /// The invitation the token names, as the page shows it; a refused token
@@ -133,9 +127,7 @@ async fn answer(state: RouterState, request: Request) -> WebResult<Response> {
     };
     match result {
         Ok(answer) => Ok((answer.cookies, Redirect::to("/")).into_response()),
-        Err(err) if matches!(err.code, ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable) => {
-            Err(WebError::App(err))
-        }
+        Err(err) if error::unplaceable(&err) => Err(WebError::App(err)),
         Err(err) if err.field.as_deref() == Some("token") => Ok(error::page(&err, None)),
         Err(err) => {
             let mut page = load(&mut parts, &state, &token).await.map_err(WebError::App)?;

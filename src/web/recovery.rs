@@ -8,7 +8,7 @@ use askama::Template;
 use axum::{
     extract::{Request, State},
     http::StatusCode,
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
 use serde_json::json;
 
@@ -20,7 +20,7 @@ use super::{
     layout::Layout,
 };
 use crate::{
-    error::{AppError, AppResult, ErrorCode},
+    error::{AppError, AppResult},
     server::RouterState,
 };
 
@@ -64,10 +64,7 @@ fn page(mode: &'static str, heading: &'static str) -> RecoveryPage {
 }
 
 fn render(status: StatusCode, page: RecoveryPage) -> Response {
-    match page.render() {
-        Ok(html) => (status, Html(html)).into_response(),
-        Err(cause) => error::page(&AppError::internal(cause), None),
-    }
+    error::form_page(status, &page)
 }
 
 const INPUTS: [Input; 3] = [
@@ -83,11 +80,6 @@ fn place(err: &AppError, errors: &mut Errors) {
         "password" => errors.password = Some(message),
         _ => errors.form = Some(message),
     }
-}
-
-/// Errors no form can place: the error page shows them.
-fn unplaceable(err: &AppError) -> bool {
-    matches!(err.code, ErrorCode::RateLimited | ErrorCode::InternalError | ErrorCode::Unavailable)
 }
 
 /// Whether this server sends email; the pages 404 when it does not.
@@ -129,7 +121,7 @@ async fn forgot_submit(state: RouterState, request: Request) -> WebResult<Respon
             ));
             Ok(render(StatusCode::OK, shown))
         }
-        Err(err) if unplaceable(&err) => Err(WebError::App(err)),
+        Err(err) if error::unplaceable(&err) => Err(WebError::App(err)),
         Err(err) => {
             shown.email = email;
             place(&err, &mut shown.errors);
@@ -149,7 +141,7 @@ pub async fn reset_form(State(state): State<RouterState>, request: Request) -> R
             shown.token = token;
             render(StatusCode::OK, shown)
         }
-        Err(err) if unplaceable(&err) => error::page(&err, None),
+        Err(err) if error::unplaceable(&err) => error::page(&err, None),
         Err(err) => link_refused(&err),
     }
 }
@@ -174,7 +166,7 @@ async fn reset_submit(state: RouterState, request: Request) -> WebResult<Respons
     let variables = json!({ "token": token, "newPassword": password });
     match bridge::run(&mut parts, &state, RESET, variables).await {
         Ok(_) => Ok(Redirect::to("/login?reset=1").into_response()),
-        Err(err) if unplaceable(&err) => Err(WebError::App(err)),
+        Err(err) if error::unplaceable(&err) => Err(WebError::App(err)),
         Err(err) if err.field.as_deref() == Some("token") => Ok(link_refused(&err)),
         Err(err) => {
             let mut shown = page("reset", "Choose a new password");
@@ -196,7 +188,7 @@ pub async fn verify(State(state): State<RouterState>, request: Request) -> Respo
             shown.notice = Some(format!("{email} is confirmed as your address. Thank you."));
             render(StatusCode::OK, shown)
         }
-        Err(err) if unplaceable(&err) => error::page(&err, None),
+        Err(err) if error::unplaceable(&err) => error::page(&err, None),
         Err(err) => link_refused(&err),
     }
 }
@@ -230,7 +222,7 @@ async fn unsubscribe_submit(state: RouterState, request: Request) -> WebResult<R
             shown.notice = Some(format!("You will get no more digests of {site}."));
             Ok(render(StatusCode::OK, shown))
         }
-        Err(err) if unplaceable(&err) => Err(WebError::App(err)),
+        Err(err) if error::unplaceable(&err) => Err(WebError::App(err)),
         Err(err) => Ok(link_refused(&err)),
     }
 }

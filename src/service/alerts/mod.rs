@@ -279,25 +279,7 @@ pub async fn test(
         Ok(outcome) => (outcome, None),
         Err(refusal) => (worker::refused(refusal.clone()), Some(refusal)),
     };
-    let log = Attempt {
-        org_id: destination.org_id,
-        site_id: destination.site_id,
-        user_id: viewer.user_id(),
-        tracker_vid: &request.tracker_vid,
-        webhook_type: kind.as_str(),
-        message_id: &message_id,
-        target_host: &worker::target_host(&destination.url),
-        outcome: &outcome,
-        at: now,
-        alert: Some(AlertAttempt {
-            delivery_id: None,
-            destination_id: destination.id,
-            trigger: "test",
-            number: 1,
-            next_attempt_at: None,
-        }),
-    };
-    let logged = webhooks::record(db, log).await?;
+    let logged = log_test(db, viewer, &destination, &request.tracker_vid, &message_id, &outcome, now).await?;
     // Refused at send time (the name now resolves to a private address): the
     // attempt is logged, and the answer is the refusal, as `POST /api/webhook` gives.
     match refusal {
@@ -317,16 +299,32 @@ async fn test_email(
     now: i64,
 ) -> AppResult<webhook_delivery::Model> {
     let (outcome, _) = email::send(db, sending, destination, sample, "test").await?;
-    let message_id = signing::message_id();
+    let logged = log_test(db, viewer, destination, &sample.tracker_vid, &signing::message_id(), &outcome, now).await?;
+    match outcome.error {
+        Some(error) if !outcome.success => Err(AppError::new(ErrorCode::DeliveryFailed, error)),
+        _ => Ok(logged),
+    }
+}
+
+/// Logs a test send as the first attempt of no delivery, with the viewer who asked.
+async fn log_test(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    destination: &alert_destination::Model,
+    tracker_vid: &str,
+    message_id: &str,
+    outcome: &crate::webhook::delivery::Outcome,
+    now: i64,
+) -> AppResult<webhook_delivery::Model> {
     let log = Attempt {
         org_id: destination.org_id,
         site_id: destination.site_id,
         user_id: viewer.user_id(),
-        tracker_vid: &sample.tracker_vid,
-        webhook_type: email::EMAIL_TYPE,
-        message_id: &message_id,
+        tracker_vid,
+        webhook_type: &destination.webhook_type,
+        message_id,
         target_host: &worker::target_host(&destination.url),
-        outcome: &outcome,
+        outcome,
         at: now,
         alert: Some(AlertAttempt {
             delivery_id: None,
@@ -336,9 +334,5 @@ async fn test_email(
             next_attempt_at: None,
         }),
     };
-    let logged = webhooks::record(db, log).await?;
-    match outcome.error {
-        Some(error) if !outcome.success => Err(AppError::new(ErrorCode::DeliveryFailed, error)),
-        _ => Ok(logged),
-    }
+    webhooks::record(db, log).await
 }
