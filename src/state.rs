@@ -39,6 +39,9 @@ pub struct Shared {
     pub credential_limiter: CredentialLimiter,
     /// Sign-in attempts per account, whatever address they come from.
     pub sign_in_limiter: KeyedLimiter<String>,
+    /// Reset and verification emails per address, whatever address asks:
+    /// nobody can flood someone's inbox through Leadtrail.
+    pub email_request_limiter: KeyedLimiter<String>,
     /// Invitations each person may send per hour.
     pub invite_limiter: KeyedLimiter<i64>,
     /// GraphQL work per caller and minute (`graphql::cost`).
@@ -147,6 +150,7 @@ impl AppState {
         Ok(Self(Arc::new(Shared {
             credential_limiter: KeyedLimiter::per_minute(config.auth_rate_limit_per_minute),
             sign_in_limiter: KeyedLimiter::per_minute(config.auth_account_rate_limit_per_minute),
+            email_request_limiter: KeyedLimiter::per_minute(config.auth_account_rate_limit_per_minute),
             invite_limiter: KeyedLimiter::per_hour(INVITATIONS_PER_HOUR),
             read_budget: ReadBudget::per_minute(config.query_cost_per_minute()),
             collect_limiter: KeyedLimiter::per_second(config.collect_rate_limit_per_second),

@@ -311,3 +311,106 @@ async fn an_emailed_invitation_signs_a_new_person_up_into_the_org() {
         assert_eq!(gql_error_code(&refused), "NOT_FOUND", "{refused}");
     }
 }
+
+#[tokio::test]
+async fn invitation_links_for_existing_accounts_lapse_and_verification_leads_back() {
+    if smtp_missing() {
+        return;
+    }
+    let smtp = SmtpServer::start(0);
+    for app in apps_with(|config| {
+        smtp.configure(config);
+        config.auth_account_rate_limit_per_minute = 2;
+    })
+    .await
+    {
+        let (owner, site) = app.user_with_site("Olga", &format!("{}.example", unique("own"))).await;
+        let org = common::web::org_of(&owner, site).await;
+        let invite = |email: String| {
+            let owner = owner.clone();
+            let org = org.clone();
+            async move {
+                owner
+                    .graphql(
+                        "mutation($o: ID!, $e: String!) { inviteMember(orgId: $o, email: $e, role: \"member\") { id } }",
+                        json!({ "o": org, "e": email }),
+                    )
+                    .await
+            }
+        };
+
+        // Someone with an account, signed in with the invited address, joins with one click.
+        let (member, email) = app.user("Existing").await;
+        invite(email.clone()).await;
+        let link = smtp.wait_for_message(&email, "invites you to").await.link("/join?token=");
+        let page = expect_page(&member.get(&path_of(&link)).await, 200);
+        assert!(page.contains("value=\"accept\"") && !page.contains("Create the account"), "{page}");
+        let joined = post_form(&member, "/join", &[("token", &token_of(&link)), ("intent", "accept")], &[]).await;
+        assert_eq!(common::web::location(&joined), "/");
+        let members = owner.graphql("query($o: ID!) { members(orgId: $o) { email role } }", json!({ "o": org })).await;
+        assert!(
+            members["data"]["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["email"] == email.as_str() && m["role"] == "member")
+        );
+
+        // An invitation past its week is a clear page and a 400 on `token`.
+        let late = format!("{}@example.com", unique("late"));
+        invite(late.clone()).await;
+        let link = smtp.wait_for_message(&late, "invites you to").await.link("/join?token=");
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+        entity::invitation::Entity::update_many()
+            .col_expr(entity::invitation::Column::ExpiresAt, Expr::value(leadtrail::time::now_ms() - 1))
+            .filter(entity::invitation::Column::Email.eq(late.as_str()))
+            .exec(&app.state.db)
+            .await
+            .unwrap();
+        let page = expect_page(&app.client().get(&path_of(&link)).await, 400);
+        assert!(page.contains("expired"), "{page}");
+        let answer = app
+            .client()
+            .graphql(
+                "mutation($t: String!) { signUpWithInvitation(token: $t, name: \"Late\", password: \"long enough\") { token } }",
+                json!({ "t": token_of(&link) }),
+            )
+            .await;
+        assert_eq!(gql_error_code(&answer), "VALIDATION_ERROR", "{answer}");
+        assert_eq!(answer["errors"][0]["extensions"]["field"], "token");
+
+        // A verification asked with a callback path leads back there.
+        let (_, address) = app.user("Callback").await;
+        smtp.wait_for_message(&address, "Confirm your email").await;
+        app.client()
+            .post("/api/auth/send-verification-email", json!({ "email": address, "callbackURL": "/settings/account" }))
+            .await
+            .expect(200);
+        let links: Vec<String> = loop {
+            let found: Vec<String> = smtp
+                .received()
+                .into_iter()
+                .filter(|m| m.rcpt.contains(&address))
+                .map(|m| m.link("/verify-email"))
+                .collect();
+            if found.len() == 2 {
+                break found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        assert!(links[1].contains("callbackURL=%2Fsettings%2Faccount"), "{}", links[1]);
+        let followed = app.client().get(&path_of(&links[1])).await;
+        assert_eq!(common::web::location(&followed), "/settings/account");
+        // The first link was replaced by the second.
+        let replaced = app.client().get(&format!("/api/auth/verify-email?token={}", token_of(&links[0]))).await;
+        replaced.expect_error(400, "VALIDATION_ERROR");
+
+        // Reset emails to one address are limited whoever asks.
+        let target = app.user("Target").await.1;
+        for _ in 0..2 {
+            app.client().post("/api/auth/request-password-reset", json!({ "email": target })).await.expect(200);
+        }
+        let limited = app.client().post("/api/auth/request-password-reset", json!({ "email": target })).await;
+        limited.expect_error(429, "RATE_LIMITED");
+    }
+}

@@ -61,6 +61,7 @@ impl EmailMutation {
     ) -> AppResult<StatusMessagePayload> {
         ctx.limit_credentials(CredentialAction::RequestEmail)?;
         let app = ctx.app();
+        app.email_request_limiter.check(email.trim().to_lowercase())?;
         let db = &*ctx.db().await?;
         email::account::request_password_reset(db, &app.delivery, &email, redirect_to.as_deref(), &app.base_origin)
             .await?;
@@ -90,6 +91,7 @@ impl EmailMutation {
     ) -> AppResult<StatusPayload> {
         ctx.limit_credentials(CredentialAction::RequestEmail)?;
         let app = ctx.app();
+        app.email_request_limiter.check(email.trim().to_lowercase())?;
         let db = &*ctx.db().await?;
         email::account::send_verification(db, &app.delivery, &email, callback_url.as_deref(), &app.base_origin).await?;
         Ok(StatusPayload { status: true })

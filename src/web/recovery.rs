@@ -18,6 +18,7 @@ use super::{
     forms::{self, Input, input, read_form},
     frame,
     layout::Layout,
+    nav,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -181,7 +182,12 @@ async fn reset_submit(state: RouterState, request: Request) -> WebResult<Respons
 pub async fn verify(State(state): State<RouterState>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
     let token = token_of(&parts);
+    // A path on this site the verification was asked to lead back to.
+    let callback = frame::query_map(&parts).get("callbackURL").map(|next| nav::safe_next(Some(next)));
     match bridge::run(&mut parts, &state, VERIFY, json!({ "token": token })).await {
+        Ok(_) if callback.as_deref().is_some_and(|next| next != "/") => {
+            Redirect::to(callback.as_deref().unwrap_or("/")).into_response()
+        }
         Ok(answer) => {
             let mut shown = page("done", "Email confirmed");
             let email = answer.data["verifyEmail"]["user"]["email"].as_str().unwrap_or_default().to_owned();
