@@ -192,7 +192,7 @@ pub async fn serve(
     }
     service::privacy::retention::spawn_job(state.db.clone());
     service::alerts::worker::spawn(state.db.clone(), state.delivery.clone(), state.metrics.alerts.clone());
-    service::email::worker::spawn(state.db.clone(), state.delivery.clone());
+    service::email::worker::spawn(state.db.clone(), state.delivery.clone(), state.metrics.emails.clone());
     service::email::digest::spawn(state.db.clone(), state.delivery.clone(), std::time::Duration::from_secs(60));
     let served = server::run(listener, router, server::Limits::of(&state.config), shutdown).await;
     state.writer.shutdown().await;

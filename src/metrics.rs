@@ -12,7 +12,7 @@ use prometheus_client::{
 };
 
 pub use self::exposition::Format;
-use crate::service::alerts::worker::AlertMetrics;
+use crate::service::{alerts::worker::AlertMetrics, email::worker::EmailMetrics};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -82,6 +82,7 @@ pub struct Metrics {
     pub sqlite_checkpoints: Counter,
     /// Alert deliveries by outcome, and the outbox's oldest due row.
     pub alerts: AlertMetrics,
+    pub emails: EmailMetrics,
 }
 
 impl Default for Metrics {
@@ -118,7 +119,13 @@ impl Default for Metrics {
             "Seconds the oldest due alert delivery has waited",
             alerts.oldest_due_seconds.clone(),
         );
-        Self { registry, requests, latency, db_statements, clicks_unrecorded, sqlite_checkpoints, alerts }
+        let emails = EmailMetrics::default();
+        registry.register(
+            "emails",
+            "Email attempts by outcome: sent, retrying (tried again later) or failed (given up)",
+            emails.messages.clone(),
+        );
+        Self { registry, requests, latency, db_statements, clicks_unrecorded, sqlite_checkpoints, alerts, emails }
     }
 }
 

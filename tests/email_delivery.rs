@@ -151,6 +151,9 @@ async fn a_refusing_server_is_retried_with_back_off_and_the_log_says_why() {
     assert_eq!(row.attempts, 2);
     assert!(row.text_body.is_empty() && row.html_body.is_empty(), "a sent message keeps no link");
     assert_eq!(smtp.received().len(), 1, "sent once");
+    let metrics = app.client().get("/metrics").await.text;
+    assert!(metrics.contains("leadtrail_emails_total{outcome=\"retrying\"} 1"), "{metrics}");
+    assert!(metrics.contains("leadtrail_emails_total{outcome=\"sent\"} 1"), "{metrics}");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use prometheus_client::metrics::{counter::Counter, family::Family};
 use rand::Rng;
 use sea_orm::DatabaseConnection;
 
@@ -16,21 +17,28 @@ use super::outbox::{self, FAILED, PENDING, SENT, Settled};
 use crate::{
     email::{Mailer, Outgoing},
     error::AppResult,
-    service::delivery::Delivery,
+    service::{alerts::worker::OutcomeLabels, delivery::Delivery},
     webhook::retry::{self, Class, Next},
 };
+
+/// Messages by outcome: sent, retrying (refused or unanswered, tried again
+/// later) or failed (refused for good, or retries used up).
+#[derive(Clone, Default)]
+pub struct EmailMetrics {
+    pub messages: Family<OutcomeLabels, Counter>,
+}
 
 const CLAIM_LIMIT: u64 = 16;
 const POLL: Duration = Duration::from_millis(500);
 
 /// Runs the worker until the process ends; without a mailer there is none.
-pub fn spawn(db: DatabaseConnection, sending: Delivery) {
+pub fn spawn(db: DatabaseConnection, sending: Delivery, metrics: EmailMetrics) {
     let Some(mailer) = sending.mailer.clone() else {
         return;
     };
     tokio::spawn(async move {
         loop {
-            let claimed = match run_due(&db, &sending, &mailer).await {
+            let claimed = match run_due(&db, &sending, &mailer, &metrics).await {
                 Ok(claimed) => claimed,
                 Err(err) => {
                     tracing::warn!(error = %err.message, "the email worker could not read the outbox");
@@ -55,13 +63,18 @@ fn lease_ms(sending: &Delivery) -> i64 {
 }
 
 /// One round: claims what is due and sends each. Answers how many it claimed.
-pub async fn run_due(db: &DatabaseConnection, sending: &Delivery, mailer: &Mailer) -> AppResult<usize> {
+pub async fn run_due(
+    db: &DatabaseConnection,
+    sending: &Delivery,
+    mailer: &Mailer,
+    metrics: &EmailMetrics,
+) -> AppResult<usize> {
     let now = sending.clock.now();
     let claimed = outbox::claim(db, now, now + lease_ms(sending), CLAIM_LIMIT).await?;
     let count = claimed.len();
     let attempts = claimed.iter().map(|message| attempt(db, sending, mailer, message));
     for result in futures_util::future::join_all(attempts).await {
-        result?;
+        metrics.messages.get_or_create(&OutcomeLabels { outcome: result? }).inc();
     }
     Ok(count)
 }
@@ -71,7 +84,7 @@ async fn attempt(
     sending: &Delivery,
     mailer: &Mailer,
     claimed: &email_outbox::Model,
-) -> AppResult<()> {
+) -> AppResult<&'static str> {
     let outgoing = Outgoing {
         to: claimed.recipient.split(',').map(|to| to.trim().to_owned()).filter(|to| !to.is_empty()).collect(),
         subject: claimed.subject.clone(),
@@ -101,8 +114,13 @@ async fn attempt(
             Settled { status, next_attempt_at, error: Some(&err.message), sent_at: None }
         }
     };
+    let label = match settled.status {
+        SENT => "sent",
+        PENDING => "retrying",
+        _ => "failed",
+    };
     if !outbox::settle(db, claimed, settled).await? {
         tracing::warn!(message = claimed.id, "an email attempt outlived its claim; another worker took it over");
     }
-    Ok(())
+    Ok(label)
 }
