@@ -114,12 +114,18 @@ async fn a_daily_digest_goes_out_at_eight_local_with_the_explorers_figures() {
         assert_eq!(choices["data"]["digests"], json!([{ "siteId": site, "frequency": "daily" }]));
 
         feed(&app, &client, site).await;
-        // Not yet: today's digest waits for 8:00 tomorrow.
-        assert_eq!(digest::queue_due(&app.state.db, &app.state.delivery).await.unwrap(), 0);
+        // Just chosen: the latest due digest (yesterday's) goes at once; today's waits for 8:00 tomorrow.
+        let yesterday = schedule::due(Frequency::Daily, ZONE, app.state.delivery.clock.now()).unwrap();
+        assert_eq!(digest::queue_due(&app.state.db, &app.state.delivery).await.unwrap(), 1);
+        assert_eq!(digest::queue_due(&app.state.db, &app.state.delivery).await.unwrap(), 0, "once per period");
+        let first =
+            smtp.wait_for_message(&email, &format!("Daily digest of Shop <b>&</b> Co: {}", yesterday.start)).await;
+        assert!(first.text().contains("Visitors: 1"), "{}", first.text());
         let period = to_tomorrow_eight(&app);
         assert_eq!(digest::queue_due(&app.state.db, &app.state.delivery).await.unwrap(), 1);
         assert_eq!(digest::queue_due(&app.state.db, &app.state.delivery).await.unwrap(), 0, "once per period");
-        let message = smtp.wait_for_message(&email, "Daily digest").await;
+        let message =
+            smtp.wait_for_message(&email, &format!("Daily digest of Shop <b>&</b> Co: {}", period.start)).await;
 
         // The explorer's answers for the same days.
         let day = json!([period.start.to_string(), period.last_day().to_string()]);
@@ -228,17 +234,35 @@ async fn two_instances_send_one_digest_per_member_and_period() {
         .find(|day| day.weekday() == Weekday::Mon)
         .unwrap();
     let target = schedule::send_at(ZONE, monday) + 1_000;
+    // Both instances look, three times, for last week's digest and then,
+    // on Monday, for this week's: each is queued once.
+    let mut queued = 0;
+    for _ in 0..3 {
+        let rounds = instances.iter().map(|instance| digest::queue_due(&instance.state.db, &instance.state.delivery));
+        queued += futures_util::future::join_all(rounds).await.into_iter().map(Result::unwrap).sum::<usize>();
+    }
+    assert_eq!(queued, 1);
     for instance in &instances {
         instance.state.delivery.clock.advance(target - instance.state.delivery.clock.now());
     }
+    let mut queued = 0;
     for _ in 0..3 {
         let rounds = instances.iter().map(|instance| digest::queue_due(&instance.state.db, &instance.state.delivery));
-        let queued: usize = futures_util::future::join_all(rounds).await.into_iter().map(Result::unwrap).sum();
-        assert!(queued <= 1);
+        queued += futures_util::future::join_all(rounds).await.into_iter().map(Result::unwrap).sum::<usize>();
     }
-    smtp.wait_for_message(&email, "Weekly digest").await;
+    assert_eq!(queued, 1);
+    let week = schedule::due(Frequency::Weekly, ZONE, target).unwrap();
+    smtp.wait_for_message(&email, &format!("{} to {}", week.start, week.last_day())).await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    let digests =
-        smtp.received().into_iter().filter(|m| m.rcpt.contains(&email) && m.subject().contains("digest")).count();
-    assert_eq!(digests, 1);
+    let digests: Vec<String> = smtp
+        .received()
+        .into_iter()
+        .filter(|m| m.rcpt.contains(&email) && m.subject().starts_with("Weekly digest"))
+        .map(|m| m.subject())
+        .collect();
+    let sent = digests.len();
+    let mut subjects = digests;
+    subjects.sort();
+    subjects.dedup();
+    assert_eq!((sent, subjects.len()), (2, 2), "one digest per period: {subjects:?}");
 }

@@ -198,7 +198,10 @@ const NOTICES: [(&str, &str); 34] = [
     ("member-removed", "The member was removed."),
     ("key-revoked", "The API key was revoked. Calls with it now answer 401."),
     ("name-saved", "Your name was saved."),
-    ("digest-saved", "Your digest choice was saved. Digests go out at 8:00 in the site's time zone."),
+    (
+        "digest-saved",
+        "Your digest choice was saved: the latest digest is on its way, the next goes out at 8:00 in the site's time zone.",
+    ),
     ("email-saved", "Your sign-in email was changed."),
     ("password-saved", "Your password was changed."),
     ("secret-rotated", "The signing secret was replaced."),

@@ -166,10 +166,8 @@ async fn queue_one(
     let Some(frequency) = Frequency::parse(&subscription.frequency) else { return Ok(false) };
     let zone = sites::timezone(site);
     let Some(period) = schedule::due(frequency, zone, now) else { return Ok(false) };
-    // Chosen after this period's time: the first digest is the next one.
-    if period.send_at < subscription.created_at {
-        return Ok(false);
-    }
+    // A member who has just chosen a digest gets the latest due one at once
+    // (the last full day or week): they see what they chose, then one per period.
     let key = dedupe_key(subscription, &period);
     let queued = email_outbox::Entity::find().filter(email_outbox::Column::DedupeKey.eq(key.as_str())).one(db).await?;
     if queued.is_some() {
