@@ -61,7 +61,11 @@ const SITE_UPDATE_FIELDS: [(&str, SchemaFn); 10] = [
     ("gravatar", || json!({ "type": "boolean" })),
     ("hostingAsns", asn_list),
     ("ispAsns", asn_list),
-    ("timezone", || json!({ "type": "string", "description": "IANA time zone name, such as Europe/Berlin" })),
+    // The tz database's names, exactly as the service accepts them.
+    ("timezone", || {
+        let names: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect();
+        json!({ "type": "string", "enum": names, "description": "IANA time zone name, such as Europe/Berlin" })
+    }),
 ];
 
 fn asn_list() -> Value {

@@ -49,11 +49,11 @@ pub struct SiteChanges {
     pub timezone: Option<String>,
 }
 
-/// An IANA time zone name, as the tz database spells it (`Europe/Berlin`,
-/// `UTC`); anything else is refused, naming the field.
+/// An IANA time zone name, exactly as the tz database spells it
+/// (`Europe/Berlin`, `UTC`; the OpenAPI document lists them); anything else
+/// is refused, naming the field. Forms trim what was typed before it gets here.
 pub fn parse_timezone(field: &str, name: &str) -> AppResult<chrono_tz::Tz> {
-    name.trim()
-        .parse::<chrono_tz::Tz>()
+    name.parse::<chrono_tz::Tz>()
         .map_err(|_| AppError::validation(field, "must be an IANA time zone name such as Europe/Berlin or UTC"))
 }
 
