@@ -16,7 +16,6 @@ use common::{
     web::expect_page,
 };
 use leadtrail::service::email::outbox;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
 
 const CREATE: &str = "mutation($site: Int!, $input: DestinationInput!) {
@@ -35,12 +34,7 @@ async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
 
 /// The outbox rows to `recipient`, newest first.
 async fn outbox_to(app: &TestApp, recipient: &str) -> Vec<entity::email_outbox::Model> {
-    entity::email_outbox::Entity::find()
-        .filter(entity::email_outbox::Column::Recipient.eq(recipient))
-        .order_by_desc(entity::email_outbox::Column::Id)
-        .all(&app.state.db)
-        .await
-        .unwrap()
+    outbox::latest_to(&app.state.db, recipient, 20).await.unwrap()
 }
 
 #[tokio::test]

@@ -10,7 +10,11 @@ use super::{
     context::ContextExt,
     types::{Timestamp, parse_id},
 };
-use crate::{auth::rate_limit::CredentialAction, error::AppResult, service::email};
+use crate::{
+    auth::rate_limit::CredentialAction,
+    error::AppResult,
+    service::{email, sites},
+};
 
 #[derive(Default)]
 pub struct EmailQuery;
@@ -192,7 +196,7 @@ impl DigestChoice {
         self.0.site.id
     }
     async fn site_name(&self) -> &str {
-        if self.0.site.name.trim().is_empty() { &self.0.site.domain } else { &self.0.site.name }
+        sites::shown_name(&self.0.site)
     }
     /// `none`, `daily` or `weekly`.
     async fn frequency(&self) -> &str {

@@ -57,6 +57,11 @@ pub fn parse_timezone(field: &str, name: &str) -> AppResult<chrono_tz::Tz> {
         .map_err(|_| AppError::validation(field, "must be an IANA time zone name such as Europe/Berlin or UTC"))
 }
 
+/// What a site is called where it is shown (emails, lists): its name, else its domain.
+pub fn shown_name(site: &site::Model) -> &str {
+    if site.name.trim().is_empty() { &site.domain } else { &site.name }
+}
+
 /// The site's time zone; a stored name this build does not know reads as UTC.
 pub fn timezone(site: &site::Model) -> chrono_tz::Tz {
     site.timezone.parse().unwrap_or(chrono_tz::Tz::UTC)

@@ -185,15 +185,15 @@ pub async fn verify(State(state): State<RouterState>, request: Request) -> Respo
     // A path on this site the verification was asked to lead back to.
     let callback = frame::query_map(&parts).get("callbackURL").map(|next| nav::safe_next(Some(next)));
     match bridge::run(&mut parts, &state, VERIFY, json!({ "token": token })).await {
-        Ok(_) if callback.as_deref().is_some_and(|next| next != "/") => {
-            Redirect::to(callback.as_deref().unwrap_or("/")).into_response()
-        }
-        Ok(answer) => {
-            let mut shown = page("done", "Email confirmed");
-            let email = answer.data["verifyEmail"]["user"]["email"].as_str().unwrap_or_default().to_owned();
-            shown.notice = Some(format!("{email} is confirmed as your address. Thank you."));
-            render(StatusCode::OK, shown)
-        }
+        Ok(answer) => match callback.filter(|next| next != "/") {
+            Some(next) => Redirect::to(&next).into_response(),
+            None => {
+                let mut shown = page("done", "Email confirmed");
+                let email = answer.data["verifyEmail"]["user"]["email"].as_str().unwrap_or_default().to_owned();
+                shown.notice = Some(format!("{email} is confirmed as your address. Thank you."));
+                render(StatusCode::OK, shown)
+            }
+        },
         Err(err) if error::unplaceable(&err) => error::page(&err, None),
         Err(err) => link_refused(&err),
     }

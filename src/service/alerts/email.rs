@@ -13,7 +13,7 @@ use super::trigger::AlertTrigger;
 use crate::{
     email::{Mailer, Outgoing, templates},
     error::{AppError, AppResult},
-    service::{analytics::profile, delivery::Delivery, people, users},
+    service::{analytics::profile, delivery::Delivery, people, sites, users},
     webhook::delivery::Outcome,
 };
 
@@ -91,7 +91,7 @@ async fn message(
     let site_name = site::Entity::find_by_id(destination.site_id)
         .one(db)
         .await?
-        .map(|site| if site.name.trim().is_empty() { site.domain } else { site.name })
+        .map(|site| sites::shown_name(&site).to_owned())
         .unwrap_or_default();
     let identities = profile::identities_of_visitors(db, &[visitor.id]).await?;
     let person = people::of_visitor(visitor, identities.get(&visitor.id).map_or(&[], Vec::as_slice));

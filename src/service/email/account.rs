@@ -124,9 +124,7 @@ pub async fn verify_email(db: &DatabaseConnection, sending: &Delivery, token: &s
     if person.email != used.email {
         return Err(tokens::refused("this link was for an address the account no longer uses"));
     }
-    let mut active: user::ActiveModel = person.into();
-    active.email_verified = Set(true);
-    let person = active.update(&txn).await?;
+    let person = users::mark_verified(&txn, person.id).await?;
     txn.commit().await?;
     Ok(person)
 }

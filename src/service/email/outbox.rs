@@ -108,8 +108,7 @@ pub async fn settle(
     Ok(updated.rows_affected == 1)
 }
 
-/// The messages of a kind for one address, newest first (tests and the
-/// admin log read these).
+/// The latest messages to one address, newest first.
 pub async fn latest_to(
     db: &impl ConnectionTrait,
     recipient: &str,

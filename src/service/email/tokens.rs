@@ -82,7 +82,10 @@ pub async fn consume(db: &impl ConnectionTrait, purpose: &str, raw: &str, now: i
         .await?;
     match used.into_iter().next() {
         Some(token) => Ok(token),
-        // Say why: `check` finds the same row and names its fault.
-        None => check(db, purpose, raw, now).await.and(Err(refused("this link is not valid; ask for a new one"))),
+        None => {
+            // Say why: `check` names the fault of the row the update did not take.
+            check(db, purpose, raw, now).await?;
+            Err(refused("this link is not valid; ask for a new one"))
+        }
     }
 }

@@ -115,11 +115,7 @@ pub async fn unsubscribe(db: &impl ConnectionTrait, token: &str) -> AppResult<St
         })?;
     let site = site::Entity::find_by_id(found.site_id).one(db).await?;
     digest_subscription::Entity::delete_by_id(found.id).exec(db).await?;
-    Ok(site.map(|site| site_name(&site)).unwrap_or_default())
-}
-
-fn site_name(site: &site::Model) -> String {
-    if site.name.trim().is_empty() { site.domain.clone() } else { site.name.clone() }
+    Ok(site.map(|site| sites::shown_name(&site).to_owned()).unwrap_or_default())
 }
 
 /// The outbox key of a member's digest of a site for a period.
@@ -182,7 +178,7 @@ async fn queue_one(
     let base = sending.base_url.trim_end_matches('/');
     let previous = period.previous(zone);
     let figures = figures::read(db, &viewer, site, &period, &previous, base, now).await?;
-    let name = single_line(&site_name(site), 100);
+    let name = single_line(sites::shown_name(site), 100);
     let cadence = match frequency {
         Frequency::Daily => "Daily",
         Frequency::Weekly => "Weekly",
