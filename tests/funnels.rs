@@ -314,3 +314,70 @@ async fn funnels_are_checked_kept_per_org_and_shown_on_their_page() {
         assert_ne!(gone.status.as_u16(), 200, "{}", gone.text);
     }
 }
+
+#[tokio::test]
+async fn a_funnel_whose_goals_are_deleted_reports_the_steps_it_has_left() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Gil", "funnel.example").await;
+        feed(&app, site, 7).await;
+        let ids = make_goals(&client, site).await;
+        let steps: Vec<String> = ["Docs", "Pricing", "Signup"].iter().map(|name| ids[name].clone()).collect();
+        let saved = client.graphql(CREATE, json!({ "s": site, "i": { "name": "Trial", "steps": steps } })).await;
+        let funnel = saved["data"]["createFunnel"]["id"].as_str().unwrap_or_else(|| panic!("{saved}")).to_owned();
+        let delete_goal = |name: &str| {
+            let (client, id) = (client.clone(), ids[name].clone());
+            async move {
+                let deleted = client.graphql("mutation($id: ID!) { deleteGoal(id: $id) }", json!({ "id": id })).await;
+                assert_eq!(deleted["data"]["deleteGoal"], true, "{deleted}");
+            }
+        };
+        let saved_report = |client: &Client| {
+            let client = client.clone();
+            let funnel = funnel.clone();
+            async move {
+                let query = "query($i: FunnelReportInput!) { funnelReport(input: $i) { removedSteps steps { goal visitors } } }";
+                let answer = client.graphql(query, json!({ "i": { "funnelId": funnel, "dateRange": "30d" } })).await;
+                assert!(answer.get("errors").is_none(), "{answer}");
+                answer["data"]["funnelReport"].clone()
+            }
+        };
+
+        // One goal gone: the report is the two steps that remain, as named on the spot.
+        delete_goal("Docs").await;
+        let report = saved_report(&client).await;
+        assert_eq!(report["removedSteps"], 1, "{report}");
+        let named = client
+            .post("/api/v2/funnel", json!({ "site_id": site, "steps": ["Pricing", "Signup"], "date_range": "30d" }))
+            .await
+            .expect(200)
+            .clone();
+        let visitors = |steps: &Value| -> Vec<(String, i64)> {
+            steps
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| (s["goal"].as_str().unwrap().to_owned(), s["visitors"].as_i64().unwrap()))
+                .collect()
+        };
+        assert_eq!(visitors(&report["steps"]), visitors(&named["steps"]));
+        assert_eq!(visitors(&report["steps"]).len(), 2);
+        assert!(visitors(&report["steps"])[0].1 > 0, "the seeded traffic reaches Pricing: {report}");
+        let rest = client.post("/api/v2/funnel", json!({ "funnel_id": funnel })).await.expect(200).clone();
+        assert_eq!(rest["removed_steps"], 1, "{rest}");
+        let page = expect_page(&client.get(&format!("/funnels?funnel={funnel}")).await, 200);
+        assert!(page.contains("1 step was left out: its goal was deleted."), "{page}");
+        assert!(
+            page.contains("(1 step&#39;s goal was deleted)") || page.contains("(1 step's goal was deleted)"),
+            "{page}"
+        );
+
+        // Fewer than two, then none: the page still opens and says so.
+        for (name, left) in [("Pricing", 1), ("Signup", 0)] {
+            delete_goal(name).await;
+            let report = saved_report(&client).await;
+            assert_eq!(report["steps"].as_array().unwrap().len(), left, "{report}");
+            let page = expect_page(&client.get(&format!("/funnels?funnel={funnel}&breakdown=channel")).await, 200);
+            assert!(page.contains("Fewer than two steps remain"), "{page}");
+        }
+    }
+}

@@ -60,6 +60,10 @@ impl Funnel {
     async fn window_days(&self) -> Option<i32> {
         self.0.model.window_days
     }
+    /// Steps left out because their goal was deleted since the funnel was saved.
+    async fn removed_steps(&self) -> i32 {
+        i32::try_from(self.0.removed_steps).unwrap_or(i32::MAX)
+    }
     async fn updated_at(&self) -> Timestamp {
         Timestamp(self.0.model.updated_at)
     }
@@ -151,6 +155,9 @@ pub struct FunnelReport {
     pub breakdown: Option<String>,
     /// Most visitors at the first step first; at most 100.
     pub groups: Vec<FunnelGroup>,
+    /// A saved funnel's steps left out because their goal was deleted since;
+    /// the figures are of the steps that remain.
+    pub removed_steps: i32,
 }
 
 impl From<funnels::FunnelReport> for FunnelReport {
@@ -168,6 +175,7 @@ impl From<funnels::FunnelReport> for FunnelReport {
                 .iter()
                 .map(|group| FunnelGroup { value: group.value.clone(), steps: steps_of(&report.steps, &group.figures) })
                 .collect(),
+            removed_steps: i32::try_from(report.removed_steps).unwrap_or(i32::MAX),
         }
     }
 }

@@ -12,7 +12,7 @@ use sea_orm::{
     QueryFilter, QueryOrder,
 };
 
-use entity::{funnel, goal};
+use entity::{funnel, goal, site};
 
 use super::{access, goals};
 use crate::{
@@ -42,6 +42,8 @@ pub struct FunnelInput {
 pub struct Funnel {
     pub model: funnel::Model,
     pub steps: Vec<goal::Model>,
+    /// Steps left out because their goal was deleted since the funnel was saved.
+    pub removed_steps: usize,
 }
 
 fn checked_name(raw: &str) -> AppResult<String> {
@@ -86,8 +88,10 @@ fn step_goals(ids: &[i64], site_goals: &[goal::Model]) -> AppResult<Vec<goal::Mo
 /// A stored funnel's steps; a step whose goal was deleted since is left out.
 fn resolved(model: funnel::Model, site_goals: &[goal::Model]) -> Funnel {
     let ids: Vec<i64> = serde_json::from_str(&model.steps).unwrap_or_default();
-    let steps = ids.iter().filter_map(|id| site_goals.iter().find(|goal| goal.id == *id).cloned()).collect();
-    Funnel { model, steps }
+    let steps: Vec<goal::Model> =
+        ids.iter().filter_map(|id| site_goals.iter().find(|goal| goal.id == *id).cloned()).collect();
+    let removed_steps = ids.len() - steps.len();
+    Funnel { model, steps, removed_steps }
 }
 
 /// The site's funnels, by name. Anyone who can read the site.
@@ -103,21 +107,27 @@ pub async fn list(db: &impl ConnectionTrait, viewer: &Viewer, site_id: i64) -> A
     Ok(found.into_iter().map(|model| resolved(model, &site_goals)).collect())
 }
 
-/// A funnel of a site the viewer holds `role` in; another org's is not found.
-async fn find(db: &impl ConnectionTrait, viewer: &Viewer, id: i64, role: Role) -> AppResult<funnel::Model> {
+/// A funnel of a site the viewer holds `role` in, with its site; another
+/// org's is not found.
+async fn find(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    id: i64,
+    role: Role,
+) -> AppResult<(funnel::Model, site::Model)> {
     let found = funnel::Entity::find_by_id(id).one(db).await?.ok_or_else(|| AppError::not_found("funnel"))?;
     match access::site(db, viewer, found.site_id, role).await {
         Err(err) if err.code == ErrorCode::NotFound => Err(AppError::not_found("funnel")),
         Err(err) => Err(err),
-        Ok(_) => Ok(found),
+        Ok((site, _)) => Ok((found, site)),
     }
 }
 
-/// A funnel the viewer can read, with its steps.
-pub async fn get(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppResult<Funnel> {
-    let found = find(db, viewer, id, Role::Viewer).await?;
-    let site_goals = goals::of_site(db, found.site_id).await?;
-    Ok(resolved(found, &site_goals))
+/// A funnel the viewer can read, with its steps and its site.
+pub async fn get(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppResult<(Funnel, site::Model)> {
+    let (found, site) = find(db, viewer, id, Role::Viewer).await?;
+    let site_goals = goals::of_site(db, site.id).await?;
+    Ok((resolved(found, &site_goals), site))
 }
 
 /// Saves a funnel for the site's org. Members and up.
@@ -147,7 +157,7 @@ pub async fn create(
     }
     .insert(db)
     .await?;
-    Ok(Funnel { model, steps })
+    Ok(Funnel { model, steps, removed_steps: 0 })
 }
 
 /// Replaces the funnel's name, steps and window. Members and up.
@@ -158,7 +168,7 @@ pub async fn update(
     input: &FunnelInput,
     now: i64,
 ) -> AppResult<Funnel> {
-    let found = find(db, viewer, id, Role::Member).await?;
+    let (found, _) = find(db, viewer, id, Role::Member).await?;
     let name = checked_name(&input.name)?;
     let window = checked_window(input.window_days)?;
     let site_goals = goals::of_site(db, found.site_id).await?;
@@ -168,11 +178,11 @@ pub async fn update(
     active.steps = Set(serde_json::json!(input.steps).to_string());
     active.window_days = Set(window);
     active.updated_at = Set(now);
-    Ok(Funnel { model: active.update(db).await?, steps })
+    Ok(Funnel { model: active.update(db).await?, steps, removed_steps: 0 })
 }
 
 pub async fn delete(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppResult<()> {
-    let found = find(db, viewer, id, Role::Member).await?;
+    let (found, _) = find(db, viewer, id, Role::Member).await?;
     funnel::Entity::delete_by_id(found.id).exec(db).await?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::Value;
 
-use entity::visitor;
+use entity::{site, visitor};
 
 use super::{
     Funnel, checked_count, checked_window,
@@ -94,30 +94,40 @@ pub struct FunnelReport {
     pub breakdown: Option<Breakdown>,
     /// Most visitors at the first step first; at most `MAX_GROUPS`.
     pub groups: Vec<GroupFigures>,
+    /// A saved funnel's steps left out because their goal was deleted.
+    pub removed_steps: usize,
 }
 
 /// Groups a breakdown answers at most.
 pub const MAX_GROUPS: usize = 100;
 
-/// The site, its goals for the steps, the funnel's name and its window.
-async fn steps_of(
-    db: &impl ConnectionTrait,
-    viewer: &Viewer,
-    ask: &FunnelAsk,
-) -> AppResult<(i64, Vec<Goal>, Option<String>, Option<i32>)> {
+/// What a report is of: the site, the steps' goals, the funnel's name and
+/// window, and how many saved steps lost their goal.
+struct Steps {
+    site: site::Model,
+    goals: Vec<Goal>,
+    name: Option<String>,
+    window_days: Option<i32>,
+    removed: usize,
+}
+
+/// The steps asked for, on a site the viewer can read. A saved funnel whose
+/// goals were deleted since is reported over the steps it has left (even
+/// fewer than two), so its page still opens and says what went; goals named
+/// on the spot must be two to eight of the site's.
+async fn steps_of(db: &impl ConnectionTrait, viewer: &Viewer, ask: &FunnelAsk) -> AppResult<Steps> {
     match &ask.steps {
         StepsAsked::Funnel(id) => {
-            let Funnel { model, steps } = super::get(db, viewer, *id).await?;
-            checked_count(steps.len())?;
-            let rules = steps.iter().filter_map(Goal::of).collect();
-            Ok((model.site_id, rules, Some(model.name), model.window_days))
+            let (Funnel { model, steps, removed_steps }, site) = super::get(db, viewer, *id).await?;
+            let goals = steps.iter().filter_map(Goal::of).collect();
+            Ok(Steps { site, goals, name: Some(model.name), window_days: model.window_days, removed: removed_steps })
         }
         StepsAsked::Goals(names) => {
             let site_id = ask.site_id.ok_or_else(|| AppError::validation("site_id", "is required with steps"))?;
             let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
             checked_count(names.len())?;
             let rules = goals::rules(db, site.id).await?;
-            let steps = names
+            let goals = names
                 .iter()
                 .enumerate()
                 .map(|(at, name)| {
@@ -129,7 +139,7 @@ async fn steps_of(
                     })
                 })
                 .collect::<AppResult<Vec<_>>>()?;
-            Ok((site.id, steps, None, checked_window(ask.window_days)?))
+            Ok(Steps { site, goals, name: None, window_days: checked_window(ask.window_days)?, removed: 0 })
         }
     }
 }
@@ -141,6 +151,9 @@ async fn step_events(
     steps: &[Goal],
     span: range::Span,
 ) -> AppResult<Vec<(i64, StepEvent)>> {
+    if steps.is_empty() {
+        return Ok(Vec::new());
+    }
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
     sql.push("SELECT e.visitor_id AS vid, e.session_id AS sid, e.timestamp AS at, CAST(");
@@ -237,8 +250,7 @@ async fn group_values(
 /// Answers a funnel report.
 pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: FunnelAsk, now: i64) -> AppResult<FunnelReport> {
     let date_range = parse_date_range(Some(&ask.date_range))?;
-    let (site_id, steps, name, window_days) = steps_of(db, viewer, &ask).await?;
-    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
+    let Steps { site, goals: steps, name, window_days, removed } = steps_of(db, viewer, &ask).await?;
     let first = if date_range == DateRange::All { first_event(db, site.id).await? } else { None };
     let span = range::resolve(&date_range, sites::timezone(&site), now, first);
     let window = window_days.map_or(Window::Visit, |days| Window::Span(i64::from(days) * DAY_MS));
@@ -274,5 +286,6 @@ pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: FunnelAsk, 
         figures,
         breakdown: ask.breakdown,
         groups,
+        removed_steps: removed,
     })
 }

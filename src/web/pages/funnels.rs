@@ -129,6 +129,7 @@ struct Funnel {
     id: String,
     name: String,
     window_days: Option<i32>,
+    removed_steps: i32,
     steps: Vec<NamedGoal>,
 }
 
@@ -138,6 +139,7 @@ struct Report {
     name: Option<String>,
     window_days: Option<i32>,
     breakdown: Option<String>,
+    removed_steps: i32,
     steps: Vec<Step>,
     groups: Vec<Group>,
 }
@@ -194,6 +196,8 @@ pub struct ReportView {
     pub id: String,
     pub title: String,
     pub window: String,
+    /// Said when saved steps lost their goal, else empty.
+    pub removed: String,
     pub steps: Vec<StepRow>,
     pub breakdown_label: String,
     pub step_names: Vec<String>,
@@ -229,6 +233,15 @@ fn window_text(days: Option<i32>) -> String {
     }
 }
 
+/// What a saved funnel lost when goals were deleted, or nothing.
+fn removed_text(removed: i32) -> String {
+    match removed {
+        0 => String::new(),
+        1 => "1 step was left out: its goal was deleted.".to_owned(),
+        count => format!("{count} steps were left out: their goals were deleted."),
+    }
+}
+
 fn percent(value: f64) -> String {
     format!("{value:.1}%")
 }
@@ -261,6 +274,7 @@ fn report_view(report: Report, id: &str) -> ReportView {
         id: id.to_owned(),
         title: report.name.unwrap_or_default(),
         window: window_text(report.window_days),
+        removed: removed_text(report.removed_steps),
         step_names: report.steps.iter().map(|step| step.goal.clone()).collect(),
         steps,
         breakdown_label,
@@ -297,9 +311,14 @@ pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<S
             href: href(&funnel.id),
             current: funnel.id == chosen,
             summary: format!(
-                "{}, {}",
+                "{}, {}{}",
                 funnel.steps.iter().map(|step| step.name.as_str()).collect::<Vec<_>>().join(" → "),
-                window_text(funnel.window_days)
+                window_text(funnel.window_days),
+                match funnel.removed_steps {
+                    0 => String::new(),
+                    1 => " (1 step's goal was deleted)".to_owned(),
+                    count => format!(" ({count} steps' goals were deleted)"),
+                }
             ),
             name: funnel.name,
         })
