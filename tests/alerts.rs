@@ -526,5 +526,23 @@ async fn converted_fires_once_per_conversion() {
         let listed = destination(&client, site, "won").await;
         assert_eq!(listed["deliveries"].as_array().unwrap().len(), 3, "{listed}");
         assert!(listed["deliveries"].as_array().unwrap().iter().all(|d| d["trigger"] == "CONVERTED"), "{listed}");
+        // Each payload says which conversion it is about, with its exact amount.
+        let mut told: Vec<(String, String, String, String)> = inbox
+            .at("won")
+            .into_iter()
+            .map(|received| {
+                let conversion = received.body()["conversion"].clone();
+                let text =
+                    |key: &str| conversion[key].as_str().unwrap_or_else(|| panic!("{key}: {conversion}")).to_owned();
+                assert!(conversion["occurred_at"].as_str().is_some_and(|at| at.ends_with('Z')), "{conversion}");
+                (text("external_id"), text("name"), text("amount"), text("currency"))
+            })
+            .collect();
+        told.sort();
+        let expected: Vec<(String, String, String, String)> = ["d1", "d2", "d3"]
+            .iter()
+            .map(|id| (id.to_string(), "Closed won".into(), "100.00".into(), "USD".into()))
+            .collect();
+        assert_eq!(told, expected);
     }
 }

@@ -66,6 +66,8 @@ pub struct Alert<'a> {
     pub email: Option<&'a str>,
     pub visitor_link: &'a str,
     pub connect_link: &'a str,
+    /// What a `CONVERTED` alert is about: `Closed won: 1299.00 EUR`.
+    pub conversion: Option<String>,
 }
 email!(Alert, "mail_alert.html", "mail_alert.txt");
 

@@ -30,6 +30,7 @@ use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
     time::{DAY_MS, parse_iso},
+    webhook::payload::ConversionNote,
 };
 
 pub const MAX_NAME_CHARS: usize = 200;
@@ -266,6 +267,21 @@ async fn fire_converted(
         return Ok(0);
     }
     outbox::enqueue(db, fired, now).await
+}
+
+/// The conversion a `CONVERTED` alert is about, as its payload tells it;
+/// none for other alerts, or when the conversion was erased since.
+pub(crate) async fn note(db: &impl ConnectionTrait, id: Option<i64>) -> AppResult<Option<ConversionNote>> {
+    let Some(id) = id else { return Ok(None) };
+    let found = conversion::Entity::find_by_id(id).one(db).await?;
+    Ok(found.map(|row| ConversionNote {
+        id: row.id,
+        amount: money::decimal_text(row.amount_minor, &row.currency),
+        name: row.name,
+        currency: row.currency,
+        occurred_at: row.occurred_at,
+        external_id: row.external_id,
+    }))
 }
 
 /// The conversions tied to each visitor, newest first.

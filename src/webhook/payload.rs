@@ -23,6 +23,37 @@ pub struct Export {
     /// BASE_URL, for the links in `custom`.
     pub base_url: String,
     pub exported_at: i64,
+    /// The conversion a `CONVERTED` alert is about; none for every other export.
+    pub conversion: Option<ConversionNote>,
+}
+
+/// A conversion as an alert tells it: the amount as exact decimal text in
+/// major units (`"1299.00"`), as the conversions API shows it.
+pub struct ConversionNote {
+    pub id: i64,
+    pub name: String,
+    pub amount: String,
+    pub currency: String,
+    pub occurred_at: i64,
+    pub external_id: Option<String>,
+}
+
+impl ConversionNote {
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id.to_string(),
+            "name": self.name,
+            "amount": self.amount,
+            "currency": self.currency,
+            "occurred_at": iso(self.occurred_at),
+            "external_id": self.external_id,
+        })
+    }
+
+    /// `Closed won: 1299.00 EUR`, for chat messages and emails.
+    pub fn sentence(&self) -> String {
+        format!("{}: {} {}", self.name, self.amount, self.currency)
+    }
 }
 
 pub fn build(kind: WebhookType, export: &Export) -> Value {
@@ -88,6 +119,9 @@ fn custom(export: &Export) -> Value {
     }
     if let Some(events) = &export.recent_events {
         payload["recent_events"] = recent_events(events);
+    }
+    if let Some(conversion) = &export.conversion {
+        payload["conversion"] = conversion.json();
     }
     payload
 }
@@ -171,6 +205,7 @@ fn chat_one(export: &Export) -> Value {
         ("Sessions", v.total_sessions.to_string()),
     ]
     .into_iter()
+    .chain(export.conversion.as_ref().map(|conversion| ("Conversion", conversion.sentence())))
     .take(MAX_FIELDS)
     .map(|(label, value)| json!({ "type": "mrkdwn", "text": format!("*{label}:*\n{}", escape_mrkdwn(&value)) }))
     .collect();
@@ -197,6 +232,9 @@ fn chat_two(export: &Export) -> Value {
     });
     if let Some(events) = &export.recent_events {
         payload["recent_events"] = recent_events(events);
+    }
+    if let Some(conversion) = &export.conversion {
+        payload["conversion"] = conversion.json();
     }
     payload
 }

@@ -14,7 +14,7 @@ use crate::{
     email::{Mailer, Outgoing, templates},
     error::{AppError, AppResult},
     service::{analytics::profile, delivery::Delivery, people, sites, users},
-    webhook::delivery::Outcome,
+    webhook::{delivery::Outcome, payload::ConversionNote},
 };
 
 /// The `webhookType` of an email destination.
@@ -73,11 +73,12 @@ pub async fn send(
     destination: &alert_destination::Model,
     visitor: &visitor::Model,
     trigger: &str,
+    conversion: Option<&ConversionNote>,
 ) -> AppResult<(Outcome, bool)> {
     let Some(mailer) = &sending.mailer else {
         return Ok((failed("email is not set up on this server (SMTP_URL)".to_owned()), false));
     };
-    let outgoing = message(db, sending, destination, visitor, trigger).await?;
+    let outgoing = message(db, sending, destination, visitor, trigger, conversion).await?;
     Ok(deliver(mailer, &outgoing).await)
 }
 
@@ -87,6 +88,7 @@ async fn message(
     destination: &alert_destination::Model,
     visitor: &visitor::Model,
     trigger: &str,
+    conversion: Option<&ConversionNote>,
 ) -> AppResult<Outgoing> {
     let site_name = site::Entity::find_by_id(destination.site_id)
         .one(db)
@@ -109,6 +111,7 @@ async fn message(
         email: visitor.email.as_deref(),
         visitor_link: &visitor_link,
         connect_link: &connect_link,
+        conversion: conversion.map(ConversionNote::sentence),
     };
     let subject = format!("{} {reason} on {site_name}", person.display_name);
     let rendered = alert

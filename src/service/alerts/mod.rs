@@ -298,7 +298,7 @@ async fn test_email(
     sample: &visitor::Model,
     now: i64,
 ) -> AppResult<webhook_delivery::Model> {
-    let (outcome, _) = email::send(db, sending, destination, sample, "test").await?;
+    let (outcome, _) = email::send(db, sending, destination, sample, "test", None).await?;
     let logged = log_test(db, viewer, destination, &sample.tracker_vid, &signing::message_id(), &outcome, now).await?;
     match outcome.error {
         Some(error) if !outcome.success => Err(AppError::new(ErrorCode::DeliveryFailed, error)),

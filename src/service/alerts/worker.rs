@@ -18,6 +18,7 @@ use super::{
 use crate::{
     error::{AppError, AppResult},
     service::{
+        conversions,
         delivery::Delivery,
         webhooks::{self, AlertAttempt, Attempt, ExportRequest},
     },
@@ -163,7 +164,9 @@ async fn attempt(
             .one(db)
             .await?
             .ok_or_else(|| AppError::not_found("visitor"))?;
-        let (outcome, permanent) = email::send(db, sending, &destination, &visitor, &claimed.trigger).await?;
+        let conversion = conversions::note(db, claimed.conversion_id).await?;
+        let (outcome, permanent) =
+            email::send(db, sending, &destination, &visitor, &claimed.trigger, conversion.as_ref()).await?;
         let class = match (outcome.success, permanent) {
             (true, _) => Class::Delivered,
             (false, true) => Class::Refused,
@@ -269,7 +272,8 @@ async fn send(
         base_url: sending.base_url.clone(),
         now,
     };
-    let prepared = webhooks::prepare_visitor(db, claimed.org_id, visitor, &request).await?;
+    let mut prepared = webhooks::prepare_visitor(db, claimed.org_id, visitor, &request).await?;
+    prepared.export.conversion = conversions::note(db, claimed.conversion_id).await?;
     let body = payload::build(kind, &prepared.export).to_string();
     let headers = signing::headers_for(&prepared.org.signing_secret, webhook_id(claimed), &body, now)?;
     Ok(delivery::send(&sending.webhooks, &url, kind, &headers, body).await)

@@ -93,6 +93,7 @@ pub(crate) async fn prepare_visitor(
             recent_events,
             base_url: request.base_url.clone(),
             exported_at: request.now,
+            conversion: None,
         },
         org,
     })
