@@ -1,5 +1,9 @@
 //! Leadtrail: self-hosted web-visitor analytics and lead intelligence.
 
+// The GraphQL schema's merged resolvers nest deep futures whose `Send`
+// check outgrows the default limit of 128.
+#![recursion_limit = "256"]
+
 pub mod auth;
 pub mod cluster;
 pub mod config;

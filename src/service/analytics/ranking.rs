@@ -5,7 +5,9 @@
 
 use std::cmp::Ordering;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, sea_query::Expr,
+};
 
 use entity::visitor;
 
@@ -51,13 +53,15 @@ pub(super) fn holds_top(read: &[Ranked], last: &Ranked, take: usize) -> bool {
     read.iter().filter(|row| row.score > bound && row.cmp_rank(last) != Ordering::Greater).count() >= take
 }
 
-/// Which visitors to read: a site's humans or bots, seen since `start`, and
-/// with `min_score` only those whose score reaches it.
+/// Which visitors to read: a site's humans or bots, seen since `start`, with
+/// `min_score` only those whose score reaches it, and with `narrowed` only
+/// those the desk's filters select.
 pub(super) struct Scope {
     pub site_id: i64,
     pub is_bot: bool,
     pub start: Option<i64>,
     pub min_score: Option<i32>,
+    pub narrowed: Option<Condition>,
 }
 
 /// The ids of the list's rows `offset..offset + limit`, in list order.
@@ -89,6 +93,9 @@ pub(super) async fn page(
         }
         if let Some(min) = scope.min_score {
             query = query.filter(visitor::Column::Score.gte(min - scoring::RECENCY_MAX));
+        }
+        if let Some(narrowed) = &scope.narrowed {
+            query = query.filter(narrowed.clone());
         }
         if let Some(last) = after {
             // Keyset: the rows after `last` in the index order. The values are
@@ -140,6 +147,9 @@ async fn capped_top(db: &impl ConnectionTrait, scope: &Scope, take: usize, now: 
             .filter(visitor::Column::SiteId.eq(scope.site_id))
             .filter(visitor::Column::IsBot.eq(scope.is_bot))
             .filter(visitor::Column::Score.gte(min_stored));
+        if let Some(narrowed) = &scope.narrowed {
+            query = query.filter(narrowed.clone());
+        }
         if let Some(start) = scope.start {
             // `+` keeps SQLite on the day index rather than a last_seen one.
             query = query.filter(Expr::cust(format!("+visitors.last_seen >= {start}")));

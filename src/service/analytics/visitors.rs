@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
-use entity::visitor;
+use entity::{site, visitor};
 
 use super::{ScoredVisitor, TimeRange, ranking, snapshot, window};
 use crate::{
@@ -61,6 +61,18 @@ pub async fn list_filtered(
     Ok(page)
 }
 
+/// The visitors of `ids` (a page's), in that order.
+pub(super) async fn in_order(db: &impl ConnectionTrait, ids: &[i64]) -> AppResult<Vec<visitor::Model>> {
+    let mut rows: HashMap<i64, visitor::Model> = visitor::Entity::find()
+        .filter(visitor::Column::Id.is_in(ids.iter().copied()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|v| (v.id, v))
+        .collect();
+    Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
+}
+
 async fn list_in(
     db: &impl ConnectionTrait,
     viewer: &Viewer,
@@ -70,33 +82,38 @@ async fn list_in(
 ) -> AppResult<VisitorPage> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
     let start = query.range.start(now);
-    let total = if hot_only {
-        window::hot_leads(db, &site, query.bots, start, now).await?
-    } else {
-        let span = window::Window::new(start);
-        window::visitors(db, site.id, query.bots, span, window::Buckets::One)
-            .await?
-            .iter()
-            .map(|row| row.visitors)
-            .sum()
-    };
+    let total = unfiltered_total(db, &site, query.bots, start, hot_only, now).await?;
     let scope = ranking::Scope {
         site_id: site.id,
         is_bot: query.bots,
         start,
         min_score: hot_only.then_some(site.hot_threshold),
+        narrowed: None,
     };
     let ranked = ranking::page(db, &scope, query.offset, query.limit, now).await?;
-    let mut rows: HashMap<i64, visitor::Model> = visitor::Entity::find()
-        .filter(visitor::Column::Id.is_in(ranked.iter().copied()))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|v| (v.id, v))
-        .collect();
-    let found: Vec<visitor::Model> = ranked.iter().filter_map(|id| rows.remove(id)).collect();
+    let found = in_order(db, &ranked).await?;
     Ok(VisitorPage {
         visitors: found.into_iter().map(|v| ScoredVisitor::new(v, site.hot_threshold, now)).collect(),
-        total: u64::try_from(total).unwrap_or(0),
+        total,
     })
+}
+
+/// How many of the site's humans (or bots) were seen since `start`, or only
+/// the hot ones, from the rollups the writer keeps rather than by counting
+/// visitors.
+pub(super) async fn unfiltered_total(
+    db: &impl ConnectionTrait,
+    site: &site::Model,
+    bots: bool,
+    start: Option<i64>,
+    hot_only: bool,
+    now: i64,
+) -> AppResult<u64> {
+    let total = if hot_only {
+        window::hot_leads(db, site, bots, start, now).await?
+    } else {
+        let span = window::Window::new(start);
+        window::visitors(db, site.id, bots, span, window::Buckets::One).await?.iter().map(|row| row.visitors).sum()
+    };
+    Ok(u64::try_from(total).unwrap_or(0))
 }

@@ -67,12 +67,12 @@ pub async fn export(
     now: i64,
     base_url: &str,
 ) -> AppResult<impl Stream<Item = AppResult<Bytes>> + Send + 'static> {
-    let (site, select) = select::filtered(&db, viewer, &query, now).await?;
+    let filtered = select::filtered(&db, viewer, &query, now).await?;
     let cursor = Cursor {
         db,
-        select,
+        select: filtered.select(now),
         now,
-        hot_threshold: site.hot_threshold,
+        hot_threshold: filtered.site.hot_threshold,
         profile_base: format!("{}/visitor/", base_url.trim_end_matches('/')),
         query,
         last: None,

@@ -16,8 +16,10 @@ pub use query::{
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, PaginatorTrait, QuerySelect};
 
+use entity::visitor;
+
 use super::{
-    ScoredVisitor, snapshot,
+    ScoredVisitor, ranking, snapshot,
     visitors::{self, ListQuery, VisitorPage},
 };
 use crate::{auth::Viewer, error::AppResult};
@@ -35,13 +37,47 @@ pub async fn page(db: &DatabaseConnection, viewer: &Viewer, query: DeskQuery, no
     Ok(page)
 }
 
-/// The page's rows and the total, for a site the viewer can read.
+/// The page's rows and the total, for a site the viewer can read. In score
+/// order (the list's own), the page is read from the top of the stored-score
+/// index with the filters applied as it goes, as the plain list is, so it
+/// costs the rows above the page, not every match.
 async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now: i64) -> AppResult<VisitorPage> {
-    let (site, select) = select::filtered(db, viewer, query, now).await?;
-    let total = select.clone().count(db).await?;
-    let rows = select::ordered(select, query, now).offset(query.offset).limit(query.limit).all(db).await?;
+    let filtered = select::filtered(db, viewer, query, now).await?;
+    let select = filtered.select(now);
+    // Without filters the rollups know the total (`hot` alone included).
+    let total = if query.filter.is_empty() {
+        let site = &filtered.site;
+        visitors::unfiltered_total(db, site, filtered.is_bot, filtered.start, query.hot, now).await?
+    } else {
+        select.clone().count(db).await?
+    };
+    let rows = if query.sort == SortKey::Score && query.descending {
+        let scope = ranking::Scope {
+            site_id: filtered.site.id,
+            is_bot: filtered.is_bot,
+            start: filtered.start,
+            min_score: filtered.least,
+            narrowed: Some(filtered.narrowed.clone()),
+        };
+        let ids = ranking::page(db, &scope, query.offset, query.limit, now).await?;
+        visitors::in_order(db, &ids).await?
+    } else {
+        // The page's ids first: a statement that reads only the sort key's
+        // columns lets the key's own index serve the order and stop after
+        // the page; asking for whole rows made SQLite sort every visitor of
+        // the range instead.
+        let ids: Vec<i64> = select::ordered(select, query, now)
+            .select_only()
+            .column(visitor::Column::Id)
+            .offset(query.offset)
+            .limit(query.limit)
+            .into_tuple()
+            .all(db)
+            .await?;
+        visitors::in_order(db, &ids).await?
+    };
     Ok(VisitorPage {
-        visitors: rows.into_iter().map(|v| ScoredVisitor::new(v, site.hot_threshold, now)).collect(),
+        visitors: rows.into_iter().map(|v| ScoredVisitor::new(v, filtered.site.hot_threshold, now)).collect(),
         total,
     })
 }

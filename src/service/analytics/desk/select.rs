@@ -3,7 +3,8 @@
 //! export build their statements here, so both read the same rows.
 
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, EntityTrait, Order as SqlOrder, QueryFilter, QueryOrder, Select,
+    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, Order as SqlOrder, QueryFilter, QueryOrder,
+    Select,
     sea_query::{Expr, ExprTrait, Func, IntoColumnRef, LikeExpr, Query, SimpleExpr},
 };
 
@@ -37,63 +38,112 @@ fn lower_like(column: impl IntoColumnRef, pattern: &str) -> SimpleExpr {
     Expr::expr(Func::lower(Expr::col(column))).like(LikeExpr::new(pattern).escape('!'))
 }
 
-/// The visitors `query` selects, unordered, of a site the viewer can read.
+/// The search as an FTS5 phrase, which the trigram index matches as a
+/// substring of a visitor's words in any case: the typed text in double
+/// quotes with its own quotes doubled, and without control characters (one
+/// of them separates the words' fields, so no match spans two fields). None
+/// under three characters, which a trigram cannot find.
+fn search_phrase(text: &str) -> Option<String> {
+    let kept: String = text.chars().filter(|c| !c.is_control()).collect();
+    (kept.chars().count() >= 3).then(|| format!("\"{}\"", kept.replace('"', "\"\"")))
+}
+
+/// The search as a condition on the columns themselves: any of the
+/// visitor's words, or any of its identities', holds the text in any case.
+fn searched_columns(search: &str) -> Condition {
+    let pattern = contains_pattern(search);
+    let identities = Query::select()
+        .expr(Expr::val(1))
+        .from(identity::Entity)
+        .and_where(
+            Expr::col((identity::Entity, identity::Column::VisitorId)).equals((visitor::Entity, visitor::Column::Id)),
+        )
+        .cond_where(
+            Condition::any()
+                .add(lower_like((identity::Entity, identity::Column::Name), &pattern))
+                .add(lower_like((identity::Entity, identity::Column::Company), &pattern))
+                .add(lower_like((identity::Entity, identity::Column::Email), &pattern)),
+        )
+        .to_owned();
+    Condition::any()
+        .add(lower_like((visitor::Entity, visitor::Column::TrackerVid), &pattern))
+        .add(lower_like((visitor::Entity, visitor::Column::Email), &pattern))
+        .add(lower_like((visitor::Entity, visitor::Column::IdentifiedUserId), &pattern))
+        .add(lower_like((visitor::Entity, visitor::Column::AccountName), &pattern))
+        .add(Expr::exists(identities))
+}
+
+/// What a desk query selects of a site the viewer can read: the site's
+/// humans (or bots) seen in the range, narrowed by the filters' conditions
+/// on the visitor row, and scoring at least `least` when asked.
+pub(super) struct Filtered {
+    pub site: site::Model,
+    pub is_bot: bool,
+    pub start: Option<i64>,
+    /// The filters' conditions, without the site, range and score.
+    pub narrowed: Condition,
+    /// The least score (recency included), from `hot` and `minScore`.
+    pub least: Option<i32>,
+}
+
+impl Filtered {
+    /// Every selected visitor, unordered.
+    pub fn select(&self, now: i64) -> Select<visitor::Entity> {
+        let mut select = visitor::Entity::find()
+            .filter(visitor::Column::SiteId.eq(self.site.id))
+            .filter(visitor::Column::IsBot.eq(self.is_bot))
+            .filter(self.narrowed.clone());
+        if let Some(start) = self.start {
+            select = select.filter(visitor::Column::LastSeen.gte(start));
+        }
+        if let Some(least) = self.least {
+            // Recency adds at most RECENCY_MAX to the stored points: the
+            // first condition lets the stored-score index narrow the rows.
+            let score = score_sql_text("visitors", now);
+            select = select
+                .filter(visitor::Column::Score.gte(least - scoring::RECENCY_MAX))
+                .filter(Expr::cust(format!("{score} >= {least}")));
+        }
+        select
+    }
+}
+
+/// What `query` selects, of a site the viewer can read.
 pub(super) async fn filtered(
     db: &impl ConnectionTrait,
     viewer: &Viewer,
     query: &DeskQuery,
     now: i64,
-) -> AppResult<(site::Model, Select<visitor::Entity>)> {
+) -> AppResult<Filtered> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
-    let score = score_sql_text("visitors", now);
-    let mut select: Select<visitor::Entity> = visitor::Entity::find()
-        .filter(visitor::Column::SiteId.eq(site.id))
-        .filter(visitor::Column::IsBot.eq(query.bots));
-    if let Some(start) = query.range.start(now) {
-        select = select.filter(visitor::Column::LastSeen.gte(start));
-    }
+    let mut narrowed = Condition::all();
     let filter = &query.filter;
     if let Some(search) = &filter.search {
-        let pattern = contains_pattern(search);
-        let identities = Query::select()
-            .expr(Expr::val(1))
-            .from(identity::Entity)
-            .and_where(
-                Expr::col((identity::Entity, identity::Column::VisitorId))
-                    .equals((visitor::Entity, visitor::Column::Id)),
-            )
-            .cond_where(
-                Condition::any()
-                    .add(lower_like((identity::Entity, identity::Column::Name), &pattern))
-                    .add(lower_like((identity::Entity, identity::Column::Company), &pattern))
-                    .add(lower_like((identity::Entity, identity::Column::Email), &pattern)),
-            )
-            .to_owned();
-        select = select.filter(
-            Condition::any()
-                .add(lower_like((visitor::Entity, visitor::Column::TrackerVid), &pattern))
-                .add(lower_like((visitor::Entity, visitor::Column::Email), &pattern))
-                .add(lower_like((visitor::Entity, visitor::Column::IdentifiedUserId), &pattern))
-                .add(lower_like((visitor::Entity, visitor::Column::AccountName), &pattern))
-                .add(Expr::exists(identities)),
-        );
+        narrowed = narrowed.add(match (db.get_database_backend(), search_phrase(search)) {
+            // The trigram index (SQLite) answers three characters or more.
+            (DbBackend::Sqlite, Some(phrase)) => Condition::all().add(Expr::cust_with_values(
+                "visitors.id IN (SELECT rowid FROM visitor_search WHERE visitor_search MATCH ?)",
+                [phrase],
+            )),
+            _ => searched_columns(search),
+        });
     }
     if let Some(status) = &filter.status {
-        select = select.filter(visitor::Column::Status.eq(status.as_str()));
+        narrowed = narrowed.add(visitor::Column::Status.eq(status.as_str()));
     }
     if let Some(country) = &filter.country {
-        select = select.filter(visitor::Column::Country.eq(country.as_str()));
+        narrowed = narrowed.add(visitor::Column::Country.eq(country.as_str()));
     }
     if let Some(channel) = &filter.channel {
-        select = select.filter(visitor::Column::LastChannel.eq(channel.as_str()));
+        narrowed = narrowed.add(visitor::Column::LastChannel.eq(channel.as_str()));
     }
     if let Some(campaign) = &filter.campaign {
-        select = select.filter(visitor::Column::LastCampaign.eq(campaign.as_str()));
+        narrowed = narrowed.add(visitor::Column::LastCampaign.eq(campaign.as_str()));
     }
     if let Some(account) = &filter.account {
         // The account's own visitors and those of networks linked to it.
         let keys = crate::service::accounts::visitor_keys(db, site.id, account).await?;
-        select = select.filter(visitor::Column::AccountKey.is_in(keys));
+        narrowed = narrowed.add(visitor::Column::AccountKey.is_in(keys));
     }
     if let Some(slug) = &filter.link {
         // The link's clicks by its own index; a slug the site does not have
@@ -109,7 +159,7 @@ pub(super) async fn filtered(
             .and_where(Expr::col((link::Entity, link::Column::Slug)).eq(slug.as_str()))
             .and_where(Expr::col((link_click::Entity, link_click::Column::VisitorId)).is_not_null())
             .to_owned();
-        select = select.filter(visitor::Column::Id.in_subquery(clicked));
+        narrowed = narrowed.add(visitor::Column::Id.in_subquery(clicked));
     }
     if let Some(pattern) = &filter.visited {
         let mut viewed = Query::select()
@@ -122,20 +172,18 @@ pub(super) async fn filtered(
         if let Some(start) = query.range.start(now) {
             viewed.and_where(Expr::col((event::Entity, event::Column::Timestamp)).gte(start));
         }
-        select = select.filter(visitor::Column::Id.in_subquery(viewed));
+        narrowed = narrowed.add(visitor::Column::Id.in_subquery(viewed));
     }
     if filter.form {
-        select = select.filter(visitor::Column::FormSubmits.gt(0));
+        // Written out, not bound, so the partial index of submitters serves it.
+        narrowed = narrowed.add(Expr::cust("visitors.form_submits > 0"));
     }
     let least = match (query.hot, filter.min_score) {
         (true, Some(min)) => Some(Ord::max(min, site.hot_threshold)),
         (true, None) => Some(site.hot_threshold),
         (false, min) => min,
     };
-    if let Some(least) = least {
-        select = select.filter(Expr::cust(format!("{score} >= {least}")));
-    }
-    Ok((site, select))
+    Ok(Filtered { site, is_bot: query.bots, start: query.range.start(now), narrowed, least })
 }
 
 /// What the list sorts by, as SQL.
@@ -160,15 +208,15 @@ fn key_of(sort: SortKey, row: &visitor::Model, now: i64) -> i64 {
     }
 }
 
-/// `select` in the list's order. Ties: the most recently seen first, then
-/// the newest row, whatever the direction, so a page boundary never splits
-/// a tie differently.
+/// `select` in the list's order: by the key, ties by last visit, then by
+/// row, all in the one direction, so `asc` is the exact reverse of `desc`
+/// and one index on (key, last_seen, id) serves both, walked either way.
 pub(super) fn ordered(select: Select<visitor::Entity>, query: &DeskQuery, now: i64) -> Select<visitor::Entity> {
     let order = if query.descending { SqlOrder::Desc } else { SqlOrder::Asc };
     select
-        .order_by(key(query.sort, now), order)
-        .order_by_desc(visitor::Column::LastSeen)
-        .order_by_desc(visitor::Column::Id)
+        .order_by(key(query.sort, now), order.clone())
+        .order_by(visitor::Column::LastSeen, order.clone())
+        .order_by(visitor::Column::Id, order)
 }
 
 /// The rows of `select` that come after `last` in the list's order (a
@@ -181,21 +229,34 @@ pub(super) fn after(
     last: &visitor::Model,
 ) -> Select<visitor::Entity> {
     let value = key_of(query.sort, last, now);
-    let beyond = if query.descending { key(query.sort, now).lt(value) } else { key(query.sort, now).gt(value) };
+    let past = |column: SimpleExpr, value: i64| if query.descending { column.lt(value) } else { column.gt(value) };
+    let last_seen = || Expr::col((visitor::Entity, visitor::Column::LastSeen));
     let tie = key(query.sort, now).eq(value).and(
-        Expr::col((visitor::Entity, visitor::Column::LastSeen)).lt(last.last_seen).or(Expr::col((
-            visitor::Entity,
-            visitor::Column::LastSeen,
-        ))
-        .eq(last.last_seen)
-        .and(Expr::col((visitor::Entity, visitor::Column::Id)).lt(last.id))),
+        past(last_seen(), last.last_seen)
+            .or(last_seen().eq(last.last_seen).and(past(Expr::col((visitor::Entity, visitor::Column::Id)), last.id))),
     );
-    select.filter(Condition::any().add(beyond).add(tie))
+    select.filter(Condition::any().add(past(key(query.sort, now), value)).add(tie))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_is_one_phrase_of_three_characters_or_more() {
+        let table = [
+            ("acme", Some(r#""acme""#)),
+            ("PERSON 1", Some(r#""PERSON 1""#)),
+            (r#"say "hi""#, Some(r#""say ""hi""""#)),
+            ("a\u{1f}b\nc", Some(r#""abc""#)),
+            ("ab", None),
+            ("a\tb", None),
+            ("äöü", Some(r#""äöü""#)),
+        ];
+        for (typed, phrase) in table {
+            assert_eq!(search_phrase(typed).as_deref(), phrase, "{typed:?}");
+        }
+    }
 
     #[test]
     fn search_text_is_matched_literally_anywhere() {
