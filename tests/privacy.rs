@@ -256,6 +256,27 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
         let now = chrono::Utc::now().timestamp_millis();
         app.collect(at(pageview(site, "old-1", "https://retention.example/old"), now - 40 * DAY_MS)).await.expect(202);
         app.collect(at(pageview(site, "fresh-1", "https://retention.example/new"), now - MINUTE)).await.expect(202);
+        // Back after forty days: the old visit's page leaves the desk's `visited` with its pageview.
+        app.collect(at(pageview(site, "back-1", "https://retention.example/archive"), now - 40 * DAY_MS))
+            .await
+            .expect(202);
+        app.collect(at(pageview(site, "back-1", "https://retention.example/new"), now - MINUTE)).await.expect(202);
+        let visited = |page: &'static str| {
+            let client = client.clone();
+            async move {
+                let path = format!("/api/visitor?siteId={site}&timeRange=all&visited={page}");
+                let list = client.get(&path).await.expect(200).clone();
+                let mut vids: Vec<String> = list["visitors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["tracker_vid"].as_str().unwrap().to_owned())
+                    .collect();
+                vids.sort();
+                vids
+            }
+        };
+        assert_eq!(visited("/archive").await, ["back-1"]);
         client
             .post("/api/identify", json!({ "siteId": site, "tracker_vid": "fresh-1", "email": "f@example.com" }))
             .await
@@ -271,18 +292,20 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
         let rollups = page_hours(&app, site).await;
 
         let purged = privacy::retention::purge(&app.state.db, now).await.unwrap();
-        assert_eq!((purged.events, purged.sessions, purged.visitors), (1, 1, 1), "{purged:?}");
+        assert_eq!((purged.events, purged.sessions, purged.visitors), (2, 2, 1), "{purged:?}");
+        assert_eq!(visited("/archive").await, Vec::<String>::new());
+        assert_eq!(visited("/new").await, ["back-1", "fresh-1"]);
         client.get(&format!("/api/visitor/old-1?siteId={site}")).await.expect_error(404, "NOT_FOUND");
         client.get(&format!("/api/visitor/fresh-1?siteId={site}")).await.expect(200);
         assert_eq!(page_hours(&app, site).await, rollups, "the hourly rollups stay");
         // Visitor counts follow the rows the purge kept: the list's total is what it lists.
         let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=all")).await;
-        assert_eq!(list.expect(200)["total"], 1, "{}", list.text);
-        assert_eq!(list.expect(200)["visitors"][0]["tracker_vid"], "fresh-1");
+        assert_eq!(list.expect(200)["total"], 2, "{}", list.text);
 
         // The clock is the caller's: a month later the fresh visitor is old too.
         let later = privacy::retention::purge(&app.state.db, now + 31 * DAY_MS).await.unwrap();
-        assert_eq!((later.events, later.identities, later.visitors), (1, 1, 1), "{later:?}");
+        assert_eq!((later.events, later.identities, later.visitors), (2, 1, 2), "{later:?}");
+        assert_eq!(visited("/new").await, Vec::<String>::new());
         client.get(&format!("/api/visitor/fresh-1?siteId={site}")).await.expect_error(404, "NOT_FOUND");
         // Without a retention nothing is deleted.
         client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": null })).await.expect(200);

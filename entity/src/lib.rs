@@ -29,4 +29,5 @@ pub mod tracked_session;
 pub mod user;
 pub mod visitor;
 pub mod visitor_hour;
+pub mod visitor_page;
 pub mod webhook_delivery;

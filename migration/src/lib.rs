@@ -39,6 +39,7 @@ mod m20261128_000005_index_waiting_conversions;
 mod m20261129_000001_create_email;
 mod m20261130_000001_index_desk_sorts;
 mod m20261130_000002_create_visitor_search;
+mod m20261130_000003_create_visitor_pages;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -86,6 +87,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000001_create_email::Migration),
             Box::new(m20261130_000001_index_desk_sorts::Migration),
             Box::new(m20261130_000002_create_visitor_search::Migration),
+            Box::new(m20261130_000003_create_visitor_pages::Migration),
         ]
     }
 }

@@ -12,7 +12,8 @@ use sea_orm::{
 };
 
 use entity::{
-    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, webhook_delivery,
+    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, visitor_page,
+    webhook_delivery,
 };
 
 use crate::{
@@ -106,6 +107,7 @@ async fn erase_in_transaction(
         .ok_or_else(|| AppError::not_found("visitor"))?;
 
     subtract_from_page_hours(&txn, site.id, found.id).await?;
+    visitor_page::Entity::delete_many().filter(visitor_page::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     // The rows the delete answers are those it took (a retention purge may
     // have taken some first), so the rollups lose exactly those.

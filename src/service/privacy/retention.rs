@@ -15,7 +15,7 @@ use sea_orm::{
     sea_query::{IntoColumnRef, IntoIden},
 };
 
-use entity::{conversion, event, identity, link_click, site, tracked_session, visitor, webhook_delivery};
+use entity::{conversion, event, identity, link_click, site, tracked_session, visitor, visitor_page, webhook_delivery};
 
 use crate::{
     error::AppResult,
@@ -102,6 +102,15 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
         purged.conversions += in_batches::<conversion::Entity>(
             db,
             [conversion::Column::Id, conversion::Column::SiteId, conversion::Column::OccurredAt],
+            site_id,
+            cutoff,
+            None,
+        )
+        .await?;
+        // A visitor's pages viewed only before the cutoff: their pageviews are gone.
+        in_batches::<visitor_page::Entity>(
+            db,
+            [visitor_page::Column::Id, visitor_page::Column::SiteId, visitor_page::Column::LastViewed],
             site_id,
             cutoff,
             None,

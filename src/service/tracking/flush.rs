@@ -15,7 +15,7 @@ use entity::{event, identity, page_hour, tracked_session, visitor};
 use super::{
     Activity, EventKind, account_alerts, clicks, json_rows, rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers,
+    triggers, visitor_pages,
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -168,6 +168,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
         .collect();
     writes.add_models(rows, "");
     add_to_page_hours(&mut writes, batch);
+    visitor_pages::add(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
     let (account_moves, accounts_seen) = batch.account_moves();

@@ -8,7 +8,7 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait, Func, IntoColumnRef, LikeExpr, Query, SimpleExpr},
 };
 
-use entity::{event, identity, link, link_click, site, visitor};
+use entity::{identity, link, link_click, site, visitor, visitor_page};
 
 use super::query::{DeskQuery, SortKey};
 use crate::{
@@ -162,15 +162,16 @@ pub(super) async fn filtered(
         narrowed = narrowed.add(visitor::Column::Id.in_subquery(clicked));
     }
     if let Some(pattern) = &filter.visited {
+        // One row per visitor and page viewed (the writer keeps them), its
+        // latest view within the range when there is one.
         let mut viewed = Query::select()
-            .column((event::Entity, event::Column::VisitorId))
-            .from(event::Entity)
-            .and_where(Expr::col((event::Entity, event::Column::SiteId)).eq(site.id))
-            .and_where(Expr::col((event::Entity, event::Column::EventType)).eq("pageview"))
-            .and_where(pattern.matches(db.get_database_backend(), (event::Entity, event::Column::Page)))
+            .column((visitor_page::Entity, visitor_page::Column::VisitorId))
+            .from(visitor_page::Entity)
+            .and_where(Expr::col((visitor_page::Entity, visitor_page::Column::SiteId)).eq(site.id))
+            .and_where(pattern.matches(db.get_database_backend(), (visitor_page::Entity, visitor_page::Column::Page)))
             .to_owned();
         if let Some(start) = query.range.start(now) {
-            viewed.and_where(Expr::col((event::Entity, event::Column::Timestamp)).gte(start));
+            viewed.and_where(Expr::col((visitor_page::Entity, visitor_page::Column::LastViewed)).gte(start));
         }
         narrowed = narrowed.add(visitor::Column::Id.in_subquery(viewed));
     }
