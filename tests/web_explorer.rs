@@ -10,7 +10,7 @@ mod common;
 
 use common::{
     Client, TestApp, apps_with,
-    traffic::{DESKTOP_UA, at},
+    traffic::{DESKTOP_UA, PHONE_UA, at},
     web::expect_page,
 };
 use leadtrail::{
@@ -125,5 +125,134 @@ async fn rows_filter_the_page_and_panels_open_in_full_with_their_csv() {
             .get(&format!("/api/explorer?siteId={site}&panel=visit:country&format=csv&filters={}", encoded(&filters)))
             .await;
         assert_eq!(narrowed.text.trim(), "visit:country,visitors,percentage\nDE,2,100.0");
+    }
+}
+
+/// Several visits per visitor, several pages and a custom event per visit,
+/// phones and desktops, a referrer, a goal: enough for every panel to have
+/// rows that differ.
+async fn feed_visits(app: &TestApp, client: &Client, site: i64) {
+    let made = client
+        .graphql(
+            r#"mutation($site: Int!) { createGoal(siteId: $site, input: { name: "Pricing", pagePath: "/pricing" }) { id } }"#,
+            json!({ "site": site }),
+        )
+        .await;
+    assert!(made["errors"].is_null(), "{made}");
+    let now = now_ms();
+    let visits = [
+        ("a", "DE", DESKTOP_UA, "/pricing?utm_source=newsletter&utm_medium=email", 1),
+        ("a", "DE", DESKTOP_UA, "/docs", 3),
+        ("b", "DE", PHONE_UA, "/?utm_source=newsletter&utm_medium=email", 2),
+        ("c", "FR", PHONE_UA, "/blog", 4),
+        ("c", "FR", PHONE_UA, "/pricing", 9),
+        ("d", "US", DESKTOP_UA, "/docs?utm_source=ads&utm_campaign=spring", 5),
+        ("e", "US", DESKTOP_UA, "/", 6),
+    ];
+    for (n, (vid, country, agent, path, days)) in visits.iter().enumerate() {
+        let start = now - days * DAY_MS - (n as i64 + 1) * HOUR_MS;
+        let url = |page: &str| format!("https://ex.example{page}");
+        let mut events = vec![at(
+            json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": url(path), "referrer": "https://www.google.com/" }),
+            start,
+        )];
+        // Every other visit reads a second page and signs up; the rest bounce.
+        if n % 2 == 0 {
+            events.push(at(
+                json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": url("/about") }),
+                start + 60_000,
+            ));
+            events.push(at(
+                json!({ "site": site, "type": "custom_event", "event_name": "signup", "tracker_vid": vid, "url": url("/about") }),
+                start + 90_000,
+            ));
+        }
+        let reply = app.collect_with(json!({ "events": events }), agent, &[("cf-ipcountry", country)]).await;
+        assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+    }
+    app.state.writer.flush().await;
+    // Two of them are known people.
+    for vid in ["a", "c"] {
+        client
+            .identify(json!({ "siteId": site, "tracker_vid": vid, "email": format!("{vid}@ex.example") }))
+            .await
+            .expect(200);
+    }
+}
+
+#[tokio::test]
+async fn every_panel_says_what_its_own_query_says() {
+    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+        let (client, site) = app.user_with_site("Marketer", "ex.example").await;
+        feed_visits(&app, &client, site).await;
+        let views = [
+            json!([]),
+            json!([["is", "visit:country", ["DE", "FR"]]]),
+            json!([["is_not", "visit:device", ["Mobile"]], ["contains", "visit:source", ["oogl"]]]),
+            json!([["matches", "visit:utm_source", ["^news"]]]),
+            json!([["is", "event:page", ["/pricing"]]]),
+            json!([["has_done", ["is", "event:name", ["signup"]]]]),
+        ];
+        for filters in views {
+            let explorer = client
+                .graphql(
+                    "query($site: Int!, $input: ExplorerInput) { explorer(siteId: $site, input: $input) { \
+                     totals { results { metrics comparison { metrics } } } \
+                     panels { dimension metric result { results { dimensions metrics } } } } }",
+                    json!({ "site": site, "input": { "range": "30d", "filters": filters.to_string() } }),
+                )
+                .await;
+            assert!(explorer["errors"].is_null(), "{explorer}");
+            // The tiles, this period and the one before, as the API counts them.
+            let tiles = [
+                "visitors",
+                "visits",
+                "pageviews",
+                "views_per_visit",
+                "bounce_rate",
+                "visit_duration",
+                "identified_visitors",
+                "hot_leads",
+            ];
+            let totals = query(
+                &client,
+                json!({ "site_id": site, "metrics": tiles, "date_range": "30d", "filters": filters,
+                        "include": { "comparisons": { "mode": "previous_period" } } }),
+            )
+            .await;
+            let shown = &explorer["data"]["explorer"]["totals"]["results"][0];
+            assert_eq!(shown["metrics"], totals["results"][0]["metrics"], "the tiles under {filters}");
+            assert_eq!(
+                shown["comparison"]["metrics"], totals["results"][0]["comparison"]["metrics"],
+                "the earlier period under {filters}"
+            );
+            let panels = explorer["data"]["explorer"]["panels"].as_array().unwrap();
+            assert!(panels.len() >= 16, "{filters}: {} panels", panels.len());
+            let mut rows_seen = 0;
+            for panel in panels {
+                let (dimension, metric) = (panel["dimension"].as_str().unwrap(), panel["metric"].as_str().unwrap());
+                let mut metrics = vec![metric];
+                match (dimension, metric) {
+                    ("event:goal", _) => metrics.push("conversion_rate"),
+                    (_, "visitors") => metrics.push("percentage"),
+                    _ => {}
+                }
+                let own = query(
+                    &client,
+                    json!({ "site_id": site, "metrics": metrics, "date_range": "30d", "dimensions": [dimension],
+                            "filters": filters, "pagination": { "limit": 9 } }),
+                )
+                .await;
+                let shown: Vec<Value> = panel["result"]["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|row| json!({ "dimensions": row["dimensions"], "metrics": row["metrics"] }))
+                    .collect();
+                assert_eq!(json!(shown), own["results"], "{dimension} under {filters}");
+                rows_seen += shown.len();
+            }
+            assert!(rows_seen > 0, "{filters}: the panels have rows");
+        }
     }
 }

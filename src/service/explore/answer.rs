@@ -13,7 +13,7 @@ use entity::site;
 
 use super::{
     conversion,
-    figures::{self, Ask, Counts, Key, Scope},
+    figures::{self, Ask, Counts, Groups, Key, Scope},
     query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
     range::{self, Buckets, Span},
     revenue, sql,
@@ -205,7 +205,22 @@ fn echo(
     })
 }
 
-/// Answers a parsed query over `db` (one snapshot).
+/// Counts of the query's own range already read elsewhere (the explorer's
+/// shared pass): its groups, and the whole `percentage` divides by.
+#[derive(Default)]
+pub struct Known {
+    pub groups: Option<Groups>,
+    pub total: Option<i64>,
+}
+
+/// The span a query's range covers (`all` begins at the site's first event).
+pub async fn span_of(db: &impl ConnectionTrait, site_id: i64, zone: Tz, query: &Query, now: i64) -> AppResult<Span> {
+    let first_event = if query.date_range == DateRange::All { figures::first_event(db, site_id).await? } else { None };
+    Ok(range::resolve(&query.date_range, zone, now, first_event))
+}
+
+/// Answers a parsed query over `db` (one snapshot), taking what `known`
+/// holds instead of reading it.
 pub async fn build(
     db: &impl ConnectionTrait,
     site: &site::Model,
@@ -213,9 +228,9 @@ pub async fn build(
     query: &Query,
     now: i64,
     body_filters: &Value,
+    known: Known,
 ) -> AppResult<Answer> {
-    let first_event = if query.date_range == DateRange::All { figures::first_event(db, site.id).await? } else { None };
-    let span = range::resolve(&query.date_range, zone, now, first_event);
+    let span = span_of(db, site.id, zone, query, now).await?;
     let grain = range::auto_grain(span);
     let dimensions = resolved_dimensions(query, grain);
     let time_grain = dimensions.iter().find_map(|dimension| match dimension {
@@ -237,8 +252,13 @@ pub async fn build(
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };
-    let groups = conversion::groups(db, &scope, ask, span, buckets.as_ref()).await?;
-    let total = if query.metrics.contains(&Metric::Percentage) {
+    let groups = match known.groups {
+        Some(groups) => groups,
+        None => conversion::groups(db, &scope, ask, span, buckets.as_ref()).await?,
+    };
+    let total = if let (true, Some(total)) = (query.metrics.contains(&Metric::Percentage), known.total) {
+        total
+    } else if query.metrics.contains(&Metric::Percentage) {
         let whole = figures::groups(db, &scope, whole_ask, span, None).await?;
         whole.values().map(|counts| counts.visitors).sum()
     } else {

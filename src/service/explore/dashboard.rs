@@ -5,14 +5,25 @@
 use sea_orm::DatabaseConnection;
 use serde_json::{Value, json};
 
-use super::{Answer, answer, query};
+use chrono_tz::Tz;
+use sea_orm::ConnectionTrait;
+
+use entity::site;
+
+use super::{
+    Answer, answer,
+    answer::Known,
+    breakdowns::{self, Shared},
+    figures::{Groups, Scope},
+    query::{self, Dimension, Metric},
+};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
     service::{
         access,
         analytics::{desk::neutralised, snapshot},
-        sites,
+        goals, sites,
     },
 };
 
@@ -191,14 +202,82 @@ pub async fn dashboard(
         panel_queries.push((spec, parsed(&body)?));
     }
     let txn = snapshot(db).await?;
-    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters).await?;
-    let series = answer::build(&txn, &site, zone, &series_query, now, &filters).await?;
+    let shared = shared_pass(&txn, &site, zone, &totals_query, &panel_queries, now).await?;
+    let known = shared.as_ref().map(SharedPass::whole).unwrap_or_default();
+    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, known).await?;
+    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, Known::default()).await?;
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        panels.push(PanelAnswer { spec, answer: answer::build(&txn, &site, zone, query, now, &filters).await? });
+        let known = shared.as_ref().map(|shared| shared.known(query)).unwrap_or_default();
+        let answer = answer::build(&txn, &site, zone, query, now, &filters, known).await?;
+        panels.push(PanelAnswer { spec, answer });
     }
     txn.commit().await?;
     Ok(Dashboard { range, totals, series, panels, compared, timezone: site.timezone })
+}
+
+/// The panels' visit breakdowns, read in one pass, by dimension.
+struct SharedPass {
+    dimensions: Vec<Dimension>,
+    counts: Shared,
+}
+
+impl SharedPass {
+    /// The tiles' figures for the range itself (the earlier period is read
+    /// on its own).
+    fn whole(&self) -> Known {
+        let groups = Groups::from([(Vec::new(), self.counts.whole.clone())]);
+        Known { groups: Some(groups), total: Some(self.counts.whole.visitors) }
+    }
+
+    /// What a panel's query can take from the pass: its groups when it is
+    /// one of its breakdowns and counts only visits, and the whole.
+    fn known(&self, query: &query::Query) -> Known {
+        let counted = query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric));
+        let at = query.dimensions.first().and_then(|dimension| self.dimensions.iter().position(|d| d == dimension));
+        let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| self.counts.groups[at].clone());
+        Known { groups, total: Some(self.counts.whole.visitors) }
+    }
+}
+
+/// The metrics the shared pass counts per breakdown (its whole also counts
+/// identified and hot visitors, for the tiles).
+const SHARED_METRICS: [Metric; 8] = [
+    Metric::Visitors,
+    Metric::Visits,
+    Metric::Pageviews,
+    Metric::Events,
+    Metric::Percentage,
+    Metric::BounceRate,
+    Metric::VisitDuration,
+    Metric::ViewsPerVisit,
+];
+
+/// Reads every panel's visit breakdown in one pass, when the page's
+/// filters are on visits only (else each panel reads its own rows).
+async fn shared_pass(
+    db: &impl ConnectionTrait,
+    site: &site::Model,
+    zone: Tz,
+    page: &query::Query,
+    panels: &[(&'static PanelSpec, query::Query)],
+    now: i64,
+) -> AppResult<Option<SharedPass>> {
+    if !breakdowns::visit_filters(&page.filters) {
+        return Ok(None);
+    }
+    let dimensions: Vec<Dimension> = panels
+        .iter()
+        .filter(|(_, query)| query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric)))
+        .filter_map(|(_, query)| query.dimensions.first())
+        .filter(|dimension| breakdowns::shareable(dimension, &page.filters))
+        .cloned()
+        .collect();
+    let span = answer::span_of(db, site.id, zone, page, now).await?;
+    let goals = goals::rules(db, site.id).await?;
+    let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now, goals: &goals };
+    let counts = breakdowns::visit_breakdowns(db, &scope, &dimensions, &page.filters, span).await?;
+    Ok(Some(SharedPass { dimensions, counts }))
 }
 
 /// The one panel a full view asked for, as CSV: its dimension and metrics

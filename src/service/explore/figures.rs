@@ -64,7 +64,7 @@ pub struct Ask<'a> {
     pub metrics: &'a [Metric],
 }
 
-fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
+pub(super) fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
     sql.push(&format!(" WHERE {table}.site_id = "))
         .bind(site_id)
         .push(&format!(" AND {table}.is_bot = "))
@@ -374,7 +374,7 @@ async fn click_groups(
 
 /// The stored values each condition decided in Rust keeps, in
 /// `Filter::conditions` order, from the distinct values the span holds.
-async fn resolve_patterns(
+pub(super) async fn resolve_patterns(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     source: Source,

@@ -5,6 +5,7 @@
 //! pages and compares them.
 
 mod answer;
+mod breakdowns;
 mod conversion;
 pub mod dashboard;
 pub mod figures;
@@ -61,7 +62,7 @@ pub async fn run(
     let zone = sites::timezone(&site);
     let txn = snapshot(db).await?;
     let filters = body.get("filters").filter(|filters| filters.is_array()).cloned().unwrap_or(Value::Array(Vec::new()));
-    let answer = answer::build(&txn, &site, zone, &query, now, &filters).await;
+    let answer = answer::build(&txn, &site, zone, &query, now, &filters, answer::Known::default()).await;
     txn.commit().await?;
     answer
 }
