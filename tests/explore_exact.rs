@@ -387,6 +387,29 @@ async fn every_metric_for_every_dimension_equals_a_recount() {
                     }
                 }
             }
+            // Each metric alone (a statement reads only what its metrics need),
+            // unfiltered and under a visit filter.
+            let alone: [&[&str]; 4] = [&[], &["event:page"], &["event:name"], &["time:day"]];
+            for (dimensions, filter) in alone.iter().flat_map(|d| [(d.to_vec(), "none"), (d.to_vec(), "country")]) {
+                let event = dimensions.first().is_some_and(|d| d.starts_with("event:"));
+                for metric in if event { &EVENT_METRICS[..] } else { &VISIT_METRICS[..] } {
+                    let metrics = [*metric];
+                    let body = json!({
+                        "site_id": "explore.example", "metrics": metrics, "date_range": date_range,
+                        "dimensions": dimensions, "filters": filter_json(filter),
+                    });
+                    let got = answered(client.post("/api/v2/query", body).await.expect(200));
+                    let expected = recount(&rows, &dimensions, &metrics, filter, zone, span);
+                    assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{metric} alone");
+                    for (key, values) in &expected {
+                        assert!(
+                            same_numbers(values, &got[key]),
+                            "{metric} alone {dimensions:?} {key:?}: {values:?} vs {:?}",
+                            got[key]
+                        );
+                    }
+                }
+            }
             // The previous period, recounted the same way.
             let half = first + chrono::Duration::days(SPAN_DAYS / 2);
             let body = json!({

@@ -302,11 +302,18 @@ fn flat_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context
         sql::expression(&mut sql, context, Source::Events, dimension);
         sql.push(&format!(" AS d{at}, "));
     }
-    sql.push(
-        "COUNT(DISTINCT e.visitor_id) AS visitors, COUNT(DISTINCT e.session_id) AS visits, \
+    // A distinct count sorts every event of the window: only the ones a
+    // metric reads are taken (an events panel needs neither).
+    let distinct = |wanted: bool, column: &str| {
+        if wanted { format!("COUNT(DISTINCT {column})") } else { "CAST(0 AS BIGINT)".to_owned() }
+    };
+    sql.push(&format!(
+        "{} AS visitors, {} AS visits, \
          CAST(COALESCE(SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END), 0) AS BIGINT) AS pageviews, \
          COUNT(*) AS events",
-    );
+        distinct(metrics.iter().any(|metric| metric.counts_visitors()), "e.visitor_id"),
+        distinct(metrics.iter().any(|metric| metric.counts_visits()), "e.session_id"),
+    ));
     if metrics.iter().any(|metric| metric.is_session_metric()) {
         sql.push(", COUNT(DISTINCT CASE WHEN s.event_count <= 1 THEN e.session_id END) AS bounces, CAST(0 AS BIGINT) AS seconds");
     }

@@ -88,6 +88,16 @@ impl Metric {
     pub fn is_session_metric(self) -> bool {
         matches!(self, Metric::BounceRate | Metric::VisitDuration | Metric::ViewsPerVisit)
     }
+
+    /// Whether the metric reads a group's distinct visitors.
+    pub fn counts_visitors(self) -> bool {
+        matches!(self, Metric::Visitors | Metric::Percentage | Metric::ConversionRate)
+    }
+
+    /// Whether the metric reads a group's distinct visits.
+    pub fn counts_visits(self) -> bool {
+        matches!(self, Metric::Visits | Metric::ViewsPerVisit | Metric::BounceRate | Metric::VisitDuration)
+    }
 }
 
 /// What an event is grouped or filtered by.
