@@ -192,6 +192,10 @@ async fn every_panel_says_what_its_own_query_says() {
             json!([["matches", "visit:utm_source", ["^news"]]]),
             json!([["is", "event:page", ["/pricing"]]]),
             json!([["has_done", ["is", "event:name", ["signup"]]]]),
+            // Filters that keep some of a visit's events, not all or none.
+            json!([["is_not", "event:page", ["/about"]]]),
+            json!([["is", "event:goal", ["Pricing"]]]),
+            json!([["contains", "event:page", ["pric"]], ["is", "visit:country", ["FR"]]]),
         ];
         for filters in views {
             let explorer = client
@@ -203,7 +207,8 @@ async fn every_panel_says_what_its_own_query_says() {
                 )
                 .await;
             assert!(explorer["errors"].is_null(), "{explorer}");
-            // The tiles, this period and the one before, as the API counts them.
+            // The tiles, this period and the one before, as the API counts them
+            // (the page reads them with its panels in one pass).
             let tiles = [
                 "visitors",
                 "visits",

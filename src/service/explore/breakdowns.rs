@@ -1,10 +1,10 @@
 //! Many visit breakdowns from one pass (the explorer page, design §17).
-//! Each panel of the page alone is a per-visit statement over the range's
-//! events (`figures`); with a dozen panels and the whole that `percentage`
-//! divides by, the page read the same events two dozen times. Here the
-//! range's visits under the page's filters are gathered once, then grouped
-//! by each panel's dimension and once as a whole, in one statement: the
-//! same counts, read once.
+//! Each panel of the page alone is a statement over the range's events
+//! (`figures`); with a dozen panels and the whole that `percentage` divides
+//! by, the page read the same events two dozen times. Here the range's
+//! visits under the page's filters are gathered once, each with the events
+//! the filters keep counted, then grouped by each panel's dimension and once
+//! as a whole, in one statement: the same counts, read once.
 
 use sea_orm::ConnectionTrait;
 
@@ -19,16 +19,10 @@ use crate::{
     service::analytics::score_sql_text,
 };
 
-/// Whether a breakdown by `dimension` under `filters` counts whole visits,
-/// so the shared pass can answer it: no event or time dimension, and
-/// filters on visits and visitors only.
-pub fn shareable(dimension: &Dimension, filters: &[Filter]) -> bool {
-    !dimension.is_event() && !dimension.is_time() && visit_filters(filters)
-}
-
-/// Whether every filter reads visits and visitors only.
-pub fn visit_filters(filters: &[Filter]) -> bool {
-    filters.iter().all(Filter::is_visit_level)
+/// Whether a breakdown by `dimension` groups whole visits, so the shared
+/// pass can answer it: no event or time dimension.
+pub fn shareable(dimension: &Dimension) -> bool {
+    !dimension.is_event() && !dimension.is_time()
 }
 
 /// The counts of the pass: the whole filtered range (with its identified
@@ -72,13 +66,28 @@ fn statement(
         sql::expression(&mut sql, context, Source::Events, dimension);
         sql.push(&format!(" AS d{at}"));
     }
+    // Filters on visits keep or drop a whole visit, so they apply once per
+    // visit; a filter on events keeps some of a visit's events, so it applies
+    // before they are counted (as `figures` counts the events it keeps).
+    let per_event = !filters.iter().all(Filter::is_visit_level);
     sql.push(
         " FROM (SELECT e.session_id AS sid, MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
          SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e",
     );
+    if per_event && sql::needs_join(&[], filters, false) {
+        sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
+    }
+    if per_event && sql::needs_join(&[], filters, true) {
+        sql.push(" JOIN visitors v ON v.id = e.visitor_id");
+    }
     figures::push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
+    if per_event {
+        sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
+    }
     sql.push(" GROUP BY 1) x0 JOIN tracked_sessions s ON s.id = x0.sid JOIN visitors v ON v.id = x0.vid WHERE 1 = 1");
-    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
+    if !per_event {
+        sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
+    }
     sql.push(&format!(
         ") SELECT CAST(-1 AS BIGINT) AS panel, CAST(NULL AS TEXT) AS value, {COUNTS_OF_VISITORS}, {COUNTS}"
     ));
@@ -99,7 +108,7 @@ pub async fn visit_breakdowns(
     filters: &[Filter],
     span: Span,
 ) -> AppResult<Shared> {
-    if let Some(unfit) = dimensions.iter().find(|dimension| !shareable(dimension, filters)) {
+    if let Some(unfit) = dimensions.iter().find(|dimension| !shareable(dimension)) {
         return Err(AppError::internal(format!("{} is not a visit breakdown", unfit.name())));
     }
     let backend = db.get_database_backend();

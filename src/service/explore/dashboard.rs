@@ -203,13 +203,11 @@ pub async fn dashboard(
     }
     let txn = snapshot(db).await?;
     let shared = shared_pass(&txn, &site, zone, &totals_query, &panel_queries, now).await?;
-    let known = shared.as_ref().map(SharedPass::whole).unwrap_or_default();
-    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, known).await?;
+    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, shared.whole()).await?;
     let series = answer::build(&txn, &site, zone, &series_query, now, &filters, Known::default()).await?;
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        let known = shared.as_ref().map(|shared| shared.known(query)).unwrap_or_default();
-        let answer = answer::build(&txn, &site, zone, query, now, &filters, known).await?;
+        let answer = answer::build(&txn, &site, zone, query, now, &filters, shared.known(query)).await?;
         panels.push(PanelAnswer { spec, answer });
     }
     txn.commit().await?;
@@ -253,8 +251,7 @@ const SHARED_METRICS: [Metric; 8] = [
     Metric::ViewsPerVisit,
 ];
 
-/// Reads every panel's visit breakdown in one pass, when the page's
-/// filters are on visits only (else each panel reads its own rows).
+/// Reads every panel's visit breakdown, and the tiles' figures, in one pass.
 async fn shared_pass(
     db: &impl ConnectionTrait,
     site: &site::Model,
@@ -262,22 +259,19 @@ async fn shared_pass(
     page: &query::Query,
     panels: &[(&'static PanelSpec, query::Query)],
     now: i64,
-) -> AppResult<Option<SharedPass>> {
-    if !breakdowns::visit_filters(&page.filters) {
-        return Ok(None);
-    }
+) -> AppResult<SharedPass> {
     let dimensions: Vec<Dimension> = panels
         .iter()
         .filter(|(_, query)| query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric)))
         .filter_map(|(_, query)| query.dimensions.first())
-        .filter(|dimension| breakdowns::shareable(dimension, &page.filters))
+        .filter(|dimension| breakdowns::shareable(dimension))
         .cloned()
         .collect();
     let span = answer::span_of(db, site.id, zone, page, now).await?;
     let goals = goals::rules(db, site.id).await?;
     let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now, goals: &goals };
     let counts = breakdowns::visit_breakdowns(db, &scope, &dimensions, &page.filters, span).await?;
-    Ok(Some(SharedPass { dimensions, counts }))
+    Ok(SharedPass { dimensions, counts })
 }
 
 /// The one panel a full view asked for, as CSV: its dimension and metrics
