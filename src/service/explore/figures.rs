@@ -12,11 +12,9 @@ use super::{
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
     sql::{self, Context, Resolved, Source, Sql},
+    statements::{flat_statement, nested_statement, visit_statement},
 };
-use crate::{
-    error::AppResult,
-    service::{analytics::score_sql_text, goals::Goal},
-};
+use crate::{error::AppResult, service::goals::Goal};
 
 /// One dimension value of a group: text (NULL when blank) or a time bucket.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -75,7 +73,7 @@ pub(super) fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, s
         .bind(span.to);
 }
 
-fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
+pub(super) fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
     sql.push(" FROM events e");
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
     if visit_metric || sql::needs_join(dimensions, filters, false) {
@@ -157,187 +155,6 @@ async fn event_groups(
         }
     }
     Ok(groups)
-}
-
-/// A query about whole visits (visit and visitor dimensions and filters,
-/// time): the range's events are counted per visit (and time bucket) first,
-/// then each visit is read once for its dimensions, not once per event.
-fn visit_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
-    let Ask { dimensions, filters, metrics } = ask;
-    let mut sql = Sql::new(context.backend);
-    let time = dimensions.iter().find(|dimension| dimension.is_time());
-    sql.push("SELECT ");
-    for (at, dimension) in dimensions.iter().enumerate() {
-        if dimension.is_time() {
-            sql.push("x.t");
-        } else {
-            sql::expression(&mut sql, context, Source::Events, dimension);
-        }
-        sql.push(&format!(" AS d{at}, "));
-    }
-    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT)");
-    sql.push(&format!(
-        "COUNT(DISTINCT x.vid) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events, {} AS bounces, {} AS seconds",
-        sum("x.n_pageviews"),
-        sum("x.n_events"),
-        sum("CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END"),
-        sum("s.duration_seconds"),
-    ));
-    if metrics.contains(&Metric::IdentifiedVisitors) {
-        sql.push(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN x.vid END) AS identified");
-    }
-    if metrics.contains(&Metric::HotLeads) {
-        let score = score_sql_text("v", scope.now);
-        sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN x.vid END) AS hot", scope.hot_threshold));
-    }
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(false, "x."));
-    }
-    sql.push(" FROM (SELECT e.session_id AS sid");
-    if let Some(time) = time {
-        sql.push(", ");
-        sql::expression(&mut sql, context, Source::Events, time);
-        sql.push(" AS t");
-    }
-    sql.push(
-        ", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
-         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews",
-    );
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(true, "e.revenue_"));
-    }
-    sql.push(" FROM events e");
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
-    sql.push(if time.is_some() { " GROUP BY 1, 2) x" } else { " GROUP BY 1) x" });
-    sql.push(" JOIN tracked_sessions s ON s.id = x.sid");
-    let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
-    if visitor_metric || sql::needs_join(dimensions, filters, true) {
-        sql.push(" JOIN visitors v ON v.id = x.vid");
-    }
-    sql.push(" WHERE 1 = 1");
-    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
-    sql
-}
-
-/// Per visit and group first, then per group: each visit's seconds count
-/// once however many of its events the group holds (`visit_duration`).
-fn nested_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
-    let Ask { dimensions, filters, metrics } = ask;
-    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
-    let mut sql = Sql::new(context.backend);
-    // The visit and the dimensions come first: the grouping names them by position.
-    sql.push("SELECT e.session_id AS sid");
-    for (at, dimension) in dimensions.iter().enumerate() {
-        sql.push(", ");
-        sql::expression(&mut sql, context, Source::Events, dimension);
-        sql.push(&format!(" AS d{at}"));
-    }
-    sql.push(", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews");
-    if visit_metric {
-        sql.push(", MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds");
-    }
-    if metrics.contains(&Metric::IdentifiedVisitors) {
-        sql.push(", MIN(CASE WHEN v.status = 'identified' THEN 1 ELSE 0 END) AS identified");
-    }
-    if metrics.contains(&Metric::HotLeads) {
-        let score = score_sql_text("v", scope.now);
-        sql.push(&format!(", MIN(CASE WHEN {score} >= {} THEN 1 ELSE 0 END) AS hot", scope.hot_threshold));
-    }
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(true, "e.revenue_"));
-    }
-    events_from(&mut sql, dimensions, filters, metrics);
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
-    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    let grouping: Vec<String> = (1..=dimensions.len() + 1).map(|at| at.to_string()).collect();
-    sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-
-    let mut outer = String::from("SELECT ");
-    for at in 0..dimensions.len() {
-        outer.push_str(&format!("d{at}, "));
-    }
-    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT)");
-    outer.push_str(&format!(
-        "COUNT(DISTINCT vid) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events",
-        sum("n_pageviews"),
-        sum("n_events")
-    ));
-    if visit_metric {
-        outer.push_str(&format!(
-            ", {} AS bounces, {} AS seconds",
-            sum("CASE WHEN s_events <= 1 THEN 1 ELSE 0 END"),
-            sum("s_seconds")
-        ));
-    }
-    if metrics.contains(&Metric::IdentifiedVisitors) {
-        outer.push_str(", COUNT(DISTINCT CASE WHEN identified = 1 THEN vid END) AS identified");
-    }
-    if metrics.contains(&Metric::HotLeads) {
-        outer.push_str(", COUNT(DISTINCT CASE WHEN hot = 1 THEN vid END) AS hot");
-    }
-    if revenue::asked(metrics) {
-        outer.push_str(&revenue::sums(false, ""));
-    }
-    outer.push_str(" FROM (");
-    sql.text = format!("{outer}{}) x", sql.text);
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
-    sql
-}
-
-/// One pass per group: every metric but `visit_duration` is a count or a
-/// distinct count over the events (a bounce is a visit with one event, so
-/// bounces are the distinct such visits).
-fn flat_statement(scope: &Scope<'_>, ask: Ask<'_>, span: Span, context: &Context<'_>, resolved: &Resolved) -> Sql {
-    let Ask { dimensions, filters, metrics } = ask;
-    let mut sql = Sql::new(context.backend);
-    sql.push("SELECT ");
-    for (at, dimension) in dimensions.iter().enumerate() {
-        sql::expression(&mut sql, context, Source::Events, dimension);
-        sql.push(&format!(" AS d{at}, "));
-    }
-    // A distinct count sorts every event of the window: only the ones a
-    // metric reads are taken (an events panel needs neither).
-    let distinct = |wanted: bool, column: &str| {
-        if wanted { format!("COUNT(DISTINCT {column})") } else { "CAST(0 AS BIGINT)".to_owned() }
-    };
-    sql.push(&format!(
-        "{} AS visitors, {} AS visits, \
-         CAST(COALESCE(SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END), 0) AS BIGINT) AS pageviews, \
-         COUNT(*) AS events",
-        distinct(metrics.iter().any(|metric| metric.counts_visitors()), "e.visitor_id"),
-        distinct(metrics.iter().any(|metric| metric.counts_visits()), "e.session_id"),
-    ));
-    if metrics.iter().any(|metric| metric.is_session_metric()) {
-        sql.push(", COUNT(DISTINCT CASE WHEN s.event_count <= 1 THEN e.session_id END) AS bounces, CAST(0 AS BIGINT) AS seconds");
-    }
-    if metrics.contains(&Metric::IdentifiedVisitors) {
-        sql.push(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN e.visitor_id END) AS identified");
-    }
-    if metrics.contains(&Metric::HotLeads) {
-        let score = score_sql_text("v", scope.now);
-        sql.push(&format!(
-            ", COUNT(DISTINCT CASE WHEN {score} >= {} THEN e.visitor_id END) AS hot",
-            scope.hot_threshold
-        ));
-    }
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(true, "e.revenue_"));
-    }
-    events_from(&mut sql, dimensions, filters, metrics);
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
-    sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
-    sql
 }
 
 async fn click_groups(

@@ -13,6 +13,7 @@ pub mod query;
 pub mod range;
 mod revenue;
 pub mod sql;
+mod statements;
 
 use sea_orm::DatabaseConnection;
 use serde_json::Value;
