@@ -13,6 +13,7 @@ use super::{
     query::{Dimension, Filter},
     range::Span,
     sql::{self, Context, Source, Sql},
+    statements::push_where,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -80,7 +81,7 @@ fn statement(
     if per_event && sql::needs_join(&[], filters, true) {
         sql.push(" JOIN visitors v ON v.id = e.visitor_id");
     }
-    figures::push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
+    push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
     if per_event {
         sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     }

@@ -12,9 +12,11 @@ use super::{
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
     sql::{self, Context, Resolved, Source, Sql},
-    statements::{flat_statement, nested_statement, visit_statement},
+    statements::{events_from, flat_statement, nested_statement, push_where, visit_statement},
 };
-use crate::{error::AppResult, service::goals::Goal};
+
+pub use super::statements::{Ask, Scope};
+use crate::error::AppResult;
 
 /// One dimension value of a group: text (NULL when blank) or a time bucket.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,47 +45,7 @@ pub struct Counts {
     pub revenue: Revenue,
 }
 
-/// What the statements need beyond the query.
-pub struct Scope<'a> {
-    pub site_id: i64,
-    pub domain: &'a str,
-    pub hot_threshold: i32,
-    pub now: i64,
-    pub goals: &'a [Goal],
-}
-
 pub type Groups = HashMap<Vec<Key>, Counts>;
-
-/// What is counted: per group of `dimensions`, the rows `filters` keep, for `metrics`.
-#[derive(Clone, Copy)]
-pub struct Ask<'a> {
-    pub dimensions: &'a [Dimension],
-    pub filters: &'a [Filter],
-    pub metrics: &'a [Metric],
-}
-
-pub(super) fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
-    sql.push(&format!(" WHERE {table}.site_id = "))
-        .bind(site_id)
-        .push(&format!(" AND {table}.is_bot = "))
-        .bind(false)
-        .push(&format!(" AND {time} >= "))
-        .bind(span.from)
-        .push(&format!(" AND {time} < "))
-        .bind(span.to);
-}
-
-pub(super) fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
-    sql.push(" FROM events e");
-    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
-    if visit_metric || sql::needs_join(dimensions, filters, false) {
-        sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
-    }
-    let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
-    if visitor_metric || sql::needs_join(dimensions, filters, true) {
-        sql.push(" JOIN visitors v ON v.id = e.visitor_id");
-    }
-}
 
 fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppResult<Key> {
     let column = format!("d{at}");

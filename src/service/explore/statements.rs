@@ -1,15 +1,55 @@
 //! The three shapes of the events statement (`figures::event_groups`
 //! picks one): per visit for whole-visit queries, per visit and group for
-//! `visit_duration`, one pass per group for the rest.
+//! `visit_duration`, one pass per group for the rest; and what every
+//! statement over the events starts from (the scope, the window, the joins).
 
 use super::{
-    figures::{Ask, Scope, events_from, push_where},
-    query::Metric,
+    query::{Dimension, Filter, Metric},
     range::Span,
     revenue,
     sql::{self, Context, Resolved, Source, Sql},
 };
-use crate::service::analytics::score_sql_text;
+use crate::service::{analytics::score_sql_text, goals::Goal};
+
+/// What the statements need beyond the query.
+pub struct Scope<'a> {
+    pub site_id: i64,
+    pub domain: &'a str,
+    pub hot_threshold: i32,
+    pub now: i64,
+    pub goals: &'a [Goal],
+}
+
+/// What is counted: per group of `dimensions`, the rows `filters` keep, for `metrics`.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    pub dimensions: &'a [Dimension],
+    pub filters: &'a [Filter],
+    pub metrics: &'a [Metric],
+}
+
+pub fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
+    sql.push(&format!(" WHERE {table}.site_id = "))
+        .bind(site_id)
+        .push(&format!(" AND {table}.is_bot = "))
+        .bind(false)
+        .push(&format!(" AND {time} >= "))
+        .bind(span.from)
+        .push(&format!(" AND {time} < "))
+        .bind(span.to);
+}
+
+pub fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
+    sql.push(" FROM events e");
+    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
+    if visit_metric || sql::needs_join(dimensions, filters, false) {
+        sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
+    }
+    let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
+    if visitor_metric || sql::needs_join(dimensions, filters, true) {
+        sql.push(" JOIN visitors v ON v.id = e.visitor_id");
+    }
+}
 
 /// A query about whole visits (visit and visitor dimensions and filters,
 /// time): the range's events are counted per visit (and time bucket) first,
