@@ -13,7 +13,7 @@ use super::{
     query::{Dimension, Filter},
     range::Span,
     sql::{self, Context, Source, Sql},
-    statements::push_where,
+    statements::{VISIT_EVENT_COUNTS, push_where},
 };
 use crate::{
     error::{AppError, AppResult},
@@ -71,10 +71,7 @@ fn statement(
     // visit; a filter on events keeps some of a visit's events, so it applies
     // before they are counted (as `figures` counts the events it keeps).
     let per_event = !filters.iter().all(Filter::is_visit_level);
-    sql.push(
-        " FROM (SELECT e.session_id AS sid, MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
-         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e",
-    );
+    sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS).push(" FROM events e");
     if per_event && sql::needs_join(&[], filters, false) {
         sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
     }

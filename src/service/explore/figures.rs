@@ -12,7 +12,7 @@ use super::{
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
     sql::{self, Context, Resolved, Source, Sql},
-    statements::{events_from, flat_statement, nested_statement, push_where, visit_statement},
+    statements::{events_from, flat_statement, group_by_positions, nested_statement, push_where, visit_statement},
 };
 
 pub use super::statements::{Ask, Scope};
@@ -139,10 +139,7 @@ async fn click_groups(
     sql.push("COUNT(*) AS clicks FROM link_clicks c");
     push_where(&mut sql, "c", scope.site_id, "c.created_at", span);
     sql::filters(&mut sql, &context, Source::Clicks, filters, &mut resolved.iter());
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
+    group_by_positions(&mut sql, dimensions.len());
     let mut groups = Groups::new();
     for row in db.query_all_raw(sql.statement()).await? {
         let key = dimensions

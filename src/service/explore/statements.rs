@@ -11,6 +11,19 @@ use super::{
 };
 use crate::service::{analytics::score_sql_text, goals::Goal};
 
+/// What a visit's events add up to, after its `session_id AS sid` (and
+/// any grouping column): its visitor, its events and its pageviews.
+pub const VISIT_EVENT_COUNTS: &str = ", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
+     SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews";
+
+/// ` GROUP BY 1, 2, ...` over the first `columns` columns; nothing for none.
+pub fn group_by_positions(sql: &mut Sql, columns: usize) {
+    if columns > 0 {
+        let grouping: Vec<String> = (1..=columns).map(|at| at.to_string()).collect();
+        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    }
+}
+
 /// What the statements need beyond the query.
 pub struct Scope<'a> {
     pub site_id: i64,
@@ -97,10 +110,7 @@ pub(super) fn visit_statement(
         sql::expression(&mut sql, context, Source::Events, time);
         sql.push(" AS t");
     }
-    sql.push(
-        ", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, \
-         SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews",
-    );
+    sql.push(VISIT_EVENT_COUNTS);
     if revenue::asked(metrics) {
         sql.push(&revenue::sums(true, "e.revenue_"));
     }
@@ -114,10 +124,7 @@ pub(super) fn visit_statement(
     }
     sql.push(" WHERE 1 = 1");
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
+    group_by_positions(&mut sql, dimensions.len());
     sql
 }
 
@@ -140,7 +147,7 @@ pub(super) fn nested_statement(
         sql::expression(&mut sql, context, Source::Events, dimension);
         sql.push(&format!(" AS d{at}"));
     }
-    sql.push(", MIN(e.visitor_id) AS vid, COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews");
+    sql.push(VISIT_EVENT_COUNTS);
     if visit_metric {
         sql.push(", MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds");
     }
@@ -157,8 +164,7 @@ pub(super) fn nested_statement(
     events_from(&mut sql, dimensions, filters, metrics);
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    let grouping: Vec<String> = (1..=dimensions.len() + 1).map(|at| at.to_string()).collect();
-    sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
+    group_by_positions(&mut sql, dimensions.len() + 1);
 
     let mut outer = String::from("SELECT ");
     for at in 0..dimensions.len() {
@@ -188,10 +194,7 @@ pub(super) fn nested_statement(
     }
     outer.push_str(" FROM (");
     sql.text = format!("{outer}{}) x", sql.text);
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
+    group_by_positions(&mut sql, dimensions.len());
     sql
 }
 
@@ -243,9 +246,6 @@ pub(super) fn flat_statement(
     events_from(&mut sql, dimensions, filters, metrics);
     push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    if !dimensions.is_empty() {
-        let grouping: Vec<String> = (1..=dimensions.len()).map(|at| at.to_string()).collect();
-        sql.push(&format!(" GROUP BY {}", grouping.join(", ")));
-    }
+    group_by_positions(&mut sql, dimensions.len());
     sql
 }
