@@ -13,7 +13,7 @@ use super::{
     query::{Dimension, Filter},
     range::Span,
     sql::{self, Context, Source, Sql},
-    statements::{VISIT_EVENT_COUNTS, push_where},
+    statements::{VISIT_EVENT_COUNTS, events_from, push_where},
 };
 use crate::{
     error::{AppError, AppResult},
@@ -71,12 +71,11 @@ fn statement(
     // visit; a filter on events keeps some of a visit's events, so it applies
     // before they are counted (as `figures` counts the events it keeps).
     let per_event = !filters.iter().all(Filter::is_visit_level);
-    sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS).push(" FROM events e");
-    if per_event && sql::needs_join(&[], filters, false) {
-        sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
-    }
-    if per_event && sql::needs_join(&[], filters, true) {
-        sql.push(" JOIN visitors v ON v.id = e.visitor_id");
+    sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS);
+    if per_event {
+        events_from(&mut sql, &[], filters, &[]);
+    } else {
+        sql.push(" FROM events e");
     }
     push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
     if per_event {
