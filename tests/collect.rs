@@ -169,6 +169,8 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
             duration_seconds: 25 * 60,
             pageview_count: 3,
             event_count: 4,
+            human_pageview_count: 3,
+            human_event_count: 4,
             entry_page: Some("/a".to_owned()),
             ..stored.clone()
         };
@@ -182,6 +184,8 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
             duration_seconds: 26 * 60,
             pageview_count: 4,
             event_count: 5,
+            human_pageview_count: 4,
+            human_event_count: 5,
             exit_page: Some("/d".to_owned()),
             ..expected
         };

@@ -35,6 +35,10 @@ pub struct Model {
     pub source: Option<String>,
     /// The tracking link whose click started the visit.
     pub link_id: Option<i64>,
+    /// `event_count` without the events marked as bot traffic.
+    pub human_event_count: i32,
+    /// `pageview_count` without the pageviews marked as bot traffic.
+    pub human_pageview_count: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -13,6 +13,7 @@ use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
 pub mod browser;
+pub mod explore_recount;
 pub mod process;
 pub mod receiver;
 pub mod scenario;

@@ -14,6 +14,7 @@ use super::{
     range::Span,
     sql::{self, Context, Source, Sql},
     statements::{VISIT_EVENT_COUNTS, events_from, push_where},
+    visits,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -55,11 +56,21 @@ fn statement(
 ) -> Sql {
     let mut sql = Sql::new(context.backend);
     let score = score_sql_text("v", scope.now);
+    // Filters on visits keep or drop a whole visit, so they apply once per
+    // visit over the range's visits; a filter on events keeps some of a
+    // visit's events, so it applies before they are counted (as `figures`
+    // counts the events it keeps).
+    let per_event = !filters.iter().all(Filter::is_visit_level);
+    let (visitor, events, pageviews) = if per_event {
+        ("x0.vid", "x0.n_events", "x0.n_pageviews")
+    } else {
+        (visits::VISITOR, visits::EVENTS, visits::PAGEVIEWS)
+    };
     sql.push(&format!(
-        "WITH x AS MATERIALIZED (SELECT x0.vid AS vid, x0.n_events AS n_events, x0.n_pageviews AS n_pageviews, \
+        "WITH x AS MATERIALIZED (SELECT {visitor} AS vid, {events} AS n_events, {pageviews} AS n_pageviews, \
          CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END AS bounce, s.duration_seconds AS seconds, \
-         CASE WHEN v.status = 'identified' THEN x0.vid END AS identified_vid, \
-         CASE WHEN {score} >= {} THEN x0.vid END AS hot_vid",
+         CASE WHEN v.status = 'identified' THEN {visitor} END AS identified_vid, \
+         CASE WHEN {score} >= {} THEN {visitor} END AS hot_vid",
         scope.hot_threshold
     ));
     for (at, dimension) in dimensions.iter().enumerate() {
@@ -67,22 +78,16 @@ fn statement(
         sql::expression(&mut sql, context, Source::Events, dimension);
         sql.push(&format!(" AS d{at}"));
     }
-    // Filters on visits keep or drop a whole visit, so they apply once per
-    // visit; a filter on events keeps some of a visit's events, so it applies
-    // before they are counted (as `figures` counts the events it keeps).
-    let per_event = !filters.iter().all(Filter::is_visit_level);
-    sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS);
     if per_event {
+        sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS);
         events_from(&mut sql, &[], filters, &[]);
-    } else {
-        sql.push(" FROM events e");
-    }
-    push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
-    if per_event {
+        push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
         sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
-    }
-    sql.push(" GROUP BY 1) x0 JOIN tracked_sessions s ON s.id = x0.sid JOIN visitors v ON v.id = x0.vid WHERE 1 = 1");
-    if !per_event {
+        sql.push(" GROUP BY 1) x0 JOIN tracked_sessions s ON s.id = x0.sid JOIN visitors v ON v.id = x0.vid");
+    } else {
+        visits::from(&mut sql, context, context.span, false);
+        sql.push(&format!(" JOIN visitors v ON v.id = {visitor}"));
+        visits::condition(&mut sql, context, context.span, false);
         sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     }
     sql.push(&format!(

@@ -70,10 +70,11 @@ async fn event_groups(
     let backend = db.get_database_backend();
     let context = Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets, goals: scope.goals };
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
+    // Whole visits are read from the visits, not their events; revenue is
+    // kept on the events only.
     let visit_level =
         ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
-    let needs_visit = visit_metric || sql::needs_join(ask.dimensions, ask.filters, false);
-    let sql = if visit_level && needs_visit {
+    let sql = if visit_level && !revenue::asked(metrics) {
         visit_statement(scope, ask, span, &context, resolved)
     } else if metrics.contains(&Metric::VisitDuration) {
         nested_statement(scope, ask, span, &context, resolved)

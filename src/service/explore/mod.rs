@@ -14,6 +14,7 @@ pub mod range;
 mod revenue;
 pub mod sql;
 mod statements;
+mod visits;
 
 use sea_orm::DatabaseConnection;
 use serde_json::Value;

@@ -1,13 +1,15 @@
 //! The three shapes of the events statement (`figures::event_groups`
-//! picks one): per visit for whole-visit queries, per visit and group for
-//! `visit_duration`, one pass per group for the rest; and what every
-//! statement over the events starts from (the scope, the window, the joins).
+//! picks one): over the range's visits for whole-visit queries, per visit
+//! and group for `visit_duration`, one pass per group for the rest; and what
+//! every statement over the events starts from (the scope, the window, the
+//! joins).
 
 use super::{
     query::{Dimension, Filter, Metric},
     range::Span,
     revenue,
     sql::{self, Context, Resolved, Source, Sql},
+    visits,
 };
 use crate::service::{analytics::score_sql_text, goals::Goal};
 
@@ -65,8 +67,8 @@ pub fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], 
 }
 
 /// A query about whole visits (visit and visitor dimensions and filters,
-/// time): the range's events are counted per visit (and time bucket) first,
-/// then each visit is read once for its dimensions, not once per event.
+/// time): each visit of the range is read once (`visits`), then grouped by
+/// its dimensions.
 pub(super) fn visit_statement(
     scope: &Scope<'_>,
     ask: Ask<'_>,
@@ -76,53 +78,38 @@ pub(super) fn visit_statement(
 ) -> Sql {
     let Ask { dimensions, filters, metrics } = ask;
     let mut sql = Sql::new(context.backend);
-    let time = dimensions.iter().find(|dimension| dimension.is_time());
+    let time = dimensions.iter().any(Dimension::is_time);
     sql.push("SELECT ");
     for (at, dimension) in dimensions.iter().enumerate() {
         if dimension.is_time() {
-            sql.push("x.t");
+            sql.push(&visits::bucket(context));
         } else {
             sql::expression(&mut sql, context, Source::Events, dimension);
         }
         sql.push(&format!(" AS d{at}, "));
     }
     let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT)");
+    let visitor = visits::VISITOR;
     sql.push(&format!(
-        "COUNT(DISTINCT x.vid) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events, {} AS bounces, {} AS seconds",
-        sum("x.n_pageviews"),
-        sum("x.n_events"),
+        "COUNT(DISTINCT {visitor}) AS visitors, COUNT(*) AS visits, {} AS pageviews, {} AS events, {} AS bounces, {} AS seconds",
+        sum(visits::PAGEVIEWS),
+        sum(visits::EVENTS),
         sum("CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END"),
         sum("s.duration_seconds"),
     ));
     if metrics.contains(&Metric::IdentifiedVisitors) {
-        sql.push(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN x.vid END) AS identified");
+        sql.push(&format!(", COUNT(DISTINCT CASE WHEN v.status = 'identified' THEN {visitor} END) AS identified"));
     }
     if metrics.contains(&Metric::HotLeads) {
         let score = score_sql_text("v", scope.now);
-        sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN x.vid END) AS hot", scope.hot_threshold));
+        sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN {visitor} END) AS hot", scope.hot_threshold));
     }
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(false, "x."));
-    }
-    sql.push(" FROM (SELECT e.session_id AS sid");
-    if let Some(time) = time {
-        sql.push(", ");
-        sql::expression(&mut sql, context, Source::Events, time);
-        sql.push(" AS t");
-    }
-    sql.push(VISIT_EVENT_COUNTS);
-    if revenue::asked(metrics) {
-        sql.push(&revenue::sums(true, "e.revenue_"));
-    }
-    sql.push(" FROM events e");
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
-    sql.push(if time.is_some() { " GROUP BY 1, 2) x" } else { " GROUP BY 1) x" });
-    sql.push(" JOIN tracked_sessions s ON s.id = x.sid");
+    visits::from(&mut sql, context, span, time);
     let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
     if visitor_metric || sql::needs_join(dimensions, filters, true) {
-        sql.push(" JOIN visitors v ON v.id = x.vid");
+        sql.push(&format!(" JOIN visitors v ON v.id = {visitor}"));
     }
-    sql.push(" WHERE 1 = 1");
+    visits::condition(&mut sql, context, span, time);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     group_by_positions(&mut sql, dimensions.len());
     sql

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, QueryTrait,
-    TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QuerySelect,
+    QueryTrait, Statement, TransactionTrait, Value,
     sea_query::{IntoColumnRef, IntoIden},
 };
 
@@ -75,6 +75,7 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             Some(|rows| Uncount::Sessions(rows.iter().map(rollup::session_entry).collect())),
         )
         .await?;
+        recount_cut_visits(db, site_id, cutoff).await?;
         purged.identities += in_batches::<identity::Entity>(
             db,
             [identity::Column::Id, identity::Column::SiteId, identity::Column::IdentifiedAt],
@@ -129,6 +130,34 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
         tracing::info!(?purged, "retention purge");
     }
     Ok(purged)
+}
+
+/// A visit that began before the cutoff and ended after it keeps its row but
+/// has lost its older events: its counts of human events and pageviews are
+/// taken again from the events left, so Explore, which reads a visit inside
+/// its range from these counts, stays equal to the rows. Only such visits
+/// are left before the cutoff once the older ones are deleted.
+async fn recount_cut_visits(db: &DatabaseConnection, site_id: i64, cutoff: i64) -> AppResult<()> {
+    let backend = db.get_database_backend();
+    let (site, before, human) = match backend {
+        DbBackend::Postgres => ("$1", "$2", "$3"),
+        _ => ("?", "?", "?"),
+    };
+    let sql = format!(
+        "UPDATE tracked_sessions SET \
+         human_event_count = (SELECT COUNT(*) FROM events e \
+           WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human}), \
+         human_pageview_count = (SELECT COUNT(*) FROM events e \
+           WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human} AND e.event_type = 'pageview') \
+         WHERE site_id = {site} AND started_at < {before}"
+    );
+    let values: Vec<Value> = match backend {
+        DbBackend::Postgres => vec![site_id.into(), cutoff.into(), false.into()],
+        // SQLite numbers its `?` in order of appearance.
+        _ => vec![false.into(), false.into(), site_id.into(), cutoff.into()],
+    };
+    db.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await?;
+    Ok(())
 }
 
 /// What a batch of deleted rows of `E` takes out of the rollups.

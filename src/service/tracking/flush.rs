@@ -81,9 +81,18 @@ fn visitor_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
 
 /// The columns an event changes on a stored session. Its start moves only for
 /// an event older than the session, as imports out of order can send.
-const SESSION_GROWTH: [tracked_session::Column; 6] = {
+const SESSION_GROWTH: [tracked_session::Column; 8] = {
     use tracked_session::Column as C;
-    [C::EndedAt, C::DurationSeconds, C::PageviewCount, C::EventCount, C::EntryPage, C::ExitPage]
+    [
+        C::EndedAt,
+        C::DurationSeconds,
+        C::PageviewCount,
+        C::EventCount,
+        C::HumanPageviewCount,
+        C::HumanEventCount,
+        C::EntryPage,
+        C::ExitPage,
+    ]
 };
 
 /// The stored sessions the batch changed, writing only what an event changes:
@@ -123,6 +132,8 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
                 duration_seconds: Set(model.duration_seconds),
                 pageview_count: Set(model.pageview_count),
                 event_count: Set(model.event_count),
+                human_pageview_count: Set(model.human_pageview_count),
+                human_event_count: Set(model.human_event_count),
                 entry_page: Set(model.entry_page.clone()),
                 exit_page: Set(model.exit_page.clone()),
                 channel: Set(model.channel.clone()),

@@ -281,6 +281,8 @@ mod tests {
             duration_seconds: 59,
             pageview_count: 1,
             event_count: 1,
+            human_pageview_count: 1,
+            human_event_count: 1,
             entry_page: None,
             exit_page: None,
             referrer: None,

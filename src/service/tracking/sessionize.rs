@@ -253,8 +253,10 @@ impl<'a> Batch<'a> {
         session.dirty = true;
         let model = &mut session.model;
         let before = model.duration_seconds;
+        let human = !event.is_bot();
         if event.kind == EventKind::Pageview {
             model.pageview_count += 1;
+            model.human_pageview_count += i32::from(human);
             if ts <= model.started_at || model.entry_page.is_none() {
                 model.entry_page = Some(event.page.clone());
             }
@@ -264,6 +266,7 @@ impl<'a> Batch<'a> {
         }
         if event.kind != EventKind::Ping {
             model.event_count += 1;
+            model.human_event_count += i32::from(human);
         }
         model.started_at = model.started_at.min(ts);
         model.ended_at = model.ended_at.max(ts);
@@ -356,13 +359,16 @@ impl<'a> Batch<'a> {
 
 /// Whether `event` continues the open session: within 30 minutes of its
 /// activity (either side, for imports out of order), within 24 hours of its
-/// start, and with the same campaign when the event carries one.
+/// start and of its end, and with the same campaign when the event carries
+/// one. Every visit so spans less than 24 hours, however its events arrive,
+/// which Explore relies on to find the visits that reach into a range.
 pub(super) fn continues(session: &tracked_session::Model, event: &CollectedEvent) -> bool {
     let ts = event.timestamp;
     let campaign_changed = event.utm.campaign_key().is_some_and(|key| Some(key) != session_campaign(session));
     ts - session.ended_at <= SESSION_TIMEOUT_MS
         && session.started_at - ts <= SESSION_TIMEOUT_MS
         && ts - session.started_at < SESSION_MAX_MS
+        && session.ended_at - ts < SESSION_MAX_MS
         && !campaign_changed
 }
 
@@ -434,6 +440,8 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<(LinkKind, 
         os: client.info.os.clone(),
         source: visit_source(event.utm.source.as_deref(), event.external_referrer_host.as_deref()),
         link_id: link.map(|(_, id)| id),
+        human_event_count: 0,
+        human_pageview_count: 0,
     }
 }
 

@@ -92,6 +92,11 @@ fn session_rules() {
             &(0..60).map(|i| (i * 29 * min, None)).collect::<Vec<_>>(),
             &(0..60).map(|i| usize::from(i * 29 * min >= 24 * HOUR_MS)).collect::<Vec<_>>(),
         ),
+        (
+            "24 hours at most when they arrive newest first",
+            &(0..60).map(|i| (48 * HOUR_MS - i * 29 * min, None)).collect::<Vec<_>>(),
+            &(0..60).map(|i| usize::from(i * 29 * min >= 24 * HOUR_MS)).collect::<Vec<_>>(),
+        ),
         ("a new campaign starts anew", &[(0, Some("spring")), (min, Some("summer"))], &[0, 1]),
         ("the same campaign continues", &[(0, Some("spring")), (min, Some("spring"))], &[0, 0]),
         ("no campaign continues a campaign", &[(0, Some("spring")), (min, None)], &[0, 0]),

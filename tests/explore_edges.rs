@@ -1,0 +1,160 @@
+//! Explore reads a visit that lies inside the range (and inside one time
+//! bucket) from the counts its row keeps, and counts only the visits that
+//! an edge cuts from their events. These visits sit on every edge there is:
+//! the range's start and end, a midnight and an hour inside it, a bot event
+//! in a person's visit and a person's event in a visit a bot began, and the
+//! retention cutoff after a purge. Every answer is compared with the recount
+//! over the raw rows (`common::explore_recount`).
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use chrono::{DateTime, NaiveDate};
+use chrono_tz::Tz;
+use common::{
+    Client, TestApp, apps,
+    explore_recount::{Rows, answered, filter_json, recount, rows, same_numbers},
+    traffic::{BOT_UA, DESKTOP_UA},
+};
+use leadtrail::{
+    service::privacy,
+    time::{DAY_MS, HOUR_MS, MINUTE_MS, now_ms},
+};
+use serde_json::{Value, json};
+
+const METRICS: [&str; 9] = [
+    "visitors",
+    "visits",
+    "pageviews",
+    "events",
+    "views_per_visit",
+    "bounce_rate",
+    "visit_duration",
+    "identified_visitors",
+    "percentage",
+];
+
+/// One event: (minutes from the day's midnight, custom event or pageview, a bot's).
+type Step = (i64, bool, bool);
+
+/// The visits, each one visitor's: (visitor, referrer of its first event, its events).
+fn visits() -> Vec<(&'static str, Option<&'static str>, Vec<Step>)> {
+    vec![
+        // Across the range's start (and a midnight): two events before it.
+        (
+            "cut",
+            Some("https://www.google.com/"),
+            vec![(-10, false, false), (-5, false, false), (5, false, false), (20, true, false)],
+        ),
+        // Across an hour.
+        ("hour", None, vec![(655, false, false), (665, false, false), (670, true, false)]),
+        // A person's visit with one event from a bot's agent in the middle.
+        (
+            "mixed",
+            Some("https://news.ycombinator.com/"),
+            vec![(120, false, false), (125, false, true), (130, true, false)],
+        ),
+        // A visit a bot's agent began, then a person's event.
+        ("bot-first", None, vec![(180, false, true), (185, false, false)]),
+        // Across the range's end.
+        ("end", Some("https://www.google.com/"), vec![(1430, false, false), (1450, false, false), (1455, true, false)]),
+        // Inside everything.
+        ("inside", None, vec![(300, false, false), (310, false, false), (320, true, false)]),
+        ("single", None, vec![(360, false, false)]),
+        ("bot", None, vec![(420, false, true), (425, false, true)]),
+    ]
+}
+
+async fn feed(app: &TestApp, client: &Client, site: i64, midnight: i64) {
+    for (vid, referrer, steps) in visits() {
+        for (at, (minutes, custom, bot)) in steps.into_iter().enumerate() {
+            let ts = midnight + minutes * MINUTE_MS;
+            let url = format!("https://edges.example/p{}", at % 2);
+            let mut event = if custom {
+                json!({ "site": site, "type": "custom_event", "event_name": "signup", "tracker_vid": vid, "url": url, "ts": ts })
+            } else {
+                json!({ "site": site, "type": "pageview", "tracker_vid": vid, "url": url, "ts": ts })
+            };
+            if at == 0
+                && let Some(referrer) = referrer
+            {
+                event["referrer"] = json!(referrer);
+            }
+            let ua = if bot { BOT_UA } else { DESKTOP_UA };
+            let reply = app.collect_with(json!({ "events": [event] }), ua, &[]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            // One at a time: each event meets the visit the ones before it left.
+            app.state.writer.flush().await;
+        }
+    }
+    client.identify(json!({ "siteId": site, "tracker_vid": "inside", "email": "in@acme.example" })).await.expect(200);
+}
+
+/// Asks every range around the day for every dimension and filter, and
+/// compares each answer with the recount.
+async fn every_answer_equals_the_recount(client: &Client, rows: &Rows, day: NaiveDate, label: &str) {
+    let zone = Tz::UTC;
+    let midnight = |date: NaiveDate| date.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+    let one = chrono::Duration::days(1);
+    let ranges = [(day, day), (day - one, day), (day, day + one), (day - one, day + one)];
+    let dimensions: [&[&str]; 5] = [&[], &["visit:source"], &["time:hour"], &["time:day"], &["visitor:status"]];
+    for (first, last) in ranges {
+        let span = (midnight(first), midnight(last + one), first);
+        for dimensions in dimensions {
+            for filter in ["none", "not-direct"] {
+                let body = json!({
+                    "site_id": "edges.example", "metrics": METRICS,
+                    "date_range": [first.to_string(), last.to_string()],
+                    "dimensions": dimensions, "filters": filter_json(filter),
+                });
+                let got = answered(client.post("/api/v2/query", body).await.expect(200));
+                let expected = recount(rows, dimensions, &METRICS, filter, zone, span);
+                let case = format!("{label} {first}..{last} {dimensions:?} {filter}");
+                assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{case}");
+                for (key, values) in &expected {
+                    assert!(same_numbers(values, &got[key]), "{case} {key:?}: expected {values:?}, got {:?}", got[key]);
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn visits_cut_by_an_edge_count_only_their_events_inside_it() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Ed", "edges.example").await;
+        let now = now_ms();
+        let day = DateTime::from_timestamp_millis(now - 3 * DAY_MS).unwrap().date_naive();
+        let midnight = day.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+        feed(&app, &client, site, midnight).await;
+        let before = rows(&app, site).await;
+        // The cases are what they claim: every edge has its visit.
+        let session_of = |vid: &str| {
+            let visitor = before.visitors.values().find(|v| v.tracker_vid == vid).unwrap();
+            before.sessions.values().filter(|s| s.visitor_id == visitor.id).cloned().collect::<Vec<_>>()
+        };
+        assert!(session_of("cut").iter().any(|s| s.started_at < midnight && s.ended_at >= midnight));
+        assert!(session_of("hour").iter().any(|s| s.started_at / HOUR_MS != s.ended_at / HOUR_MS));
+        assert!(session_of("mixed").iter().any(|s| !s.is_bot && s.human_event_count < s.event_count));
+        assert!(session_of("bot-first").iter().any(|s| s.is_bot && s.human_event_count == 1));
+        every_answer_equals_the_recount(&client, &before, day, "stored").await;
+
+        // A purge with the cutoff at the day's midnight takes the cut visit's
+        // first two events and keeps its row.
+        client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 3 })).await.expect(200);
+        let purged = privacy::retention::purge(&app.state.db, midnight + 3 * DAY_MS).await.unwrap();
+        assert_eq!(purged.events, 2, "{purged:?}");
+        let after = rows(&app, site).await;
+        let cut = after.sessions.values().find(|s| s.started_at < midnight).unwrap();
+        assert_eq!((cut.human_event_count, cut.human_pageview_count), (2, 1), "recounted from the events left");
+        every_answer_equals_the_recount(&client, &after, day, "after the purge").await;
+        let all: Value = client
+            .post("/api/v2/query", json!({ "site_id": site, "metrics": ["pageviews", "events"], "date_range": "all" }))
+            .await
+            .expect(200)
+            .clone();
+        let stored = after.events.iter().filter(|e| !e.is_bot).count();
+        assert_eq!(all["results"][0]["metrics"][1], json!(stored), "{all}");
+    }
+}
