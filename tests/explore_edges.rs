@@ -14,7 +14,7 @@ use chrono::{DateTime, NaiveDate};
 use chrono_tz::Tz;
 use common::{
     Client, TestApp, apps,
-    explore_recount::{Rows, answered, filter_json, recount, rows, same_numbers},
+    explore_recount::{Rows, VISIT_METRICS, answered, filter_json, recount, rows, same_numbers},
     traffic::{BOT_UA, DESKTOP_UA},
 };
 use leadtrail::{
@@ -22,18 +22,6 @@ use leadtrail::{
     time::{DAY_MS, HOUR_MS, MINUTE_MS, now_ms},
 };
 use serde_json::{Value, json};
-
-const METRICS: [&str; 9] = [
-    "visitors",
-    "visits",
-    "pageviews",
-    "events",
-    "views_per_visit",
-    "bounce_rate",
-    "visit_duration",
-    "identified_visitors",
-    "percentage",
-];
 
 /// One event: (minutes from the day's midnight, custom event or pageview, a bot's).
 type Step = (i64, bool, bool);
@@ -104,12 +92,12 @@ async fn every_answer_equals_the_recount(client: &Client, rows: &Rows, day: Naiv
         for dimensions in dimensions {
             for filter in ["none", "not-direct"] {
                 let body = json!({
-                    "site_id": "edges.example", "metrics": METRICS,
+                    "site_id": "edges.example", "metrics": VISIT_METRICS,
                     "date_range": [first.to_string(), last.to_string()],
                     "dimensions": dimensions, "filters": filter_json(filter),
                 });
                 let got = answered(client.post("/api/v2/query", body).await.expect(200));
-                let expected = recount(rows, dimensions, &METRICS, filter, zone, span);
+                let expected = recount(rows, dimensions, &VISIT_METRICS, filter, zone, span);
                 let case = format!("{label} {first}..{last} {dimensions:?} {filter}");
                 assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{case}");
                 for (key, values) in &expected {

@@ -15,7 +15,7 @@ use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
 use common::{
     Client, TestApp, apps_with,
-    explore_recount::{self, answered, filter_json, recount, rows, same_numbers},
+    explore_recount::{self, VISIT_METRICS, answered, filter_json, recount, rows, same_numbers},
     traffic::{BOT_UA, DESKTOP_UA, PHONE_UA, TABLET_UA},
 };
 use leadtrail::{
@@ -106,17 +106,6 @@ const VISIT_DIMENSIONS: [&str; 16] = [
 ];
 const EVENT_DIMENSIONS: [&str; 3] = ["event:page", "event:name", "event:props:plan"];
 const TIME_DIMENSIONS: [&str; 4] = ["time:hour", "time:day", "time:week", "time:month"];
-const VISIT_METRICS: [&str; 9] = [
-    "visitors",
-    "visits",
-    "pageviews",
-    "events",
-    "views_per_visit",
-    "bounce_rate",
-    "visit_duration",
-    "identified_visitors",
-    "percentage",
-];
 const EVENT_METRICS: [&str; 6] = ["visitors", "visits", "pageviews", "events", "identified_visitors", "percentage"];
 
 #[tokio::test]

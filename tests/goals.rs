@@ -12,7 +12,9 @@ mod common;
 use std::collections::{BTreeMap, HashSet};
 
 use common::{
-    Client, TestApp, apps, gql_error_code,
+    Client, TestApp, apps,
+    explore_recount::answered,
+    gql_error_code,
     traffic::DESKTOP_UA,
     web::{expect_page, join, location, org_of, post_form},
 };
@@ -230,18 +232,6 @@ fn recount(
         .map(|(key, (visitors, count))| {
             let rate = round(visitors.len() as f64 / all[&key].len() as f64 * 100.0, 2);
             (key, vec![json!(visitors.len()), json!(count), json!(rate)])
-        })
-        .collect()
-}
-
-fn answered(reply: &Value) -> BTreeMap<Vec<String>, Vec<Value>> {
-    reply["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| {
-            let key = row["dimensions"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect();
-            (key, row["metrics"].as_array().unwrap().clone())
         })
         .collect()
 }

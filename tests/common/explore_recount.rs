@@ -14,6 +14,19 @@ use serde_json::{Value, json};
 
 use super::TestApp;
 
+/// Every metric a whole-visit query answers, as the recount knows them.
+pub const VISIT_METRICS: [&str; 9] = [
+    "visitors",
+    "visits",
+    "pageviews",
+    "events",
+    "views_per_visit",
+    "bounce_rate",
+    "visit_duration",
+    "identified_visitors",
+    "percentage",
+];
+
 pub struct Rows {
     pub events: Vec<event::Model>,
     pub sessions: HashMap<i64, tracked_session::Model>,
