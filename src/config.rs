@@ -138,6 +138,12 @@ pub struct Config {
     #[arg(long, global = true, env = "SQLITE_READ_CONNECTIONS")]
     pub sqlite_read_connections: Option<u32>,
 
+    /// Reads that may run on PostgreSQL at once, from this instance; more
+    /// wait their turn. Default: one fewer than the CPUs, at least one.
+    /// SQLite ignores it (its read connections are the cap).
+    #[arg(long, global = true, env = "POSTGRES_READ_CONNECTIONS")]
+    pub postgres_read_connections: Option<u32>,
+
     /// Allow webhook targets on private and loopback addresses and any host.
     /// For local development and tests only.
     /// Where email goes out: `smtp://user:pass@host:587` (STARTTLS when the
@@ -155,6 +161,13 @@ pub struct Config {
 
     #[arg(long, global = true, env = "WEBHOOK_UNSAFE_ALLOW_ANY_TARGET", default_value_t = false)]
     pub webhook_unsafe_allow_any_target: bool,
+}
+
+/// Reads at once by default: all the CPUs but one, which stays free for
+/// collect's writer and the requests that take no time.
+fn all_cpus_but_one() -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    u32::try_from(cpus.saturating_sub(1)).unwrap_or(u32::MAX)
 }
 
 /// A network (`10.0.0.0/8`) or one address (`10.0.0.7`).
@@ -235,10 +248,11 @@ impl Config {
     }
 
     pub fn sqlite_read_connections(&self) -> u32 {
-        self.sqlite_read_connections.unwrap_or_else(|| {
-            let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-            u32::try_from(cpus.saturating_sub(1).max(1)).unwrap_or(1)
-        })
+        self.sqlite_read_connections.unwrap_or_else(all_cpus_but_one).max(1)
+    }
+
+    pub fn postgres_read_connections(&self) -> u32 {
+        self.postgres_read_connections.unwrap_or_else(all_cpus_but_one).max(1)
     }
 
     pub fn secure_cookies(&self) -> bool {

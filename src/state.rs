@@ -35,6 +35,10 @@ pub struct Shared {
     pub db: DatabaseConnection,
     /// Where GraphQL reads go (`db::read_pool`); `db` itself on PostgreSQL.
     pub reads: DatabaseConnection,
+    /// On PostgreSQL, turns for reads (POSTGRES_READ_CONNECTIONS at once), so
+    /// long reads leave a CPU to collect's writer and the short requests, as
+    /// SQLite's few read connections do. `None` on SQLite.
+    pub read_turns: Option<Arc<tokio::sync::Semaphore>>,
     pub config: Config,
     pub credential_limiter: CredentialLimiter,
     /// Sign-in attempts per account, whatever address they come from.
@@ -89,6 +93,10 @@ impl AppState {
                 statements.inc();
             });
         }
+        let read_turns = (db.get_database_backend() == sea_orm::DatabaseBackend::Postgres).then(|| {
+            let turns = usize::try_from(config.postgres_read_connections()).unwrap_or(1);
+            Arc::new(tokio::sync::Semaphore::new(turns))
+        });
         let geoip = match &config.geoip_db_path {
             Some(path) => {
                 Some(Arc::new(GeoIp::open(path).map_err(|err| format!("cannot open GEOIP_DB_PATH {path}: {err}"))?))
@@ -158,6 +166,7 @@ impl AppState {
             base_origin: config.base_origin(),
             readiness: crate::db::readiness::Readiness::start(db.clone()),
             db,
+            read_turns,
             reads,
             config,
             live,

@@ -159,3 +159,41 @@ async fn each_caller_has_a_read_budget() {
         theirs.expect(200);
     }
 }
+
+/// On PostgreSQL, reads take turns (POSTGRES_READ_CONNECTIONS at once, as
+/// SQLite's read connections cap them), so long reads always leave a CPU to
+/// collect's writer and the short requests. With every turn taken, a read
+/// waits for one; a mutation and collect do not.
+#[tokio::test]
+async fn reads_on_postgresql_wait_for_a_turn_and_writes_do_not() {
+    for app in common::apps_with(|config| config.postgres_read_connections = Some(1)).await {
+        let (client, site) = app.user_with_site("Turns", "turns.example").await;
+        let Some(turns) = app.state.read_turns.clone() else {
+            assert_eq!(app.backend, "sqlite", "only SQLite reads without turns");
+            continue;
+        };
+        assert_eq!(turns.available_permits(), 1, "POSTGRES_READ_CONNECTIONS=1 is one turn");
+        let held = turns.clone().acquire_owned().await.unwrap();
+
+        let reader = client.clone();
+        let read = tokio::spawn(async move {
+            reader.graphql("query($site: Int!) { site(id: $site) { domain } }", json!({ "site": site })).await
+        });
+        // Writes go on while the read waits.
+        let renamed = client
+            .graphql(
+                "mutation($site: Int!) { updateSite(id: $site, input: { name: \"Turns\" }) { name } }",
+                json!({ "site": site }),
+            )
+            .await;
+        assert_eq!(renamed["data"]["updateSite"]["name"], "Turns", "{renamed}");
+        app.collect(pageview(site, "turns-1", "https://turns.example/")).await.expect(202);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!read.is_finished(), "the read ran without a turn");
+
+        drop(held);
+        let answered = read.await.unwrap();
+        assert_eq!(answered["data"]["site"]["domain"], "turns.example", "{answered}");
+        assert_eq!(turns.available_permits(), 1, "the read gave its turn back");
+    }
+}

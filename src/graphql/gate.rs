@@ -22,7 +22,7 @@ use std::{
 };
 
 use sea_orm::DatabaseConnection;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use crate::{
     error::{AppError, AppResult},
@@ -37,6 +37,8 @@ struct Inner {
     turn: Semaphore,
     main: DatabaseConnection,
     reads: DatabaseConnection,
+    /// The instance's turns for reads on PostgreSQL (`AppState::read_turns`).
+    read_turns: Option<Arc<Semaphore>>,
     /// `UNKNOWN` until a document is parsed; `READS` while every document
     /// parsed through this gate was without a mutation; `WRITES` for good
     /// once one had one (a socket's operations share a gate, and a mutation
@@ -54,6 +56,7 @@ impl Gate {
             turn: Semaphore::new(1),
             main: app.db.clone(),
             reads: app.reads.clone(),
+            read_turns: app.read_turns.clone(),
             pool: AtomicU8::new(UNKNOWN),
         }))
     }
@@ -74,14 +77,21 @@ impl Gate {
     /// itself.
     pub async fn lease(&self) -> AppResult<Lease<'_>> {
         let permit = self.0.turn.acquire().await.map_err(AppError::internal)?;
-        let db = if self.0.pool.load(Ordering::Relaxed) == READS { &self.0.reads } else { &self.0.main };
-        Ok(Lease { _turn: permit, db })
+        if self.0.pool.load(Ordering::Relaxed) != READS {
+            return Ok(Lease { _turn: permit, _read_turn: None, db: &self.0.main });
+        }
+        let read_turn = match &self.0.read_turns {
+            Some(turns) => Some(turns.clone().acquire_owned().await.map_err(AppError::internal)?),
+            None => None,
+        };
+        Ok(Lease { _turn: permit, _read_turn: read_turn, db: &self.0.reads })
     }
 }
 
 /// The database for one service call of an operation.
 pub struct Lease<'a> {
     _turn: SemaphorePermit<'a>,
+    _read_turn: Option<OwnedSemaphorePermit>,
     db: &'a DatabaseConnection,
 }
 
