@@ -172,7 +172,7 @@ async fn main() {
         "{:<30} {:>17} {:>17} {:>17} {:>12} {:>14}  target p95",
         "route", "REST p50/p95", "GraphQL p50/p95", "direct p50/p95", "REST/GQL", "GQL/direct"
     );
-    // BENCH_ONLY=explore (or routes, desk, goals, csv) runs one section.
+    // BENCH_ONLY=explore (or routes, desk, accounts, goals, csv) runs one section.
     let only = std::env::var("BENCH_ONLY").ok().filter(|only| !only.is_empty());
     let wanted = |section: &str| only.as_deref().is_none_or(|only| only == section);
     for (index, route) in routes.iter().enumerate().filter(|_| wanted("routes")) {
@@ -299,6 +299,56 @@ async fn main() {
         }
         let met = if sample.p95 < target { "met" } else { "MISSED" };
         println!("{name:<28} {:>8.2}/{:>8.2} {:>12.2}  {met}", sample.p50, sample.p95, sample.p50 / plain);
+    }
+
+    // Accounts (design §18) through REST: the list over 30 days as
+    // `/accounts` asks for it, each sort, the hot filter and a search, then
+    // the top account's page. Target (issue 36): p95 < 50 ms at 10M events.
+    if wanted("accounts") {
+        println!(
+            "\n{:<36} {:>17} {:>12}  target p95 < 50 ms",
+            "GET /api/accounts 30d, 50 +", "p50/p95 ms", "p50 / plain"
+        );
+        let list = |query: &str| format!("{}/api/accounts?siteId={site}&timeRange=30d&limit=50{query}", server.base);
+        let top: Value = http
+            .get(list(""))
+            .header("cookie", &server.cookie)
+            .send()
+            .await
+            .expect("accounts")
+            .json()
+            .await
+            .expect("accounts body");
+        let key = top["accounts"][0]["key"].as_str().expect("the seed makes accounts").to_owned();
+        println!("({} accounts in 30 days; the top one is {key})", top["total"]);
+        let mut plain = 0.0;
+        let cases = [
+            ("plain (baseline)".to_owned(), list("")),
+            ("sort=last_seen".to_owned(), list("&sort=last_seen")),
+            ("sort=people".to_owned(), list("&sort=people")),
+            ("sort=visitors".to_owned(), list("&sort=visitors")),
+            ("sort=pageviews".to_owned(), list("&sort=pageviews")),
+            ("hot=true".to_owned(), list("&hot=true")),
+            ("q=acme".to_owned(), list("&q=acme")),
+            ("page=5".to_owned(), list("&page=5")),
+            (
+                "account page (top)".to_owned(),
+                format!("{}/api/accounts/{}?siteId={site}", server.base, urlencoding(&key)),
+            ),
+        ];
+        for (name, url) in cases {
+            let sample = measure(|| async {
+                let reply = http.get(&url).header("cookie", &server.cookie).send().await.expect("accounts");
+                assert_eq!(reply.status(), 200, "{url}");
+                reply.bytes().await.expect("accounts body");
+            })
+            .await;
+            if plain == 0.0 {
+                plain = sample.p50;
+            }
+            let met = if sample.p95 < 50.0 { "met" } else { "MISSED" };
+            println!("{name:<36} {:>8.2}/{:>8.2} {:>12.2}  {met}", sample.p50, sample.p95, sample.p50 / plain);
+        }
     }
 
     // Explore (POST /api/v2/query, design §17): every dimension over 30 days,
@@ -454,4 +504,9 @@ async fn main() {
             bytes as f64 / 1e6
         );
     }
+}
+
+/// `text` as one path segment.
+fn urlencoding(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>().replace('+', "%20")
 }

@@ -41,6 +41,7 @@ mod m20261130_000001_index_desk_sorts;
 mod m20261130_000002_create_visitor_search;
 mod m20261130_000003_create_visitor_pages;
 mod m20261201_000001_add_session_human_counts;
+mod m20261202_000001_index_account_humans;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -90,6 +91,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000002_create_visitor_search::Migration),
             Box::new(m20261130_000003_create_visitor_pages::Migration),
             Box::new(m20261201_000001_add_session_human_counts::Migration),
+            Box::new(m20261202_000001_index_account_humans::Migration),
         ]
     }
 }

@@ -62,6 +62,10 @@ pub(super) struct Scope {
     pub start: Option<i64>,
     pub min_score: Option<i32>,
     pub narrowed: Option<Condition>,
+    /// `narrowed` picks few rows by an index of its own (an account's
+    /// visitors): read those and sort them, rather than walk the whole
+    /// stored-score index in search of them.
+    pub few: bool,
 }
 
 /// The ids of the list's rows `offset..offset + limit`, in list order.
@@ -97,11 +101,14 @@ pub(super) async fn page(
         if let Some(narrowed) = &scope.narrowed {
             query = query.filter(narrowed.clone());
         }
+        // A unary `+` keeps the score out of index choice: SQLite then reads
+        // the few rows by their own index and sorts them.
+        let score = if scope.few { "+visitors.score" } else { "visitors.score" };
         if let Some(last) = after {
             // Keyset: the rows after `last` in the index order. The values are
             // our own integers, not input.
             query = query.filter(Expr::cust(format!(
-                "(visitors.score, visitors.last_seen, visitors.id) < ({}, {}, {})",
+                "({score}, visitors.last_seen, visitors.id) < ({}, {}, {})",
                 last.stored, last.last_seen, last.id
             )));
         }
@@ -110,7 +117,7 @@ pub(super) async fn page(
             .column(visitor::Column::Id)
             .column(visitor::Column::Score)
             .column(visitor::Column::LastSeen)
-            .order_by_desc(visitor::Column::Score)
+            .order_by_desc(Expr::cust(score))
             .order_by_desc(visitor::Column::LastSeen)
             .order_by_desc(visitor::Column::Id)
             .limit(chunk)
