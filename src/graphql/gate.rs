@@ -11,7 +11,8 @@
 //! The gate also chooses the pool: an operation that cannot write (a query
 //! or a subscription) reads through `AppState::reads`, which on SQLite is a
 //! pool of read-only connections beside the one that writes, so long reads
-//! never hold up collect's batch writer. On PostgreSQL both are one pool.
+//! never hold up collect's batch writer. On PostgreSQL both are one pool,
+//! and reads take turns in it (`AppState::read_turns`) instead.
 
 use std::{
     ops::Deref,
