@@ -58,7 +58,7 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
             start: filtered.start,
             min_score: filtered.least,
             narrowed: Some(filtered.narrowed.clone()),
-            few: query.filter.account.is_some(),
+            few: filtered.few,
         };
         let ids = ranking::page(db, &scope, query.offset, query.limit, now).await?;
         visitors::in_order(db, &ids).await?

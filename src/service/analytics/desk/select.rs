@@ -84,6 +84,9 @@ pub(super) struct Filtered {
     pub narrowed: Condition,
     /// The least score (recency included), from `hot` and `minScore`.
     pub least: Option<i32>,
+    /// `narrowed` holds a condition that picks few visitors by an index of
+    /// its own (an account's), for the ranking to read and sort them.
+    pub few: bool,
 }
 
 impl Filtered {
@@ -117,6 +120,7 @@ pub(super) async fn filtered(
 ) -> AppResult<Filtered> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
     let mut narrowed = Condition::all();
+    let mut few = false;
     let filter = &query.filter;
     if let Some(search) = &filter.search {
         narrowed = narrowed.add(match (db.get_database_backend(), search_phrase(search)) {
@@ -144,6 +148,7 @@ pub(super) async fn filtered(
         // The account's own visitors and those of networks linked to it.
         let keys = crate::service::accounts::visitor_keys(db, site.id, account).await?;
         narrowed = narrowed.add(visitor::Column::AccountKey.is_in(keys));
+        few = true;
     }
     if let Some(slug) = &filter.link {
         // The link's clicks by its own index; a slug the site does not have
@@ -184,7 +189,7 @@ pub(super) async fn filtered(
         (true, None) => Some(site.hot_threshold),
         (false, min) => min,
     };
-    Ok(Filtered { site, is_bot: query.bots, start: query.range.start(now), narrowed, least })
+    Ok(Filtered { site, is_bot: query.bots, start: query.range.start(now), narrowed, least, few })
 }
 
 /// What the list sorts by, as SQL.
