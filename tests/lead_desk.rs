@@ -206,6 +206,54 @@ fn vids(list: &Value) -> Vec<String> {
     list["visitors"].as_array().unwrap().iter().map(|v| v["tracker_vid"].as_str().unwrap().to_owned()).collect()
 }
 
+/// A country, a last touch (channel, campaign, form) and a status are
+/// counted from the hourly rollups, not the rows: the totals of a range
+/// whose first hour is partial match a recount.
+async fn ranged_totals_match_a_recount(app: &common::TestApp, client: &Client, site: i64) {
+    // No visitor's last visit lies within minutes of the 7-day edge.
+    let rows = recount(app, site).await;
+    let since = now_ms() - 7 * DAY_MS;
+    let ranged: Vec<(&str, Keep)> = vec![
+        ("", Box::new(|_: &Row| true)),
+        ("country=de", Box::new(|r: &Row| r.model.country.as_deref() == Some("DE"))),
+        ("status=identified", Box::new(|r: &Row| r.model.status == "identified")),
+        ("status=anonymous", Box::new(|r: &Row| r.model.status == "anonymous")),
+        (
+            "country=FR&status=identified",
+            Box::new(|r: &Row| r.model.country.as_deref() == Some("FR") && r.model.status == "identified"),
+        ),
+        (
+            "country=jp&status=anonymous&sort=pageviews",
+            Box::new(|r: &Row| r.model.country.as_deref() == Some("JP") && r.model.status == "anonymous"),
+        ),
+        ("country=GB", Box::new(|_: &Row| false)),
+        ("channel=Organic+Search", Box::new(|r: &Row| r.last_touch.0 == "Organic Search")),
+        ("campaign=autumn", Box::new(|r: &Row| r.last_touch.1.as_deref() == Some("autumn"))),
+        ("form=1", Box::new(|r: &Row| r.model.form_submits > 0)),
+        (
+            "channel=Paid+Search&campaign=winter&status=anonymous",
+            Box::new(|r: &Row| {
+                r.last_touch.0 == "Paid Search"
+                    && r.last_touch.1.as_deref() == Some("winter")
+                    && r.model.status == "anonymous"
+            }),
+        ),
+        (
+            "form=1&status=identified&sort=last_seen",
+            Box::new(|r: &Row| r.model.form_submits > 0 && r.model.status == "identified"),
+        ),
+        ("channel=Email&campaign=no-such-campaign", Box::new(|_: &Row| false)),
+    ];
+    for (query, keep) in ranged {
+        let expected = rows.iter().filter(|r| r.model.last_seen >= since && keep(r)).count();
+        let path = format!("/api/visitor?siteId={site}&timeRange=7d&limit=500&{query}");
+        let answer = client.get(&path).await.expect(200).clone();
+        assert_eq!(answer["total"], expected, "7d {query}");
+        assert_eq!(answer["visitors"].as_array().unwrap().len(), expected, "7d {query}");
+        assert!(expected < rows.len(), "the range leaves someone out");
+    }
+}
+
 #[tokio::test]
 async fn search_filters_sorts_and_pages_match_a_recount() {
     for app in apps_with(generous).await {
@@ -295,6 +343,7 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
             assert_eq!(vids(&answer), expected, "{query}");
             assert_eq!(answer["total"], expected.len(), "{query}");
         }
+        ranged_totals_match_a_recount(&app, &client, site).await;
         // Every filter above picks someone or no one as the recount says; the
         // data has something for each to find.
         for (what, count) in [
@@ -399,6 +448,26 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
         // Another org's site is 404 whatever the filters.
         let (stranger, _) = app.user_with_site("Stranger", "stranger.example").await;
         stranger.get(&format!("/api/visitor?siteId={site}&q=acme")).await.expect_error(404, "NOT_FOUND");
+
+        // Erased visitors (identified, form submitters, campaign arrivals)
+        // leave every rollup total with their rows.
+        for vid in ["desk-00", "desk-03", "desk-05", "desk-12", "desk-24"] {
+            client.delete(&format!("/api/visitor/{vid}?siteId={site}")).await.expect(200);
+        }
+        // A visitor inside the range's first, partial hour, which is counted
+        // from the rows: halfway between the 7-day edge and the next whole
+        // hour, unless that hour begins within minutes (then just after it).
+        let edge = now_ms() - 7 * DAY_MS;
+        let hour = (edge / HOUR_MS + 1) * HOUR_MS;
+        let seen = if hour - edge >= 4 * 60_000 { edge + (hour - edge) / 2 } else { hour + 2 * 60_000 };
+        let landing = "https://desk.example/pricing?utm_source=newsletter&utm_medium=email&utm_campaign=autumn";
+        let mut form = at(pageview(site, "edge-visitor", "https://desk.example/contact"), seen + 1_000);
+        form["type"] = json!("custom_event");
+        form["event_name"] = json!("form_submit");
+        let events = json!({ "events": [at(pageview(site, "edge-visitor", landing), seen), form] });
+        app.collect_with(events, DESKTOP_UA, &[]).await.expect(202);
+        app.state.writer.flush().await;
+        ranged_totals_match_a_recount(&app, &client, site).await;
     }
 }
 

@@ -301,12 +301,22 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
         // Visitor counts follow the rows the purge kept: the list's total is what it lists.
         let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=all")).await;
         assert_eq!(list.expect(200)["total"], 2, "{}", list.text);
+        // So do the totals the last-touch and country rollups count.
+        for (filter, total) in [("channel=Direct", 2), ("status=identified", 1), ("channel=Direct&status=anonymous", 1)]
+        {
+            let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=all&{filter}")).await;
+            assert_eq!(list.expect(200)["total"], total, "{filter}: {}", list.text);
+        }
 
         // The clock is the caller's: a month later the fresh visitor is old too.
         let later = privacy::retention::purge(&app.state.db, now + 31 * DAY_MS).await.unwrap();
         assert_eq!((later.events, later.identities, later.visitors), (2, 1, 2), "{later:?}");
         assert_eq!(visited("/new").await, Vec::<String>::new());
         client.get(&format!("/api/visitor/fresh-1?siteId={site}")).await.expect_error(404, "NOT_FOUND");
+        for filter in ["channel=Direct", "status=identified", "country=DE"] {
+            let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=all&{filter}")).await;
+            assert_eq!(list.expect(200)["total"], 0, "{filter}: {}", list.text);
+        }
         // Without a retention nothing is deleted.
         client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": null })).await.expect(200);
         app.collect(at(pageview(site, "kept-1", "https://retention.example/"), now - 100 * DAY_MS)).await.expect(202);

@@ -30,4 +30,5 @@ pub mod user;
 pub mod visitor;
 pub mod visitor_hour;
 pub mod visitor_page;
+pub mod visitor_touch_hour;
 pub mod webhook_delivery;

@@ -110,11 +110,67 @@ pub(super) async fn unfiltered_total(
     hot_only: bool,
     now: i64,
 ) -> AppResult<u64> {
-    let total = if hot_only {
-        window::hot_leads(db, site, bots, start, now).await?
-    } else {
-        let span = window::Window::new(start);
-        window::visitors(db, site.id, bots, span, window::Buckets::One).await?.iter().map(|row| row.visitors).sum()
+    if hot_only {
+        return Ok(u64::try_from(window::hot_leads(db, site, bots, start, now).await?).unwrap_or(0));
+    }
+    total_by_country_and_status(db, site.id, bots, start, None, None).await
+}
+
+/// How many of the site's humans (or bots) seen since `start` are in
+/// `country` and of `status` (`identified` or `anonymous`), each when
+/// given: the hourly visitor rollups keep both, so this reads the range's
+/// hours, not its visitors.
+pub(super) async fn total_by_country_and_status(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    bots: bool,
+    start: Option<i64>,
+    country: Option<&str>,
+    status: Option<&str>,
+) -> AppResult<u64> {
+    let rows = window::visitors(db, site_id, bots, window::Window::new(start), window::Buckets::One).await?;
+    let (visitors, identified) = rows
+        .iter()
+        .filter(|row| country.is_none_or(|code| row.country.as_deref() == Some(code)))
+        .fold((0, 0), |(visitors, identified), row| (visitors + row.visitors, identified + row.identified));
+    Ok(of_status(visitors, identified, status))
+}
+
+/// How many of the site's humans (or bots) seen since `start` have the
+/// last touch `touch` and are of `status`, from the last-touch rollups.
+pub(super) async fn total_by_touch_and_status(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    bots: bool,
+    start: Option<i64>,
+    touch: window::Touch<'_>,
+    status: Option<&str>,
+) -> AppResult<u64> {
+    let (visitors, identified) = window::touched_visitors(db, site_id, bots, window::Window::new(start), touch).await?;
+    Ok(of_status(visitors, identified, status))
+}
+
+/// Of `visitors`, `identified` of them, those of `status` (all when `None`).
+fn of_status(visitors: i64, identified: i64, status: Option<&str>) -> u64 {
+    let count = match status {
+        None => visitors,
+        Some("identified") => identified,
+        Some("anonymous") => visitors - identified,
+        Some(_) => 0,
     };
-    Ok(u64::try_from(total).unwrap_or(0))
+    u64::try_from(count).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_picks_its_part_of_the_visitors() {
+        let table = [(None, 24), (Some("identified"), 11), (Some("anonymous"), 13), (Some("hot"), 0)];
+        for (status, expected) in table {
+            assert_eq!(of_status(24, 11, status), expected, "{status:?}");
+        }
+        assert_eq!(of_status(0, 0, Some("anonymous")), 0);
+    }
 }

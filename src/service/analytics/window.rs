@@ -8,7 +8,7 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select, sea_query::Expr,
 };
 
-use entity::{session_hour, site, tracked_session, visitor, visitor_hour};
+use entity::{session_hour, site, tracked_session, visitor, visitor_hour, visitor_touch_hour};
 
 use super::{score_sql_text, sum_of};
 use crate::{
@@ -139,6 +139,85 @@ pub(super) async fn visitors(
     }
     rows.retain(|row| row.visitors != 0);
     Ok(rows)
+}
+
+/// Visitors by their last touch: the latest visit's channel and campaign,
+/// and whether they submitted a form, each only when given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Touch<'a> {
+    pub channel: Option<&'a str>,
+    pub campaign: Option<&'a str>,
+    pub submitted_form: bool,
+}
+
+#[derive(Debug, Default, FromQueryResult)]
+pub(super) struct Tally {
+    pub visitors: Option<i64>,
+    pub identified: Option<i64>,
+}
+
+/// Visitors last seen in the window whose last touch is `touch`, and of
+/// them the identified: the last-touch rollups for its whole hours, the
+/// rows for its first, partial hour.
+pub(super) async fn touched_visitors(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    is_bot: bool,
+    window: Window,
+    touch: Touch<'_>,
+) -> AppResult<(i64, i64)> {
+    use visitor_touch_hour::Column as R;
+    let mut rollups = visitor_touch_hour::Entity::find().filter(R::SiteId.eq(site_id)).filter(R::IsBot.eq(is_bot));
+    if let Some(hour) = window.first_whole_hour {
+        rollups = rollups.filter(R::Hour.gte(hour));
+    }
+    if let Some(channel) = touch.channel {
+        rollups = rollups.filter(R::Channel.eq(channel));
+    }
+    if let Some(campaign) = touch.campaign {
+        rollups = rollups.filter(R::Campaign.eq(campaign));
+    }
+    if touch.submitted_form {
+        rollups = rollups.filter(R::SubmittedForm.eq(true));
+    }
+    let whole: Tally = rollups
+        .select_only()
+        .column_as(sum_of(Expr::col(R::Visitors)), "visitors")
+        .column_as(sum_of(Expr::col(R::Identified)), "identified")
+        .into_model()
+        .one(db)
+        .await?
+        .unwrap_or_default();
+    let mut visitors = whole.visitors.unwrap_or(0);
+    let mut identified = whole.identified.unwrap_or(0);
+    if let Some((start, end)) = window.partial_hour() {
+        use visitor::Column as V;
+        let mut rows = visitor::Entity::find()
+            .filter(V::SiteId.eq(site_id))
+            .filter(V::IsBot.eq(is_bot))
+            .filter(V::LastSeen.gte(start))
+            .filter(V::LastSeen.lt(end));
+        if let Some(channel) = touch.channel {
+            rows = rows.filter(V::LastChannel.eq(channel));
+        }
+        if let Some(campaign) = touch.campaign {
+            rows = rows.filter(V::LastCampaign.eq(campaign));
+        }
+        if touch.submitted_form {
+            rows = rows.filter(V::FormSubmits.gt(0));
+        }
+        let partial: Tally = rows
+            .select_only()
+            .column_as(Expr::cust("COUNT(*)"), "visitors")
+            .column_as(sum_of(Expr::cust("CASE WHEN visitors.status = 'identified' THEN 1 ELSE 0 END")), "identified")
+            .into_model()
+            .one(db)
+            .await?
+            .unwrap_or_default();
+        visitors += partial.visitors.unwrap_or(0);
+        identified += partial.identified.unwrap_or(0);
+    }
+    Ok((visitors, identified))
 }
 
 /// Human sessions that ended in the window, per bucket and channel.

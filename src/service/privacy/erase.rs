@@ -179,9 +179,8 @@ async fn subtract_from_visitor_and_session_hours(
     sessions: &[tracked_session::Model],
 ) -> AppResult<()> {
     let mut writes = Writes::new(db.get_database_backend());
-    rollup_store::add_visitor_moves(&mut writes, rollup::Deltas::removed([rollup::visitor_entry(found)]));
+    rollup_store::add_visitors_removed(&mut writes, std::slice::from_ref(found));
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
-    rollup_store::add_account_moves(&mut writes, rollup::Deltas::removed(rollup::account_entry(found)), Vec::new());
     writes.send(db).await?;
     Ok(())
 }

@@ -165,7 +165,7 @@ type UncountFn<E> = fn(&[<E as EntityTrait>::Model]) -> Uncount;
 
 /// What deleted rows take out of the hourly rollups.
 enum Uncount {
-    /// Out of the hourly rollups and their accounts.
+    /// Out of the hourly and last-touch rollups and their accounts.
     Visitors(Vec<visitor::Model>),
     Sessions(Vec<(SessionKey, SessionTally)>),
 }
@@ -175,9 +175,7 @@ impl Uncount {
         let mut writes = Writes::new(db.get_database_backend());
         match self {
             Uncount::Visitors(rows) => {
-                rollup_store::add_visitor_moves(&mut writes, Deltas::removed(rows.iter().map(rollup::visitor_entry)));
-                let accounts = Deltas::removed(rows.iter().filter_map(rollup::account_entry));
-                rollup_store::add_account_moves(&mut writes, accounts, Vec::new());
+                rollup_store::add_visitors_removed(&mut writes, &rows);
             }
             Uncount::Sessions(entries) => rollup_store::add_session_moves(&mut writes, Deltas::removed(entries)),
         }

@@ -181,6 +181,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     add_to_page_hours(&mut writes, batch);
     visitor_pages::add(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
+    rollup_store::add_touch_moves(&mut writes, batch.touch_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);

@@ -1,7 +1,8 @@
 //! How a write batch moves visitors and sessions between their hourly rollup
 //! rows, worked out with no I/O. A visitor is counted in the hour it was last
-//! seen and a session in the hour it ended; when a batch moves either, its old
-//! row loses it and its new row gains it, so each is counted exactly once.
+//! seen (once by country, once by last touch) and a session in the hour it
+//! ended; when a batch moves either, its old row loses it and its new row
+//! gains it, so each is counted exactly once.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,21 @@ pub(crate) struct VisitorKey {
     pub hour: i64,
     /// Empty when unknown.
     pub country: String,
+}
+
+/// The last-touch rollup row a visitor is counted in: the hour it was last
+/// seen, its latest visit's channel and campaign, and whether it submitted
+/// a form (the lead desk's filters that match many visitors).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TouchKey {
+    pub site_id: i64,
+    pub is_bot: bool,
+    pub hour: i64,
+    /// Empty before the first visit.
+    pub channel: String,
+    /// Empty when the latest visit had none.
+    pub campaign: String,
+    pub submitted_form: bool,
 }
 
 /// What one visitor adds to its row: itself, and whether it is identified.
@@ -53,6 +69,20 @@ pub(crate) fn visitor_entry(model: &visitor::Model) -> (VisitorKey, VisitorTally
             is_bot: model.is_bot,
             hour: hour_of(model.last_seen),
             country: model.country.clone().unwrap_or_default(),
+        },
+        VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") },
+    )
+}
+
+pub(crate) fn touch_entry(model: &visitor::Model) -> (TouchKey, VisitorTally) {
+    (
+        TouchKey {
+            site_id: model.site_id,
+            is_bot: model.is_bot,
+            hour: hour_of(model.last_seen),
+            channel: model.last_channel.clone().unwrap_or_default(),
+            campaign: model.last_campaign.clone().unwrap_or_default(),
+            submitted_form: model.form_submits > 0,
         },
         VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") },
     )
@@ -252,6 +282,67 @@ mod tests {
         for (name, before, after, expected) in cases {
             let mut deltas = Deltas::new();
             deltas.moved(before.as_ref().map(visitor_entry), Some(visitor_entry(&after)));
+            assert_eq!(deltas.into_rows().collect::<Vec<_>>(), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_visitor_moves_between_last_touch_rows_as_its_visits_and_forms_change() {
+        let h = HOUR_MS;
+        let touched = |hour: i64, channel: Option<&str>, campaign: Option<&str>, forms: i32, identified: bool| {
+            let mut model = visitor(hour, None, identified, false);
+            model.last_channel = channel.map(str::to_owned);
+            model.last_campaign = campaign.map(str::to_owned);
+            model.form_submits = forms;
+            model
+        };
+        let key = |hour: i64, channel: &str, campaign: &str, submitted_form: bool| TouchKey {
+            site_id: 1,
+            is_bot: false,
+            hour: hour * HOUR_MS,
+            channel: channel.to_owned(),
+            campaign: campaign.to_owned(),
+            submitted_form,
+        };
+        type Case = (&'static str, Option<visitor::Model>, visitor::Model, Vec<(TouchKey, VisitorTally)>);
+        let cases: Vec<Case> = vec![
+            (
+                "new visitor",
+                None,
+                touched(2 * h, Some("Direct"), None, 0, false),
+                vec![(key(2, "Direct", "", false), tally(1, 0))],
+            ),
+            (
+                "another page of the same visit",
+                Some(touched(2 * h, Some("Email"), Some("winter"), 0, false)),
+                touched(2 * h + 60_000, Some("Email"), Some("winter"), 0, false),
+                vec![],
+            ),
+            (
+                "a second form changes nothing",
+                Some(touched(2 * h, Some("Direct"), None, 1, false)),
+                touched(2 * h + 1, Some("Direct"), None, 2, false),
+                vec![],
+            ),
+            (
+                "the first form",
+                Some(touched(2 * h, Some("Direct"), None, 0, false)),
+                touched(2 * h + 1, Some("Direct"), None, 1, false),
+                vec![(key(2, "Direct", "", false), tally(-1, 0)), (key(2, "Direct", "", true), tally(1, 0))],
+            ),
+            (
+                "back next day from a campaign, identified",
+                Some(touched(2 * h, Some("Direct"), None, 0, false)),
+                touched(26 * h, Some("Paid Search"), Some("brand"), 0, true),
+                vec![
+                    (key(2, "Direct", "", false), tally(-1, 0)),
+                    (key(26, "Paid Search", "brand", false), tally(1, 1)),
+                ],
+            ),
+        ];
+        for (name, before, after, expected) in cases {
+            let mut deltas = Deltas::new();
+            deltas.moved(before.as_ref().map(touch_entry), Some(touch_entry(&after)));
             assert_eq!(deltas.into_rows().collect::<Vec<_>>(), expected, "{name}");
         }
     }

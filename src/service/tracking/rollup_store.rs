@@ -10,13 +10,23 @@ use sea_orm::{
     sea_query::Expr,
 };
 
-use entity::{account, session_hour, visitor_hour};
+use entity::{account, session_hour, visitor, visitor_hour, visitor_touch_hour};
 
 use super::{
     json_rows,
-    rollup::{AccountKey, AccountSeen, AccountTally, Deltas, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    rollup::{
+        AccountKey, AccountSeen, AccountTally, Deltas, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally,
+    },
     writes::Writes,
 };
+
+/// Takes visitors (erased or purged) out of every rollup that counts them:
+/// their hour's, their last touch's and their account's.
+pub(crate) fn add_visitors_removed(writes: &mut Writes, rows: &[visitor::Model]) {
+    add_visitor_moves(writes, Deltas::removed(rows.iter().map(super::rollup::visitor_entry)));
+    add_touch_moves(writes, Deltas::removed(rows.iter().map(super::rollup::touch_entry)));
+    add_account_moves(writes, Deltas::removed(rows.iter().filter_map(super::rollup::account_entry)), Vec::new());
+}
 
 pub(crate) fn add_visitor_moves(writes: &mut Writes, deltas: Deltas<VisitorKey, VisitorTally>) {
     let rows: Vec<visitor_hour::ActiveModel> = deltas
@@ -36,6 +46,30 @@ pub(crate) fn add_visitor_moves(writes: &mut Writes, deltas: Deltas<VisitorKey, 
         writes,
         rows,
         &[C::SiteId, C::IsBot, C::Hour, C::Country],
+        &[C::Visitors, C::Identified],
+    );
+}
+
+pub(crate) fn add_touch_moves(writes: &mut Writes, deltas: Deltas<TouchKey, VisitorTally>) {
+    let rows: Vec<visitor_touch_hour::ActiveModel> = deltas
+        .into_rows()
+        .map(|(key, tally)| visitor_touch_hour::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            is_bot: Set(key.is_bot),
+            hour: Set(key.hour),
+            channel: Set(key.channel),
+            campaign: Set(key.campaign),
+            submitted_form: Set(key.submitted_form),
+            visitors: Set(tally.visitors),
+            identified: Set(tally.identified),
+        })
+        .collect();
+    use visitor_touch_hour::Column as C;
+    upsert_adding::<visitor_touch_hour::Entity>(
+        writes,
+        rows,
+        &[C::SiteId, C::IsBot, C::Hour, C::Channel, C::Campaign, C::SubmittedForm],
         &[C::Visitors, C::Identified],
     );
 }

@@ -10,7 +10,7 @@ use entity::{tracked_session, visitor};
 pub(super) use super::slots::{ClickIx, SessionIx, SlotIndex, VisitorIx};
 use super::{
     ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
-    rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, VisitorKey, VisitorTally},
+    rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally},
     slots::Slots,
 };
 use crate::{
@@ -36,6 +36,9 @@ pub(super) struct VisitorSlot {
     /// The rollup row the stored visitor is counted in; `None` for a visitor
     /// this batch created.
     pub counted: Option<(VisitorKey, VisitorTally)>,
+    /// The last-touch rollup row the stored visitor is counted in; `None`
+    /// for a visitor this batch created.
+    pub touch_counted: Option<(TouchKey, VisitorTally)>,
     /// The account row the stored visitor is counted in, if any.
     pub account_counted: Option<(AccountKey, AccountTally)>,
     /// The stored score and last activity as loaded, which alerts compare
@@ -114,6 +117,16 @@ impl Batch<'_> {
         deltas
     }
 
+    /// How the batch moves its visitors between last-touch rollup rows, as
+    /// `visitor_moves` does between the hourly ones.
+    pub(super) fn touch_moves(&self) -> rollup::Deltas<TouchKey, VisitorTally> {
+        let mut deltas = rollup::Deltas::new();
+        for slot in self.visitors.iter().filter(|slot| slot.dirty || slot.touch_counted.is_none()) {
+            deltas.moved(slot.touch_counted.clone(), Some(rollup::touch_entry(&slot.model)));
+        }
+        deltas
+    }
+
     /// How the batch moves its visitors between accounts, and what each
     /// account it touches now holds of them: a name and the span seen.
     pub(super) fn account_moves(&self) -> (rollup::Deltas<AccountKey, AccountTally>, Vec<rollup::AccountSeen>) {
@@ -164,6 +177,7 @@ impl<'a> Batch<'a> {
     pub fn add_visitor(&mut self, model: visitor::Model, open_session: Option<tracked_session::Model>, created: bool) {
         let key = (model.site_id, model.tracker_vid.clone());
         let counted = (!created).then(|| rollup::visitor_entry(&model));
+        let touch_counted = (!created).then(|| rollup::touch_entry(&model));
         let account_counted = if created { None } else { rollup::account_entry(&model) };
         let before = (!created).then_some((model.score, model.last_seen));
         let visitor = self.visitors.push(VisitorSlot {
@@ -171,6 +185,7 @@ impl<'a> Batch<'a> {
             dirty: false,
             session: None,
             counted,
+            touch_counted,
             account_counted,
             before,
             identified: false,

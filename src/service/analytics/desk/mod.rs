@@ -10,8 +10,8 @@ mod select;
 
 pub use export::{CSV_COLUMNS, export, neutralised};
 pub use query::{
-    DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, SortKey,
-    parse_descending,
+    DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, RollupTotal,
+    SortKey, parse_descending,
 };
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, PaginatorTrait, QuerySelect};
@@ -21,6 +21,7 @@ use entity::visitor;
 use super::{
     ScoredVisitor, ranking, snapshot,
     visitors::{self, ListQuery, VisitorPage},
+    window,
 };
 use crate::{auth::Viewer, error::AppResult};
 
@@ -44,12 +45,22 @@ pub async fn page(db: &DatabaseConnection, viewer: &Viewer, query: DeskQuery, no
 async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now: i64) -> AppResult<VisitorPage> {
     let filtered = select::filtered(db, viewer, query, now).await?;
     let select = filtered.select(now);
-    // Without filters the rollups know the total (`hot` alone included).
-    let total = if query.filter.is_empty() {
-        let site = &filtered.site;
-        visitors::unfiltered_total(db, site, filtered.is_bot, filtered.start, query.hot, now).await?
-    } else {
-        select.clone().count(db).await?
+    // The rollups know the total without filters (`hot` alone included),
+    // by country, and by last touch, each with a status; anything else is
+    // counted row by row.
+    let (site, bots, start) = (&filtered.site, filtered.is_bot, filtered.start);
+    let total = match (query.filter.rollup_total(), query.hot) {
+        (Some(RollupTotal::Country { country: None, status: None }), hot) => {
+            visitors::unfiltered_total(db, site, bots, start, hot, now).await?
+        }
+        (Some(RollupTotal::Country { country, status }), false) => {
+            visitors::total_by_country_and_status(db, site.id, bots, start, country, status).await?
+        }
+        (Some(RollupTotal::Touch { channel, campaign, form, status }), false) => {
+            let touch = window::Touch { channel, campaign, submitted_form: form };
+            visitors::total_by_touch_and_status(db, site.id, bots, start, touch, status).await?
+        }
+        _ => select.clone().count(db).await?,
     };
     let rows = if query.sort == SortKey::Score && query.descending {
         let scope = ranking::Scope {

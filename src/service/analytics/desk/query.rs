@@ -155,6 +155,37 @@ impl DeskFilter {
     pub fn is_empty(&self) -> bool {
         *self == DeskFilter::default()
     }
+
+    /// How the hourly rollups count this filter's total, when they can: a
+    /// country and a status (`visitor_hours`), or a last touch's channel,
+    /// campaign and form and a status (`visitor_touch_hours`).
+    pub fn rollup_total(&self) -> Option<RollupTotal<'_>> {
+        let rest =
+            DeskFilter { country: None, status: None, channel: None, campaign: None, form: false, ..self.clone() };
+        if !rest.is_empty() {
+            return None;
+        }
+        let status = self.status.as_deref();
+        let touched = self.channel.is_some() || self.campaign.is_some() || self.form;
+        match (self.country.as_deref(), touched) {
+            (country, false) => Some(RollupTotal::Country { country, status }),
+            (None, true) => Some(RollupTotal::Touch {
+                channel: self.channel.as_deref(),
+                campaign: self.campaign.as_deref(),
+                form: self.form,
+                status,
+            }),
+            // No rollup holds a country beside a last touch.
+            (Some(_), true) => None,
+        }
+    }
+}
+
+/// A filter's total as the hourly rollups count it; each part only when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RollupTotal<'a> {
+    Country { country: Option<&'a str>, status: Option<&'a str> },
+    Touch { channel: Option<&'a str>, campaign: Option<&'a str>, form: bool, status: Option<&'a str> },
 }
 
 /// One page of the desk's list.
@@ -224,5 +255,46 @@ mod tests {
         assert_eq!(SortKey::parse(Some("name")).err().and_then(|e| e.field), Some("sort".to_owned()));
         assert!(!parse_descending(Some("asc")).unwrap());
         assert!(parse_descending(Some("up")).is_err());
+    }
+
+    #[test]
+    fn the_rollups_count_a_country_or_a_last_touch_with_a_status() {
+        use RollupTotal::{Country, Touch};
+        let input = DeskInput::default();
+        let table: Vec<(DeskInput<'_>, Option<RollupTotal<'_>>)> = vec![
+            (input, Some(Country { country: None, status: None })),
+            (DeskInput { country: Some("de"), ..input }, Some(Country { country: Some("DE"), status: None })),
+            (
+                DeskInput { status: Some("anonymous"), ..input },
+                Some(Country { country: None, status: Some("anonymous") }),
+            ),
+            (
+                DeskInput { country: Some("FR"), status: Some("identified"), ..input },
+                Some(Country { country: Some("FR"), status: Some("identified") }),
+            ),
+            (
+                DeskInput { channel: Some("Direct"), ..input },
+                Some(Touch { channel: Some("Direct"), campaign: None, form: false, status: None }),
+            ),
+            (
+                DeskInput { campaign: Some("brand"), form: true, status: Some("identified"), ..input },
+                Some(Touch { channel: None, campaign: Some("brand"), form: true, status: Some("identified") }),
+            ),
+            (
+                DeskInput { form: true, ..input },
+                Some(Touch { channel: None, campaign: None, form: true, status: None }),
+            ),
+            (DeskInput { country: Some("FR"), channel: Some("Direct"), ..input }, None),
+            (DeskInput { country: Some("FR"), form: true, ..input }, None),
+            (DeskInput { status: Some("identified"), min_score: Some(10), ..input }, None),
+            (DeskInput { channel: Some("Direct"), search: Some("acme"), ..input }, None),
+            (DeskInput { link: Some("ad"), ..input }, None),
+            (DeskInput { visited: Some("/pricing"), ..input }, None),
+            (DeskInput { account: Some("acme.com"), ..input }, None),
+        ];
+        for (typed, counted) in table {
+            let filter = DeskFilter::new(typed).unwrap();
+            assert_eq!(filter.rollup_total(), counted, "{typed:?}");
+        }
     }
 }
