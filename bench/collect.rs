@@ -8,6 +8,8 @@
 //! `ASN_DB_PATH` on a synthetic ip-location-db CSV of ASN_RANGES ranges,
 //! every request from a company network, so each visitor also gets its
 //! network and account: the lookup's and the accounts' cost, as a ratio.
+//! The pair runs BENCH_ROUNDS times (3), in turn, and the median ratio is
+//! the verdict; BENCH_ASN=with or without runs one side once, for a profiler.
 //!
 //! cargo bench --bench collect
 //! BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench --bench collect
@@ -220,21 +222,60 @@ fn print(figures: &Figures) {
     println!("  ratio HTTP batched / raw insert: {:.2}", batched / raw);
 }
 
+/// Rounds of the SQLite pair (without, then with the ASN lookup), run in
+/// turn so a machine that slows down or warms up mid-run moves both sides.
+fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS").ok().and_then(|raw| raw.parse().ok()).filter(|&n| n > 0).unwrap_or(3)
+}
+
+/// `BENCH_ASN=without` or `with` runs only that side, once (for a profiler).
+fn only_side() -> Option<bool> {
+    match std::env::var("BENCH_ASN").as_deref() {
+        Ok("with") => Some(true),
+        Ok("without") => Some(false),
+        _ => None,
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len().is_multiple_of(2) { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
+}
+
 #[tokio::main]
 async fn main() {
     if std::env::var("RUST_LOG").is_ok() {
         tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
     }
-    let sqlite = run(None, None).await;
-    print(&sqlite);
     let dir = tempfile::tempdir().expect("temp dir");
     let asn = asn_file(dir.path());
-    let with_asn = run(None, Some(&asn)).await;
-    println!("with ASN_DB_PATH ({ASN_RANGES} ranges, visitors from {COMPANIES} company networks):");
-    print(&with_asn);
-    println!("  ratio with / without ASN lookup: batched {:.3}", with_asn.batched / sqlite.batched);
-    for ((concurrency, with), (_, without)) in with_asn.single.iter().zip(&sqlite.single) {
-        println!("                                   single, concurrency {concurrency}: {:.3}", with / without);
+    if let Some(with) = only_side() {
+        print(&run(None, with.then_some(asn.as_str())).await);
+        return;
+    }
+    // Each round's ratio, per traffic: batched first, then each concurrency.
+    let mut ratios: Vec<Vec<f64>> = Vec::new();
+    for round in 1..=rounds() {
+        println!("round {round}:");
+        let sqlite = run(None, None).await;
+        print(&sqlite);
+        let with_asn = run(None, Some(&asn)).await;
+        println!("with ASN_DB_PATH ({ASN_RANGES} ranges, visitors from {COMPANIES} company networks):");
+        print(&with_asn);
+        let mut round_ratios = vec![with_asn.batched / sqlite.batched];
+        round_ratios.extend(with_asn.single.iter().zip(&sqlite.single).map(|((_, with), (_, without))| with / without));
+        println!("  ratio with / without ASN lookup: batched {:.3}", round_ratios[0]);
+        for (concurrency, ratio) in SINGLE_CONCURRENCY.iter().zip(&round_ratios[1..]) {
+            println!("                                   single, concurrency {concurrency}: {ratio:.3}");
+        }
+        ratios.push(round_ratios);
+    }
+    let of = |column: usize| median(ratios.iter().map(|round| round[column]).collect());
+    println!("median ratio with / without ASN lookup over {} rounds:", ratios.len());
+    println!("  batched {:.3}", of(0));
+    for (index, concurrency) in SINGLE_CONCURRENCY.iter().enumerate() {
+        println!("  single, concurrency {concurrency}: {:.3}", of(index + 1));
     }
     println!("  target: at least 0.90 (within 10%)");
     if let Some(url) = common::postgres_url() {
