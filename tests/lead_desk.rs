@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 
 use common::{
     Client, apps_with,
-    traffic::{DESKTOP_UA, at, pageview},
+    traffic::{BOT_UA, DESKTOP_UA, at, pageview},
 };
 use entity::{event, identity, link_click, tracked_session, visitor};
 use leadtrail::{
@@ -146,6 +146,8 @@ struct Row {
     last_touch: (String, Option<String>),
     /// Every page viewed, and the latest.
     pages: Vec<String>,
+    /// Every pageview: its page and time.
+    viewed: Vec<(String, i64)>,
     last_page: Option<String>,
     /// Slugs of the links clicked.
     clicked: Vec<String>,
@@ -190,6 +192,7 @@ async fn recount(app: &common::TestApp, site: i64) -> Vec<Row> {
                 words,
                 last_touch: (latest.channel.clone(), latest.utm_campaign.clone()),
                 pages: views.iter().map(|e| e.page.clone()).collect(),
+                viewed: views.iter().map(|e| (e.page.clone(), e.timestamp)).collect(),
                 last_page: views.last().map(|e| e.page.clone()),
                 clicked: clicks.iter().filter(|c| c.visitor_id == Some(v.id)).map(|c| c.slug.clone()).collect(),
                 model: v,
@@ -243,6 +246,10 @@ async fn ranged_totals_match_a_recount(app: &common::TestApp, client: &Client, s
             Box::new(|r: &Row| r.model.form_submits > 0 && r.model.status == "identified"),
         ),
         ("channel=Email&campaign=no-such-campaign", Box::new(|_: &Row| false)),
+        // `visited` alone is counted from the page index: pages viewed in the range.
+        ("visited=/pricing", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p == "/pricing" && *t >= since))),
+        ("visited=/features", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p == "/features" && *t >= since))),
+        ("visited=*s*", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p.contains('s') && *t >= since))),
     ];
     for (query, keep) in ranged {
         let expected = rows.iter().filter(|r| r.model.last_seen >= since && keep(r)).count();
@@ -466,8 +473,15 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
         form["event_name"] = json!("form_submit");
         let events = json!({ "events": [at(pageview(site, "edge-visitor", landing), seen), form] });
         app.collect_with(events, DESKTOP_UA, &[]).await.expect(202);
+        // A visitor found to be a bot takes the pages it viewed as a human
+        // out of the humans' counts and into the bots'.
+        let crawl = at(pageview(site, "desk-01", "https://desk.example/robots-only"), now_ms() - 60_000);
+        app.collect_with(json!({ "events": [crawl] }), BOT_UA, &[]).await.expect(202);
         app.state.writer.flush().await;
         ranged_totals_match_a_recount(&app, &client, site).await;
+        let bots = client.get(&format!("/api/visitor?siteId={site}&timeRange=7d&filter=bot&visited=/blog")).await;
+        assert_eq!(vids(bots.expect(200)), ["desk-01"], "{}", bots.text);
+        assert_eq!(bots.body["total"], 1);
     }
 }
 

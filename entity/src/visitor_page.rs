@@ -13,6 +13,9 @@ pub struct Model {
     pub page: String,
     /// Epoch milliseconds of the visitor's latest pageview of the page.
     pub last_viewed: i64,
+    /// The visitor's bot flag, kept here so a page's humans (or bots) are
+    /// counted from an index alone.
+    pub is_bot: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -43,6 +43,7 @@ mod m20261130_000003_create_visitor_pages;
 mod m20261201_000001_add_session_human_counts;
 mod m20261202_000001_index_account_humans;
 mod m20261203_000001_create_visitor_touch_hours;
+mod m20261203_000002_add_visitor_page_bots;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -94,6 +95,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000001_add_session_human_counts::Migration),
             Box::new(m20261202_000001_index_account_humans::Migration),
             Box::new(m20261203_000001_create_visitor_touch_hours::Migration),
+            Box::new(m20261203_000002_add_visitor_page_bots::Migration),
         ]
     }
 }

@@ -10,8 +10,8 @@ mod select;
 
 pub use export::{CSV_COLUMNS, export, neutralised};
 pub use query::{
-    DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, RollupTotal,
-    SortKey, parse_descending,
+    DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, SortKey,
+    TotalFrom, parse_descending,
 };
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, PaginatorTrait, QuerySelect};
@@ -46,19 +46,22 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
     let filtered = select::filtered(db, viewer, query, now).await?;
     let select = filtered.select(now);
     // The rollups know the total without filters (`hot` alone included),
-    // by country, and by last touch, each with a status; anything else is
-    // counted row by row.
+    // by country, and by last touch, each with a status, and the page index
+    // knows a page's visitors; anything else is counted row by row.
     let (site, bots, start) = (&filtered.site, filtered.is_bot, filtered.start);
-    let total = match (query.filter.rollup_total(), query.hot) {
-        (Some(RollupTotal::Country { country: None, status: None }), hot) => {
+    let total = match (query.filter.total_from(), query.hot) {
+        (Some(TotalFrom::Country { country: None, status: None }), hot) => {
             visitors::unfiltered_total(db, site, bots, start, hot, now).await?
         }
-        (Some(RollupTotal::Country { country, status }), false) => {
+        (Some(TotalFrom::Country { country, status }), false) => {
             visitors::total_by_country_and_status(db, site.id, bots, start, country, status).await?
         }
-        (Some(RollupTotal::Touch { channel, campaign, form, status }), false) => {
+        (Some(TotalFrom::Touch { channel, campaign, form, status }), false) => {
             let touch = window::Touch { channel, campaign, submitted_form: form };
             visitors::total_by_touch_and_status(db, site.id, bots, start, touch, status).await?
+        }
+        (Some(TotalFrom::PageViewers(pattern)), false) => {
+            select::viewers_total(db, site.id, bots, pattern, start).await?
         }
         _ => select.clone().count(db).await?,
     };

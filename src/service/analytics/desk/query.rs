@@ -156,10 +156,15 @@ impl DeskFilter {
         *self == DeskFilter::default()
     }
 
-    /// How the hourly rollups count this filter's total, when they can: a
-    /// country and a status (`visitor_hours`), or a last touch's channel,
-    /// campaign and form and a status (`visitor_touch_hours`).
-    pub fn rollup_total(&self) -> Option<RollupTotal<'_>> {
+    /// Where this filter's total is counted without reading visitors, when
+    /// it can be: a country and a status from `visitor_hours`; a last
+    /// touch's channel, campaign and form and a status from
+    /// `visitor_touch_hours`; `visited` alone from the page index.
+    pub fn total_from(&self) -> Option<TotalFrom<'_>> {
+        if let Some(pattern) = &self.visited {
+            let rest = DeskFilter { visited: None, ..self.clone() };
+            return rest.is_empty().then_some(TotalFrom::PageViewers(pattern));
+        }
         let rest =
             DeskFilter { country: None, status: None, channel: None, campaign: None, form: false, ..self.clone() };
         if !rest.is_empty() {
@@ -168,8 +173,8 @@ impl DeskFilter {
         let status = self.status.as_deref();
         let touched = self.channel.is_some() || self.campaign.is_some() || self.form;
         match (self.country.as_deref(), touched) {
-            (country, false) => Some(RollupTotal::Country { country, status }),
-            (None, true) => Some(RollupTotal::Touch {
+            (country, false) => Some(TotalFrom::Country { country, status }),
+            (None, true) => Some(TotalFrom::Touch {
                 channel: self.channel.as_deref(),
                 campaign: self.campaign.as_deref(),
                 form: self.form,
@@ -181,11 +186,15 @@ impl DeskFilter {
     }
 }
 
-/// A filter's total as the hourly rollups count it; each part only when given.
+/// Where a filter's total is counted, each part only when given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RollupTotal<'a> {
+pub enum TotalFrom<'a> {
+    /// The hourly rollups by country (and identified).
     Country { country: Option<&'a str>, status: Option<&'a str> },
+    /// The hourly rollups by last touch (and identified).
     Touch { channel: Option<&'a str>, campaign: Option<&'a str>, form: bool, status: Option<&'a str> },
+    /// The visitors of the pages matching, from the page index.
+    PageViewers(&'a PathPattern),
 }
 
 /// One page of the desk's list.
@@ -258,10 +267,10 @@ mod tests {
     }
 
     #[test]
-    fn the_rollups_count_a_country_or_a_last_touch_with_a_status() {
-        use RollupTotal::{Country, Touch};
+    fn totals_come_from_a_rollup_or_the_page_index_when_they_can() {
+        use TotalFrom::{Country, PageViewers, Touch};
         let input = DeskInput::default();
-        let table: Vec<(DeskInput<'_>, Option<RollupTotal<'_>>)> = vec![
+        let table: Vec<(DeskInput<'_>, Option<TotalFrom<'_>>)> = vec![
             (input, Some(Country { country: None, status: None })),
             (DeskInput { country: Some("de"), ..input }, Some(Country { country: Some("DE"), status: None })),
             (
@@ -289,12 +298,15 @@ mod tests {
             (DeskInput { status: Some("identified"), min_score: Some(10), ..input }, None),
             (DeskInput { channel: Some("Direct"), search: Some("acme"), ..input }, None),
             (DeskInput { link: Some("ad"), ..input }, None),
-            (DeskInput { visited: Some("/pricing"), ..input }, None),
+            (DeskInput { visited: Some("/pricing"), status: Some("identified"), ..input }, None),
             (DeskInput { account: Some("acme.com"), ..input }, None),
         ];
         for (typed, counted) in table {
             let filter = DeskFilter::new(typed).unwrap();
-            assert_eq!(filter.rollup_total(), counted, "{typed:?}");
+            assert_eq!(filter.total_from(), counted, "{typed:?}");
         }
+        let pricing = PathPattern::parse("visited", "/pricing*".to_owned()).unwrap();
+        let filter = DeskFilter::new(DeskInput { visited: Some("/pricing*"), ..input }).unwrap();
+        assert_eq!(filter.total_from(), Some(PageViewers(&pricing)));
     }
 }

@@ -10,7 +10,7 @@ use sea_orm::{
 
 use entity::{identity, link, link_click, site, visitor, visitor_page};
 
-use super::query::{DeskQuery, SortKey};
+use super::query::{DeskQuery, PathPattern, SortKey};
 use crate::{
     auth::{Role, Viewer},
     error::AppResult,
@@ -169,15 +169,9 @@ pub(super) async fn filtered(
     if let Some(pattern) = &filter.visited {
         // One row per visitor and page viewed (the writer keeps them), its
         // latest view within the range when there is one.
-        let mut viewed = Query::select()
+        let viewed = viewers(db.get_database_backend(), site.id, query.bots, pattern, query.range.start(now))
             .column((visitor_page::Entity, visitor_page::Column::VisitorId))
-            .from(visitor_page::Entity)
-            .and_where(Expr::col((visitor_page::Entity, visitor_page::Column::SiteId)).eq(site.id))
-            .and_where(pattern.matches(db.get_database_backend(), (visitor_page::Entity, visitor_page::Column::Page)))
             .to_owned();
-        if let Some(start) = query.range.start(now) {
-            viewed.and_where(Expr::col((visitor_page::Entity, visitor_page::Column::LastViewed)).gte(start));
-        }
         narrowed = narrowed.add(visitor::Column::Id.in_subquery(viewed));
     }
     if filter.form {
@@ -190,6 +184,52 @@ pub(super) async fn filtered(
         (false, min) => min,
     };
     Ok(Filtered { site, is_bot: query.bots, start: query.range.start(now), narrowed, least, few })
+}
+
+/// The rows of the site's humans (or bots) viewing a page of `pattern`
+/// since `start`, as the index on (site, page, bot, last view, visitor)
+/// holds them. A visitor viewed a page since `start` only if it was seen
+/// since then, so this alone keeps the desk's range.
+fn viewers(
+    backend: DbBackend,
+    site_id: i64,
+    bots: bool,
+    pattern: &PathPattern,
+    start: Option<i64>,
+) -> sea_orm::sea_query::SelectStatement {
+    let column = |c: visitor_page::Column| Expr::col((visitor_page::Entity, c));
+    let mut viewed = Query::select()
+        .from(visitor_page::Entity)
+        .and_where(column(visitor_page::Column::SiteId).eq(site_id))
+        .and_where(pattern.matches(backend, (visitor_page::Entity, visitor_page::Column::Page)))
+        .and_where(column(visitor_page::Column::IsBot).eq(bots))
+        .to_owned();
+    if let Some(start) = start {
+        viewed.and_where(column(visitor_page::Column::LastViewed).gte(start));
+    }
+    viewed
+}
+
+/// How many of the site's humans (or bots) viewed a page of `pattern` since
+/// `start`: the desk's total when `visited` is its only filter, counted
+/// from the page index without reading a visitor.
+pub(super) async fn viewers_total(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    bots: bool,
+    pattern: &PathPattern,
+    start: Option<i64>,
+) -> AppResult<u64> {
+    let backend = db.get_database_backend();
+    let count = viewers(backend, site_id, bots, pattern, start)
+        .expr_as(Expr::cust("COUNT(DISTINCT visitor_pages.visitor_id)"), sea_orm::sea_query::Alias::new("viewers"))
+        .to_owned();
+    let row = db.query_one(&count).await?;
+    let viewers: i64 = match row {
+        Some(row) => row.try_get("", "viewers")?,
+        None => 0,
+    };
+    Ok(u64::try_from(viewers).unwrap_or(0))
 }
 
 /// What the list sorts by, as SQL.
