@@ -66,6 +66,10 @@ pub(super) struct Scope {
     /// visitors): read those and sort them, rather than walk the whole
     /// stored-score index in search of them.
     pub few: bool,
+    /// `narrowed` is written for walking the stored-score index (no index of
+    /// its own serves it): the range is kept out of index choice too, or
+    /// SQLite reads the whole range by its last-visit index and sorts it.
+    pub walk: bool,
 }
 
 /// The ids of the list's rows `offset..offset + limit`, in list order.
@@ -93,7 +97,11 @@ pub(super) async fn page(
             .filter(visitor::Column::SiteId.eq(scope.site_id))
             .filter(visitor::Column::IsBot.eq(scope.is_bot));
         if let Some(start) = scope.start {
-            query = query.filter(visitor::Column::LastSeen.gte(start));
+            query = query.filter(if scope.walk {
+                Expr::cust(format!("+visitors.last_seen >= {start}"))
+            } else {
+                visitor::Column::LastSeen.gte(start)
+            });
         }
         if let Some(min) = scope.min_score {
             query = query.filter(visitor::Column::Score.gte(min - scoring::RECENCY_MAX));

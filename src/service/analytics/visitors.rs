@@ -90,6 +90,7 @@ async fn list_in(
         min_score: hot_only.then_some(site.hot_threshold),
         narrowed: None,
         few: false,
+        walk: false,
     };
     let ranked = ranking::page(db, &scope, query.offset, query.limit, now).await?;
     let found = in_order(db, &ranked).await?;

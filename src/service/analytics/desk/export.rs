@@ -70,7 +70,7 @@ pub async fn export(
     let filtered = select::filtered(&db, viewer, &query, now).await?;
     let cursor = Cursor {
         db,
-        select: filtered.select(now),
+        select: filtered.select(now, false),
         now,
         hot_threshold: filtered.site.hot_threshold,
         profile_base: format!("{}/visitor/", base_url.trim_end_matches('/')),

@@ -38,13 +38,14 @@ pub async fn page(db: &DatabaseConnection, viewer: &Viewer, query: DeskQuery, no
     Ok(page)
 }
 
-/// The page's rows and the total, for a site the viewer can read. In score
-/// order (the list's own), the page is read from the top of the stored-score
-/// index with the filters applied as it goes, as the plain list is, so it
-/// costs the rows above the page, not every match.
+/// The page's rows and the total, for a site the viewer can read. When the
+/// filters keep many visitors, the page is read walking the order's index
+/// (in score order the stored-score index, as the plain list is) with the
+/// filters applied as it goes, so it costs the rows above the page, not
+/// every match; when they keep few, those are read by their own indexes
+/// and sorted.
 async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now: i64) -> AppResult<VisitorPage> {
     let filtered = select::filtered(db, viewer, query, now).await?;
-    let select = filtered.select(now);
     // The rollups know the total without filters (`hot` alone included),
     // by country, and by last touch, each with a status, and the page index
     // knows a page's visitors; anything else is counted row by row.
@@ -63,16 +64,30 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
         (Some(TotalFrom::PageViewers(pattern)), false) => {
             select::viewers_total(db, site.id, bots, pattern, start).await?
         }
-        _ => select.clone().count(db).await?,
+        _ => filtered.select(now, false).count(db).await?,
     };
+    // A walk reads about take × in_range / total rows before the page is
+    // settled, reading the matches by their own index reads `total`: few
+    // when total² ≤ take × in_range. The total tells SQLite's planner, which
+    // keeps no statistics, what it cannot know.
+    let take = query.offset.saturating_add(query.limit);
+    let filtering = !query.filter.is_empty();
+    let few = filtered.few
+        || (filtering && total == 0)
+        || (filtering && {
+            let in_range = visitors::unfiltered_total(db, site, bots, start, false, now).await?;
+            u128::from(total).pow(2) <= u128::from(take) * u128::from(in_range)
+        });
+    let walk = filtering && !few;
     let rows = if query.sort == SortKey::Score && query.descending {
         let scope = ranking::Scope {
             site_id: filtered.site.id,
             is_bot: filtered.is_bot,
             start: filtered.start,
             min_score: filtered.least,
-            narrowed: Some(filtered.narrowed.clone()),
-            few: filtered.few,
+            narrowed: Some(if walk { filtered.walking.clone() } else { filtered.narrowed.clone() }),
+            few,
+            walk,
         };
         let ids = ranking::page(db, &scope, query.offset, query.limit, now).await?;
         visitors::in_order(db, &ids).await?
@@ -81,7 +96,7 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
         // columns lets the key's own index serve the order and stop after
         // the page; asking for whole rows made SQLite sort every visitor of
         // the range instead.
-        let ids: Vec<i64> = select::ordered(select, query, now)
+        let ids: Vec<i64> = select::ordered(filtered.select(now, walk), query, now)
             .select_only()
             .column(visitor::Column::Id)
             .offset(query.offset)

@@ -3,8 +3,8 @@
 //! export build their statements here, so both read the same rows.
 
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, Order as SqlOrder, QueryFilter, QueryOrder,
-    Select,
+    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, IdenStatic, Order as SqlOrder, QueryFilter,
+    QueryOrder, Select,
     sea_query::{Expr, ExprTrait, Func, IntoColumnRef, LikeExpr, Query, SimpleExpr},
 };
 
@@ -80,24 +80,37 @@ pub(super) struct Filtered {
     pub site: site::Model,
     pub is_bot: bool,
     pub start: Option<i64>,
-    /// The filters' conditions, without the site, range and score.
+    /// The filters' conditions, without the site, range and score, as each
+    /// filter's own index (or subquery) reads them: for counting, and for a
+    /// page of few matches, read whole and sorted.
     pub narrowed: Condition,
-    /// The least score (recency included), from `hot` and `minScore`.
-    pub least: Option<i32>,
+    /// The same conditions written so that no index of their own serves
+    /// them (SQLite): a unary `+` on a column, a correlated EXISTS for a
+    /// subquery. For walking the list's order index when they keep many
+    /// visitors, which SQLite, without statistics, does not know.
+    pub walking: Condition,
     /// `narrowed` holds a condition that picks few visitors by an index of
     /// its own (an account's), for the ranking to read and sort them.
     pub few: bool,
+    pub least: Option<i32>,
+    backend: DbBackend,
 }
 
 impl Filtered {
-    /// Every selected visitor, unordered.
-    pub fn select(&self, now: i64) -> Select<visitor::Entity> {
+    /// Every selected visitor, unordered; with `walk`, its conditions as
+    /// `walking` writes them, and the range too.
+    pub fn select(&self, now: i64, walk: bool) -> Select<visitor::Entity> {
+        let walk = walk && self.backend == DbBackend::Sqlite;
         let mut select = visitor::Entity::find()
             .filter(visitor::Column::SiteId.eq(self.site.id))
             .filter(visitor::Column::IsBot.eq(self.is_bot))
-            .filter(self.narrowed.clone());
+            .filter(if walk { self.walking.clone() } else { self.narrowed.clone() });
         if let Some(start) = self.start {
-            select = select.filter(visitor::Column::LastSeen.gte(start));
+            select = select.filter(if walk {
+                Expr::cust(format!("+visitors.last_seen >= {start}"))
+            } else {
+                visitor::Column::LastSeen.gte(start)
+            });
         }
         if let Some(least) = self.least {
             // Recency adds at most RECENCY_MAX to the stored points: the
@@ -111,6 +124,32 @@ impl Filtered {
     }
 }
 
+/// A filter's condition both ways (see `Filtered`).
+struct Narrowing {
+    backend: DbBackend,
+    narrowed: Condition,
+    walking: Condition,
+}
+
+impl Narrowing {
+    fn add(&mut self, narrowed: SimpleExpr, walking: SimpleExpr) {
+        self.narrowed = self.narrowed.clone().add(narrowed);
+        self.walking = self.walking.clone().add(walking);
+    }
+
+    /// `column = value`, and for walking `+column = value` on SQLite
+    /// (PostgreSQL has no unary `+` on text, and a planner with statistics).
+    fn equals(&mut self, column: visitor::Column, value: &str) {
+        let walking = match self.backend {
+            DbBackend::Sqlite => {
+                Expr::cust_with_values(format!("+visitors.{} = ?", column.as_str()), [value.to_owned()])
+            }
+            _ => Expr::col((visitor::Entity, column)).eq(value),
+        };
+        self.add(Expr::col((visitor::Entity, column)).eq(value), walking);
+    }
+}
+
 /// What `query` selects, of a site the viewer can read.
 pub(super) async fn filtered(
     db: &impl ConnectionTrait,
@@ -119,71 +158,112 @@ pub(super) async fn filtered(
     now: i64,
 ) -> AppResult<Filtered> {
     let (site, _) = access::site(db, viewer, query.site_id, Role::Viewer).await?;
-    let mut narrowed = Condition::all();
+    let backend = db.get_database_backend();
+    let mut by = Narrowing { backend, narrowed: Condition::all(), walking: Condition::all() };
     let mut few = false;
     let filter = &query.filter;
     if let Some(search) = &filter.search {
-        narrowed = narrowed.add(match (db.get_database_backend(), search_phrase(search)) {
+        let searched = match (backend, search_phrase(search)) {
             // The trigram index (SQLite) answers three characters or more.
             (DbBackend::Sqlite, Some(phrase)) => Condition::all().add(Expr::cust_with_values(
                 "visitors.id IN (SELECT rowid FROM visitor_search WHERE visitor_search MATCH ?)",
                 [phrase],
             )),
             _ => searched_columns(search),
-        });
+        };
+        by.narrowed = by.narrowed.add(searched.clone());
+        by.walking = by.walking.add(searched);
     }
     if let Some(status) = &filter.status {
-        narrowed = narrowed.add(visitor::Column::Status.eq(status.as_str()));
+        by.equals(visitor::Column::Status, status);
     }
     if let Some(country) = &filter.country {
-        narrowed = narrowed.add(visitor::Column::Country.eq(country.as_str()));
+        by.equals(visitor::Column::Country, country);
     }
     if let Some(channel) = &filter.channel {
-        narrowed = narrowed.add(visitor::Column::LastChannel.eq(channel.as_str()));
+        by.equals(visitor::Column::LastChannel, channel);
     }
     if let Some(campaign) = &filter.campaign {
-        narrowed = narrowed.add(visitor::Column::LastCampaign.eq(campaign.as_str()));
+        by.equals(visitor::Column::LastCampaign, campaign);
     }
     if let Some(account) = &filter.account {
         // The account's own visitors and those of networks linked to it.
         let keys = crate::service::accounts::visitor_keys(db, site.id, account).await?;
-        narrowed = narrowed.add(visitor::Column::AccountKey.is_in(keys));
+        let condition = visitor::Column::AccountKey.is_in(keys);
+        by.add(condition.clone(), condition);
         few = true;
     }
     if let Some(slug) = &filter.link {
         // The link's clicks by its own index; a slug the site does not have
-        // clicked nobody.
-        let clicked = Query::select()
-            .column((link_click::Entity, link_click::Column::VisitorId))
-            .from(link_click::Entity)
-            .inner_join(
-                link::Entity,
-                Expr::col((link::Entity, link::Column::Id)).equals((link_click::Entity, link_click::Column::LinkId)),
-            )
+        // clicked nobody. Walking, each visitor's clicks by theirs.
+        let link_ids = Query::select()
+            .column((link::Entity, link::Column::Id))
+            .from(link::Entity)
             .and_where(Expr::col((link::Entity, link::Column::SiteId)).eq(site.id))
             .and_where(Expr::col((link::Entity, link::Column::Slug)).eq(slug.as_str()))
+            .to_owned();
+        let clicks = || {
+            Query::select()
+                .from(link_click::Entity)
+                .and_where(Expr::col((link_click::Entity, link_click::Column::LinkId)).in_subquery(link_ids.clone()))
+                .to_owned()
+        };
+        let clicked = clicks()
+            .column((link_click::Entity, link_click::Column::VisitorId))
             .and_where(Expr::col((link_click::Entity, link_click::Column::VisitorId)).is_not_null())
             .to_owned();
-        narrowed = narrowed.add(visitor::Column::Id.in_subquery(clicked));
+        let own = clicks()
+            .expr(Expr::val(1))
+            .and_where(
+                Expr::col((link_click::Entity, link_click::Column::VisitorId))
+                    .equals((visitor::Entity, visitor::Column::Id)),
+            )
+            .to_owned();
+        by.add(visitor::Column::Id.in_subquery(clicked), Expr::exists(own));
     }
     if let Some(pattern) = &filter.visited {
         // One row per visitor and page viewed (the writer keeps them), its
-        // latest view within the range when there is one.
-        let viewed = viewers(db.get_database_backend(), site.id, query.bots, pattern, query.range.start(now))
+        // latest view within the range when there is one. Walking, each
+        // visitor's own pages by the (visitor, page) key.
+        let start = query.range.start(now);
+        let viewed = viewers(backend, site.id, query.bots, pattern, start)
             .column((visitor_page::Entity, visitor_page::Column::VisitorId))
             .to_owned();
-        narrowed = narrowed.add(visitor::Column::Id.in_subquery(viewed));
+        let mut own = Query::select()
+            .expr(Expr::val(1))
+            .from(visitor_page::Entity)
+            .and_where(
+                Expr::col((visitor_page::Entity, visitor_page::Column::VisitorId))
+                    .equals((visitor::Entity, visitor::Column::Id)),
+            )
+            .and_where(pattern.matches(backend, (visitor_page::Entity, visitor_page::Column::Page)))
+            .to_owned();
+        if let Some(start) = start {
+            own.and_where(Expr::col((visitor_page::Entity, visitor_page::Column::LastViewed)).gte(start));
+        }
+        by.add(visitor::Column::Id.in_subquery(viewed), Expr::exists(own));
     }
     if filter.form {
         // Written out, not bound, so the partial index of submitters serves it.
-        narrowed = narrowed.add(Expr::cust("visitors.form_submits > 0"));
+        let walking =
+            if backend == DbBackend::Sqlite { "+visitors.form_submits > 0" } else { "visitors.form_submits > 0" };
+        by.add(Expr::cust("visitors.form_submits > 0"), Expr::cust(walking));
     }
     let least = match (query.hot, filter.min_score) {
         (true, Some(min)) => Some(Ord::max(min, site.hot_threshold)),
         (true, None) => Some(site.hot_threshold),
         (false, min) => min,
     };
-    Ok(Filtered { site, is_bot: query.bots, start: query.range.start(now), narrowed, least, few })
+    Ok(Filtered {
+        site,
+        is_bot: query.bots,
+        start: query.range.start(now),
+        narrowed: by.narrowed,
+        walking: by.walking,
+        few,
+        least,
+        backend,
+    })
 }
 
 /// The rows of the site's humans (or bots) viewing a page of `pattern`
