@@ -58,6 +58,13 @@ pub(crate) struct SessionTally {
     pub seconds: i64,
 }
 
+impl VisitorTally {
+    /// What one visitor adds to a row it is counted in.
+    fn of(model: &visitor::Model) -> Self {
+        VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") }
+    }
+}
+
 pub(crate) fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
@@ -70,7 +77,7 @@ pub(crate) fn visitor_entry(model: &visitor::Model) -> (VisitorKey, VisitorTally
             hour: hour_of(model.last_seen),
             country: model.country.clone().unwrap_or_default(),
         },
-        VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") },
+        VisitorTally::of(model),
     )
 }
 
@@ -84,7 +91,7 @@ pub(crate) fn touch_entry(model: &visitor::Model) -> (TouchKey, VisitorTally) {
             campaign: model.last_campaign.clone().unwrap_or_default(),
             submitted_form: model.form_submits > 0,
         },
-        VisitorTally { visitors: 1, identified: i64::from(model.status == "identified") },
+        VisitorTally::of(model),
     )
 }
 

@@ -11,10 +11,12 @@ mod select;
 pub use export::{CSV_COLUMNS, export, neutralised};
 pub use query::{
     DeskFilter, DeskInput, DeskQuery, MAX_FILTER_LEN, MAX_OFFSET, MAX_PAGE, MAX_SEARCH_LEN, PathPattern, SortKey,
-    TotalFrom, parse_descending,
+    parse_descending,
 };
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, PaginatorTrait, QuerySelect};
+
+use query::TotalFrom;
 
 use entity::visitor;
 
@@ -73,11 +75,11 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
     let take = query.offset.saturating_add(query.limit);
     let filtering = !query.filter.is_empty();
     let few = filtered.few
-        || (filtering && total == 0)
-        || (filtering && {
-            let in_range = visitors::unfiltered_total(db, site, bots, start, false, now).await?;
-            u128::from(total).pow(2) <= u128::from(take) * u128::from(in_range)
-        });
+        || (filtering
+            && (total == 0 || {
+                let in_range = visitors::unfiltered_total(db, site, bots, start, false, now).await?;
+                u128::from(total).pow(2) <= u128::from(take) * u128::from(in_range)
+            }));
     let walk = filtering && !few;
     let rows = if query.sort == SortKey::Score && query.descending {
         let scope = ranking::Scope {

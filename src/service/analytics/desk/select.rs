@@ -100,14 +100,13 @@ impl Filtered {
     /// Every selected visitor, unordered; with `walk`, its conditions as
     /// `walking` writes them, and the range too.
     pub fn select(&self, now: i64, walk: bool) -> Select<visitor::Entity> {
-        let walk = walk && self.backend == DbBackend::Sqlite;
         let mut select = visitor::Entity::find()
             .filter(visitor::Column::SiteId.eq(self.site.id))
             .filter(visitor::Column::IsBot.eq(self.is_bot))
             .filter(if walk { self.walking.clone() } else { self.narrowed.clone() });
         if let Some(start) = self.start {
             select = select.filter(if walk {
-                Expr::cust(format!("+visitors.last_seen >= {start}"))
+                Expr::cust(format!("{} >= {start}", unindexed(self.backend, "last_seen")))
             } else {
                 visitor::Column::LastSeen.gte(start)
             });
@@ -137,16 +136,27 @@ impl Narrowing {
         self.walking = self.walking.clone().add(walking);
     }
 
-    /// `column = value`, and for walking `+column = value` on SQLite
-    /// (PostgreSQL has no unary `+` on text, and a planner with statistics).
+    /// `column = value`, and for walking the same with the column unindexed
+    /// (a bound `?` is SQLite's placeholder, not PostgreSQL's).
     fn equals(&mut self, column: visitor::Column, value: &str) {
+        let plain = Expr::col((visitor::Entity, column)).eq(value);
         let walking = match self.backend {
             DbBackend::Sqlite => {
-                Expr::cust_with_values(format!("+visitors.{} = ?", column.as_str()), [value.to_owned()])
+                Expr::cust_with_values(format!("{} = ?", unindexed(self.backend, column.as_str())), [value.to_owned()])
             }
-            _ => Expr::col((visitor::Entity, column)).eq(value),
+            _ => plain.clone(),
         };
-        self.add(Expr::col((visitor::Entity, column)).eq(value), walking);
+        self.add(plain, walking);
+    }
+}
+
+/// A visitor column as SQL that no index serves: `+visitors.column` on
+/// SQLite; as it is on PostgreSQL, which has no unary `+` on text and a
+/// planner with statistics.
+fn unindexed(backend: DbBackend, column: &str) -> String {
+    match backend {
+        DbBackend::Sqlite => format!("+visitors.{column}"),
+        _ => format!("visitors.{column}"),
     }
 }
 
@@ -245,8 +255,7 @@ pub(super) async fn filtered(
     }
     if filter.form {
         // Written out, not bound, so the partial index of submitters serves it.
-        let walking =
-            if backend == DbBackend::Sqlite { "+visitors.form_submits > 0" } else { "visitors.form_submits > 0" };
+        let walking = format!("{} > 0", unindexed(backend, "form_submits"));
         by.add(Expr::cust("visitors.form_submits > 0"), Expr::cust(walking));
     }
     let least = match (query.hot, filter.min_score) {
