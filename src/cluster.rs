@@ -31,6 +31,9 @@ pub enum Changed {
     Link { link_id: i64, site_id: i64 },
     /// A site was edited or deleted, and with it its links.
     Site { site_id: i64 },
+    /// A site's alert destination was created or changed (it may fire now
+    /// where nothing could before).
+    Alerts { site_id: i64 },
     /// Many things at once (an org or an account went), or signals may have
     /// been missed (the listener reconnected): nothing cached can be trusted.
     All,

@@ -16,8 +16,8 @@ use crate::{
         alerts::due::AlertsDue,
         delivery::Delivery,
         tracking::{
-            Activity, link_cache::LinkCache, live::LiveStream, salt_cache::SaltCache, site_cache::SiteCache,
-            writer::Writer,
+            Activity, link_cache::LinkCache, live::LiveStream, quiet_sites::QuietSites, salt_cache::SaltCache,
+            site_cache::SiteCache, writer::Writer,
         },
     },
     time::Clock,
@@ -120,10 +120,12 @@ impl AppState {
         let links = Arc::new(LinkCache::default());
         let cluster = Cluster::start(db.clone());
         // The caches forget what changed, here or on another instance.
-        let (site_cache, link_cache) = (sites.clone(), links.clone());
+        let quiet_sites = Arc::new(QuietSites::default());
+        let (site_cache, link_cache, quiet) = (sites.clone(), links.clone(), quiet_sites.clone());
         cluster.on_change(move |change| {
             site_cache.forget(change);
             link_cache.forget(change);
+            quiet.forget(change);
         });
         let checkpoints = Checkpoints::start(
             &db,
@@ -137,6 +139,7 @@ impl AppState {
             LiveStream::connect(cluster.clone(), live.clone()),
             alerts_due.clone(),
             checkpoints,
+            quiet_sites,
         );
         let smtp_timeout = std::time::Duration::from_secs(config.smtp_timeout_secs.max(1));
         let mailer = crate::email::Mailer::from_settings(

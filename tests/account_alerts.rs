@@ -13,6 +13,11 @@ use sea_orm::EntityTrait;
 use serde_json::json;
 
 async fn arm(client: &Client, site: i64) -> String {
+    hot_at_40(client, site).await;
+    destination(client, site).await
+}
+
+async fn hot_at_40(client: &Client, site: i64) {
     client.put(&format!("/api/sites/{site}"), json!({ "name": "Alerting" })).await.expect(200);
     let threshold = client
         .graphql(
@@ -21,6 +26,9 @@ async fn arm(client: &Client, site: i64) -> String {
         )
         .await;
     assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], 40, "{threshold}");
+}
+
+async fn destination(client: &Client, site: i64) -> String {
     let created = client
         .graphql(
             "mutation($s: Int!) { createDestination(siteId: $s, input: { name: \"accounts\", url: \"https://hooks.invalid/accounts\", trigger: ACCOUNT_BECAME_HOT }) { id trigger } }",
@@ -103,4 +111,58 @@ async fn two_instances_fire_an_account_once() {
         app.state.writer.flush().await;
     }
     assert_eq!(fired(&apps[0]).await, [("together.example".to_owned(), "account_became_hot".to_owned())]);
+}
+
+/// The writer learns that a site has nothing an account could fire, and stops
+/// looking; a destination created later must be heard of, so an account that
+/// was already hot fires at its next visit.
+#[tokio::test]
+async fn an_account_hot_before_its_destination_fires_at_its_next_visit() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Late", "late.example").await;
+        hot_at_40(&client, site).await;
+        for n in 0..6 {
+            person(&app, &client, site, &format!("early{n}"), "early.example").await;
+        }
+        assert_eq!(fired(&app).await, Vec::<(String, String)>::new(), "{}: no destination yet", app.backend);
+        destination(&client, site).await;
+        app.collect(pageview(site, "early0", "https://alert.example/again")).await.expect(202);
+        app.state.writer.flush().await;
+        assert_eq!(
+            fired(&app).await,
+            [("early.example".to_owned(), "account_became_hot".to_owned())],
+            "{}",
+            app.backend
+        );
+    }
+}
+
+/// The same across instances: the one whose writer stopped looking hears of
+/// the destination created on the other.
+#[tokio::test]
+async fn a_destination_created_on_one_instance_arms_the_other() {
+    let Some(apps) = postgres_instances(2).await else {
+        eprintln!("SKIPPED: the two-instances late destination test needs TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    let (client, site) = apps[0].user_with_site("Far", "far.example").await;
+    hot_at_40(&client, site).await;
+    let on_second = apps[1].client().with_session(client.session.clone().unwrap());
+    for n in 0..6 {
+        person(&apps[1], &on_second, site, &format!("far{n}"), "far.example").await;
+    }
+    // The signal crosses PostgreSQL's NOTIFY; once the second instance has
+    // heard it (its writer's record hears first), one more visit fires.
+    let heard = std::sync::Arc::new(tokio::sync::Notify::new());
+    let told = heard.clone();
+    apps[1].state.cluster.on_change(move |change| {
+        if change == (leadtrail::cluster::Changed::Alerts { site_id: site }) {
+            told.notify_one();
+        }
+    });
+    destination(&client, site).await;
+    tokio::time::timeout(std::time::Duration::from_secs(10), heard.notified()).await.expect("the signal arrives");
+    apps[1].collect(pageview(site, "far0", "https://alert.example/again")).await.expect(202);
+    apps[1].state.writer.flush().await;
+    assert_eq!(fired(&apps[1]).await, [("far.example".to_owned(), "account_became_hot".to_owned())]);
 }

@@ -248,14 +248,15 @@ async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
         client.create_link(json!({ "siteId": site, "slug": "w", "destinationUrl": "https://wes.example/" })).await;
         let link = entity::link::Entity::find().one(&app.state.db).await.unwrap().unwrap();
         let link = std::sync::Arc::new(link);
+        let quiet = tracking::quiet_sites::QuietSites::default();
 
         let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));
-        let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate]).await;
+        let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate], &quiet).await;
         assert!(failed.is_err(), "{}: a repeated click key breaks the batch", app.backend);
 
         for round in 0..3 {
             let next = click_on(&link, &format!("next-{round}"));
-            tracking::batch::apply(&app.state.db, &[&next]).await.unwrap();
+            tracking::batch::apply(&app.state.db, &[&next], &quiet).await.unwrap();
         }
         let mut keys: Vec<String> = app.clicks().await.into_iter().map(|click| click.click_key).collect();
         keys.sort();

@@ -243,14 +243,19 @@ impl AlertMutation {
         input: DestinationInput,
     ) -> AppResult<Destination> {
         let app = ctx.app();
-        Ok(Destination(alerts::create(&*ctx.db().await?, &app.delivery, ctx.viewer()?, site_id, input.into()).await?))
+        Ok(Destination(
+            alerts::create(&*ctx.db().await?, &app.cluster, &app.delivery, ctx.viewer()?, site_id, input.into())
+                .await?,
+        ))
     }
 
     /// Replaces every field; clears a `disabledReason`.
     async fn update_destination(&self, ctx: &Context<'_>, id: ID, input: DestinationInput) -> AppResult<Destination> {
         let app = ctx.app();
         let id = parse_id(&id, "destination")?;
-        Ok(Destination(alerts::update(&*ctx.db().await?, &app.delivery, ctx.viewer()?, id, input.into()).await?))
+        Ok(Destination(
+            alerts::update(&*ctx.db().await?, &app.cluster, &app.delivery, ctx.viewer()?, id, input.into()).await?,
+        ))
     }
 
     /// Deletes the destination and all its deliveries; the delivery log keeps their attempts.

@@ -23,6 +23,7 @@ use super::{
 };
 use crate::{
     auth::{Role, Viewer},
+    cluster::{Changed, Cluster},
     error::{AppError, AppResult, ErrorCode},
     webhook::{WebhookType, delivery, guard, payload, signing},
 };
@@ -92,8 +93,11 @@ pub async fn find(db: &impl ConnectionTrait, viewer: &Viewer, id: i64) -> AppRes
     }
 }
 
+/// Every instance's writer hears of it (`Changed::Alerts`): it may have
+/// believed the site had nothing an account could fire.
 pub async fn create(
     db: &DatabaseConnection,
+    cluster: &Cluster,
     sending: &Delivery,
     viewer: &Viewer,
     site_id: i64,
@@ -128,13 +132,16 @@ pub async fn create(
     .insert(&txn)
     .await?;
     txn.commit().await?;
+    cluster.changed(Changed::Alerts { site_id: created.site_id }).await;
     Ok(created)
 }
 
 /// Replaces every field. Saving a destination the service turned off turns
-/// it back on: the admin has seen the reason.
+/// it back on: the admin has seen the reason. Every instance's writer hears
+/// of it, as after `create`.
 pub async fn update(
     db: &impl ConnectionTrait,
+    cluster: &Cluster,
     sending: &Delivery,
     viewer: &Viewer,
     id: i64,
@@ -159,11 +166,13 @@ pub async fn update(
         active.last_failed_at = Set(None);
     }
     active.updated_at = Set(sending.clock.now());
-    active.update(db).await.map_err(|err| match err {
+    let updated = active.update(db).await.map_err(|err| match err {
         // Deleted between the read and the write.
         sea_orm::DbErr::RecordNotUpdated => AppError::not_found("destination"),
         other => other.into(),
-    })
+    })?;
+    cluster.changed(Changed::Alerts { site_id: updated.site_id }).await;
+    Ok(updated)
 }
 
 /// Deletes the destination with its deliveries; the log keeps its attempts.

@@ -3,7 +3,7 @@
 
 use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
-use super::{Activity, WriteOp, clicks, flush, load, sessionize, writes};
+use super::{Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, writes};
 
 /// What a committed batch stored.
 pub struct Applied {
@@ -15,7 +15,8 @@ pub struct Applied {
 
 /// Applies the operations in order, in one transaction with the alerts they
 /// fire, and answers what was stored once it has committed.
-pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied, DbErr> {
+/// `quiet` is the writer's knowledge of sites no account alert can fire on.
+pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp], quiet: &QuietSites) -> Result<Applied, DbErr> {
     if ops.iter().all(|op| matches!(op, WriteOp::Click(_))) {
         return apply_clicks(db, ops).await;
     }
@@ -31,7 +32,7 @@ pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<Applied,
     let activities = flush::write(&txn, &mut batch).await?;
     let now = crate::time::now_ms();
     flush::tie_conversions(&txn, &batch, now).await?;
-    let alerts_queued = flush::queue_alerts(&txn, &batch, now).await?;
+    let alerts_queued = flush::queue_alerts(&txn, &batch, quiet, now).await?;
     txn.commit().await?;
     Ok(Applied { activities, alerts_queued })
 }

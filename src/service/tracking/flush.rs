@@ -13,7 +13,9 @@ use sea_orm::{
 use entity::{event, identity, page_hour, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, account_alerts, clicks, json_rows, rollup_store,
+    Activity, EventKind, account_alerts, clicks, json_rows,
+    quiet_sites::QuietSites,
+    rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
     triggers, visitor_pages,
     writes::{self, Writes},
@@ -251,8 +253,15 @@ fn activities(batch: &Batch<'_>) -> Vec<Activity> {
 
 /// Adds the alerts the batch fires to the outbox, in the batch's transaction,
 /// so a crash can neither lose an alert nor send one for a write that was
-/// rolled back. Looks up destinations only when some visitor may fire one.
-pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, now: i64) -> Result<u64, DbErr> {
+/// rolled back. Looks up destinations only when some visitor may fire one,
+/// and not when only accounts may and their sites are known to have no
+/// destination for them.
+pub(super) async fn queue_alerts(
+    db: &impl ConnectionTrait,
+    batch: &Batch<'_>,
+    quiet: &QuietSites,
+    now: i64,
+) -> Result<u64, DbErr> {
     let changes = triggers::changes(batch, now);
     let accounts = account_alerts::touched(batch);
     if changes.is_empty() && accounts.is_empty() {
@@ -262,7 +271,17 @@ pub(super) async fn queue_alerts(db: &impl ConnectionTrait, batch: &Batch<'_>, n
     site_ids.extend(accounts.keys().map(|(site, _)| *site));
     site_ids.sort_unstable();
     site_ids.dedup();
+    if changes.is_empty() && quiet.all_quiet(&site_ids) {
+        return Ok(0);
+    }
+    let epoch = quiet.epoch();
     let armed = outbox::armed(db, &site_ids).await?;
+    quiet.learn(
+        epoch,
+        site_ids.iter().copied().filter(|&site| {
+            !armed.iter().any(|d| d.site_id == site && d.trigger == triggers::AlertTrigger::AccountBecameHot)
+        }),
+    );
     if armed.is_empty() {
         return Ok(0);
     }

@@ -200,6 +200,7 @@ impl LinkCache {
         match change {
             Changed::Link { link_id, site_id } => self.evict(Some(link_id), site_id),
             Changed::Site { site_id } => self.evict(None, site_id),
+            Changed::Alerts { .. } => {}
             Changed::All => self.clear(),
         }
     }

@@ -16,6 +16,7 @@ mod json_rows;
 pub mod link_cache;
 pub mod live;
 mod load;
+pub mod quiet_sites;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;
 pub mod salt_cache;

@@ -83,7 +83,7 @@ impl SiteCache {
     /// Forgets what a change on any instance makes stale.
     pub fn forget(&self, change: Changed) {
         match change {
-            Changed::Link { .. } => {}
+            Changed::Link { .. } | Changed::Alerts { .. } => {}
             Changed::Site { site_id } => self.evict(site_id),
             Changed::All => self.clear(),
         }

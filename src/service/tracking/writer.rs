@@ -23,7 +23,10 @@ use crate::{
     db::checkpoint::Checkpoints,
     error::{AppError, AppResult, is_transient},
     service::alerts::due::AlertsDue,
-    service::tracking::{self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp, live::LiveStream},
+    service::tracking::{
+        self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp, live::LiveStream,
+        quiet_sites::QuietSites,
+    },
 };
 
 /// Events per transaction at most.
@@ -107,11 +110,12 @@ impl Writer {
         live: LiveStream,
         alerts_due: AlertsDue,
         checkpoints: Checkpoints,
+        quiet: Arc<QuietSites>,
     ) -> Self {
         let (queue, commands) = mpsc::unbounded_channel();
         let healthy = Arc::new(AtomicBool::new(true));
         let after_commit = AfterCommit { live, alerts_due, checkpoints };
-        tokio::spawn(run(db, commands, healthy.clone(), after_commit));
+        tokio::spawn(run(db, commands, healthy.clone(), after_commit, quiet));
         Self {
             inner: Arc::new(Inner {
                 queue,
@@ -238,6 +242,7 @@ async fn run(
     mut commands: mpsc::UnboundedReceiver<Command>,
     healthy: Arc<AtomicBool>,
     after_commit: AfterCommit,
+    quiet: Arc<QuietSites>,
 ) {
     let mut shutdown = None;
     while shutdown.is_none() {
@@ -272,7 +277,7 @@ async fn run(
         while !rest.is_empty() {
             let tail = rest.split_off(chunk_size.min(rest.len()));
             let ops: Vec<&WriteOp> = rest.iter().map(|pending| &pending.op).collect();
-            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &after_commit).await;
+            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &after_commit, &quiet).await;
             after_commit.publish(activities);
             for (pending, outcome) in rest.into_iter().zip(outcomes) {
                 pending.done.send(outcome).ok();
@@ -302,11 +307,12 @@ async fn write_with_retries(
     ops: &[&WriteOp],
     healthy: &Arc<AtomicBool>,
     after_commit: &AfterCommit,
+    quiet: &QuietSites,
 ) -> (Vec<Activity>, Vec<Outcome>) {
     let started = Instant::now();
     let mut backoff = Duration::from_millis(20);
     loop {
-        match tracking::batch::apply(db, ops).await {
+        match tracking::batch::apply(db, ops, quiet).await {
             Ok(applied) => {
                 healthy.store(true, Ordering::Release);
                 after_commit.committed(applied.alerts_queued);
@@ -335,7 +341,7 @@ async fn write_with_retries(
                 let mut outcomes = Vec::with_capacity(ops.len());
                 for op in ops {
                     let (op_activities, op_outcomes) =
-                        Box::pin(write_with_retries(db, &[*op], healthy, after_commit)).await;
+                        Box::pin(write_with_retries(db, &[*op], healthy, after_commit, quiet)).await;
                     activities.extend(op_activities);
                     outcomes.extend(op_outcomes);
                 }
