@@ -357,11 +357,15 @@ async fn the_rollup_backfill_rebuilds_what_the_writer_kept() {
             format!("/api/stats?siteId={site}&timeRange=30d"),
             format!("/api/visitor?siteId={site}&timeRange=all&limit=500"),
             format!("/api/visitor?siteId={site}&timeRange=30d&filter=bot"),
+            // Counted from the visitors' links, which the migration fills from the clicks.
+            format!("/api/visitor?siteId={site}&timeRange=7d&link=exact-5&limit=500"),
+            format!("/api/visitor?siteId={site}&timeRange=all&link=exact-5&filter=bot"),
         ];
         let mut before = Vec::new();
         for path in &reads {
             before.push(client.get(path).await.expect(200).clone());
         }
+        assert_ne!(before[5]["total"], 0, "some visitor clicked the link");
         // Undo every migration from the rollups' on, so later ones do not hide it.
         let names: Vec<String> = migration::Migrator::migrations().iter().map(|m| m.name().to_owned()).collect();
         let rollups = names

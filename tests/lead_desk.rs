@@ -250,6 +250,9 @@ async fn ranged_totals_match_a_recount(app: &common::TestApp, client: &Client, s
         ("visited=/pricing", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p == "/pricing" && *t >= since))),
         ("visited=/features", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p == "/features" && *t >= since))),
         ("visited=*s*", Box::new(move |r: &Row| r.viewed.iter().any(|(p, t)| p.contains('s') && *t >= since))),
+        // `link` alone is counted from the link index: visitors seen in the range who clicked it.
+        ("link=desk-ad", Box::new(|r: &Row| r.clicked.iter().any(|slug| slug == "desk-ad"))),
+        ("link=no-such-link", Box::new(|_: &Row| false)),
     ];
     for (query, keep) in ranged {
         let expected = rows.iter().filter(|r| r.model.last_seen >= since && keep(r)).count();
@@ -495,10 +498,19 @@ async fn search_filters_sorts_and_pages_match_a_recount() {
         // out of the humans' counts and into the bots'.
         let crawl = at(pageview(site, "desk-01", "https://desk.example/robots-only"), now_ms() - 60_000);
         app.collect_with(json!({ "events": [crawl] }), BOT_UA, &[]).await.expect(202);
+        // The same for the links it clicked; and a link's visitor last seen
+        // before the range who comes back is in the range's link count.
+        let crawl = at(pageview(site, "desk-07", "https://desk.example/robots-only"), now_ms() - 60_000);
+        app.collect_with(json!({ "events": [crawl] }), BOT_UA, &[]).await.expect(202);
+        let back = at(pageview(site, "desk-35", "https://desk.example/blog"), now_ms() - 120_000);
+        app.collect_with(json!({ "events": [back] }), DESKTOP_UA, &[]).await.expect(202);
         app.state.writer.flush().await;
         ranged_totals_match_a_recount(&app, &client, site).await;
         let bots = client.get(&format!("/api/visitor?siteId={site}&timeRange=7d&filter=bot&visited=/blog")).await;
         assert_eq!(vids(bots.expect(200)), ["desk-01"], "{}", bots.text);
+        assert_eq!(bots.body["total"], 1);
+        let bots = client.get(&format!("/api/visitor?siteId={site}&timeRange=7d&filter=bot&link=desk-ad")).await;
+        assert_eq!(vids(bots.expect(200)), ["desk-07"], "{}", bots.text);
         assert_eq!(bots.body["total"], 1);
     }
 }

@@ -345,3 +345,55 @@ async fn do_not_track_stores_nothing_for_sites_that_honour_it() {
         assert_eq!(stats.expect(200)["overview"]["unique_visitors"], 2);
     }
 }
+
+/// A visitor clicked a link long ago and comes back now: once retention has
+/// taken the click, the desk's `link` filter no longer finds them, while a
+/// visitor whose click is recent stays.
+#[tokio::test]
+async fn retention_takes_a_visitor_off_a_link_with_their_last_click() {
+    use leadtrail::service::tracking::{self, WriteOp, quiet_sites::QuietSites};
+    use sea_orm::{ColumnTrait, QueryFilter};
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Rel", "relink.example").await;
+        client
+            .create_link(json!({ "siteId": site, "slug": "old-ad", "destinationUrl": "https://relink.example/" }))
+            .await;
+        let link = entity::link::Entity::find()
+            .filter(entity::link::Column::SiteId.eq(site))
+            .one(&app.state.db)
+            .await
+            .unwrap()
+            .unwrap();
+        let link = std::sync::Arc::new(link);
+        let now = chrono::Utc::now().timestamp_millis();
+        for (vid, clicked) in [("old-clicker", now - 40 * DAY_MS), ("new-clicker", now - 2 * MINUTE)] {
+            let key = format!("{vid}-click");
+            let click = WriteOp::Click(Box::new(common::traffic::click_command(&link, key.clone(), clicked)));
+            tracking::batch::apply(&app.state.db, &[&click], &QuietSites::default()).await.unwrap();
+            let landing = format!("https://relink.example/?lt_click={key}");
+            app.collect(at(pageview(site, vid, &landing), clicked + 1_000)).await.expect(202);
+            app.collect(at(pageview(site, vid, "https://relink.example/again"), now - MINUTE)).await.expect(202);
+        }
+        let clickers = || {
+            let client = client.clone();
+            async move {
+                let path = format!("/api/visitor?siteId={site}&timeRange=all&link=old-ad");
+                let list = client.get(&path).await.expect(200).clone();
+                let mut vids: Vec<String> = list["visitors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["tracker_vid"].as_str().unwrap().to_owned())
+                    .collect();
+                vids.sort();
+                assert_eq!(list["total"], vids.len(), "{list}");
+                vids
+            }
+        };
+        assert_eq!(clickers().await, ["new-clicker", "old-clicker"], "{}", app.backend);
+        client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 30 })).await.expect(200);
+        let purged = privacy::retention::purge(&app.state.db, now).await.unwrap();
+        assert_eq!(purged.clicks, 1, "{purged:?}");
+        assert_eq!(clickers().await, ["new-clicker"], "{}", app.backend);
+    }
+}

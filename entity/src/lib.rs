@@ -29,6 +29,7 @@ pub mod tracked_session;
 pub mod user;
 pub mod visitor;
 pub mod visitor_hour;
+pub mod visitor_link;
 pub mod visitor_page;
 pub mod visitor_touch_hour;
 pub mod webhook_delivery;

@@ -12,8 +12,8 @@ use sea_orm::{
 };
 
 use entity::{
-    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, visitor_page,
-    webhook_delivery,
+    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, visitor_link,
+    visitor_page, webhook_delivery,
 };
 
 use crate::{
@@ -108,6 +108,7 @@ async fn erase_in_transaction(
 
     subtract_from_page_hours(&txn, site.id, found.id).await?;
     visitor_page::Entity::delete_many().filter(visitor_page::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    visitor_link::Entity::delete_many().filter(visitor_link::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     // The rows the delete answers are those it took (a retention purge may
     // have taken some first), so the rollups lose exactly those.

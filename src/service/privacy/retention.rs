@@ -15,7 +15,10 @@ use sea_orm::{
     sea_query::{IntoColumnRef, IntoIden},
 };
 
-use entity::{conversion, event, identity, link_click, site, tracked_session, visitor, visitor_page, webhook_delivery};
+use entity::{
+    conversion, event, identity, link_click, site, tracked_session, visitor, visitor_link, visitor_page,
+    webhook_delivery,
+};
 
 use crate::{
     error::AppResult,
@@ -112,6 +115,15 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
         in_batches::<visitor_page::Entity>(
             db,
             [visitor_page::Column::Id, visitor_page::Column::SiteId, visitor_page::Column::LastViewed],
+            site_id,
+            cutoff,
+            None,
+        )
+        .await?;
+        // A visitor's links clicked only before the cutoff: those clicks are gone.
+        in_batches::<visitor_link::Entity>(
+            db,
+            [visitor_link::Column::Id, visitor_link::Column::SiteId, visitor_link::Column::LastClicked],
             site_id,
             cutoff,
             None,

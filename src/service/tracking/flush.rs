@@ -17,7 +17,7 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers, visitor_pages,
+    triggers, visitor_links, visitor_pages,
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -188,6 +188,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);
     clicks::write_clicks(&mut writes, batch);
+    visitor_links::add(&mut writes, batch);
     let identities: Vec<identity::ActiveModel> = batch
         .identities
         .iter()

@@ -203,6 +203,7 @@ async fn load_clicks(db: &impl ConnectionTrait, batch: &mut Batch<'_>, ops: &[&W
                 site_id: click.site_id,
                 link_id: click.link_id,
                 has_visitor: click.visitor_id.is_some(),
+                created_at: click.created_at,
             };
             batch.add_stored_click(click.click_key, stored, click.link_type);
         }

@@ -24,6 +24,7 @@ pub(crate) mod sessionize;
 pub mod site_cache;
 mod slots;
 mod triggers;
+mod visitor_links;
 mod visitor_pages;
 pub mod writer;
 pub(crate) mod writes;

@@ -88,6 +88,7 @@ pub(super) struct StoredClick {
     pub site_id: i64,
     pub link_id: i64,
     pub has_visitor: bool,
+    pub created_at: i64,
 }
 
 pub(super) struct PendingIdentity<'a> {

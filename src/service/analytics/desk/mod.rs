@@ -49,8 +49,9 @@ pub async fn page(db: &DatabaseConnection, viewer: &Viewer, query: DeskQuery, no
 async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now: i64) -> AppResult<VisitorPage> {
     let filtered = select::filtered(db, viewer, query, now).await?;
     // The rollups know the total without filters (`hot` alone included),
-    // by country, and by last touch, each with a status, and the page index
-    // knows a page's visitors; anything else is counted row by row.
+    // by country, and by last touch, each with a status, and the page and
+    // link indexes know a page's and a link's visitors; anything else is
+    // counted row by row.
     let (site, bots, start) = (&filtered.site, filtered.is_bot, filtered.start);
     let total = match (query.filter.total_from(), query.hot) {
         (Some(TotalFrom::Country { country: None, status: None }), hot) => {
@@ -66,6 +67,7 @@ async fn list(db: &impl ConnectionTrait, viewer: &Viewer, query: &DeskQuery, now
         (Some(TotalFrom::PageViewers(pattern)), false) => {
             select::viewers_total(db, site.id, bots, pattern, start).await?
         }
+        (Some(TotalFrom::LinkClickers(slug)), false) => select::clickers_total(db, site.id, bots, slug, start).await?,
         _ => filtered.select(now, false).count(db).await?,
     };
     // A walk reads about take × in_range / total rows before the page is

@@ -159,11 +159,16 @@ impl DeskFilter {
     /// Where this filter's total is counted without reading visitors, when
     /// it can be: a country and a status from `visitor_hours`; a last
     /// touch's channel, campaign and form and a status from
-    /// `visitor_touch_hours`; `visited` alone from the page index.
+    /// `visitor_touch_hours`; `visited` alone from the page index, `link`
+    /// alone from the link index.
     pub fn total_from(&self) -> Option<TotalFrom<'_>> {
         if let Some(pattern) = &self.visited {
             let rest = DeskFilter { visited: None, ..self.clone() };
             return rest.is_empty().then_some(TotalFrom::PageViewers(pattern));
+        }
+        if let Some(slug) = &self.link {
+            let rest = DeskFilter { link: None, ..self.clone() };
+            return rest.is_empty().then_some(TotalFrom::LinkClickers(slug));
         }
         let rest =
             DeskFilter { country: None, status: None, channel: None, campaign: None, form: false, ..self.clone() };
@@ -195,6 +200,8 @@ pub enum TotalFrom<'a> {
     Touch { channel: Option<&'a str>, campaign: Option<&'a str>, form: bool, status: Option<&'a str> },
     /// The visitors of the pages matching, from the page index.
     PageViewers(&'a PathPattern),
+    /// The visitors who clicked the link with this slug, from the link index.
+    LinkClickers(&'a str),
 }
 
 /// One page of the desk's list.
@@ -268,7 +275,7 @@ mod tests {
 
     #[test]
     fn totals_come_from_a_rollup_or_the_page_index_when_they_can() {
-        use TotalFrom::{Country, PageViewers, Touch};
+        use TotalFrom::{Country, LinkClickers, PageViewers, Touch};
         let input = DeskInput::default();
         let table: Vec<(DeskInput<'_>, Option<TotalFrom<'_>>)> = vec![
             (input, Some(Country { country: None, status: None })),
@@ -297,7 +304,8 @@ mod tests {
             (DeskInput { country: Some("FR"), form: true, ..input }, None),
             (DeskInput { status: Some("identified"), min_score: Some(10), ..input }, None),
             (DeskInput { channel: Some("Direct"), search: Some("acme"), ..input }, None),
-            (DeskInput { link: Some("ad"), ..input }, None),
+            (DeskInput { link: Some("ad"), ..input }, Some(LinkClickers("ad"))),
+            (DeskInput { link: Some("ad"), status: Some("identified"), ..input }, None),
             (DeskInput { visited: Some("/pricing"), status: Some("identified"), ..input }, None),
             (DeskInput { account: Some("acme.com"), ..input }, None),
         ];

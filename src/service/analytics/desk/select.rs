@@ -8,7 +8,7 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait, Func, IntoColumnRef, LikeExpr, Query, SimpleExpr},
 };
 
-use entity::{identity, link, link_click, site, visitor, visitor_page};
+use entity::{identity, link, site, visitor, visitor_link, visitor_page};
 
 use super::query::{DeskQuery, PathPattern, SortKey};
 use crate::{
@@ -204,29 +204,22 @@ pub(super) async fn filtered(
         few = true;
     }
     if let Some(slug) = &filter.link {
-        // The link's clicks by its own index; a slug the site does not have
-        // clicked nobody. Walking, each visitor's clicks by theirs.
-        let link_ids = Query::select()
-            .column((link::Entity, link::Column::Id))
-            .from(link::Entity)
-            .and_where(Expr::col((link::Entity, link::Column::SiteId)).eq(site.id))
-            .and_where(Expr::col((link::Entity, link::Column::Slug)).eq(slug.as_str()))
+        // One row per visitor and link clicked (the writer keeps them, with
+        // the visitor's last visit and bot flag), read by the link's index
+        // within the range. Walking, each visitor's own by the (visitor,
+        // link) key.
+        let clicked = clickers(site.id, query.bots, slug, query.range.start(now))
+            .column((visitor_link::Entity, visitor_link::Column::VisitorId))
             .to_owned();
-        let clicks = || {
-            Query::select()
-                .from(link_click::Entity)
-                .and_where(Expr::col((link_click::Entity, link_click::Column::LinkId)).in_subquery(link_ids.clone()))
-                .to_owned()
-        };
-        let clicked = clicks()
-            .column((link_click::Entity, link_click::Column::VisitorId))
-            .and_where(Expr::col((link_click::Entity, link_click::Column::VisitorId)).is_not_null())
-            .to_owned();
-        let own = clicks()
+        let own = Query::select()
             .expr(Expr::val(1))
+            .from(visitor_link::Entity)
             .and_where(
-                Expr::col((link_click::Entity, link_click::Column::VisitorId))
+                Expr::col((visitor_link::Entity, visitor_link::Column::VisitorId))
                     .equals((visitor::Entity, visitor::Column::Id)),
+            )
+            .and_where(
+                Expr::col((visitor_link::Entity, visitor_link::Column::LinkId)).in_subquery(link_ids(site.id, slug)),
             )
             .to_owned();
         by.add(visitor::Column::Id.in_subquery(clicked), Expr::exists(own));
@@ -299,6 +292,62 @@ fn viewers(
     viewed
 }
 
+/// The ids of the site's link with this slug; a slug the site does not have
+/// was clicked by nobody.
+fn link_ids(site_id: i64, slug: &str) -> sea_orm::sea_query::SelectStatement {
+    Query::select()
+        .column((link::Entity, link::Column::Id))
+        .from(link::Entity)
+        .and_where(Expr::col((link::Entity, link::Column::SiteId)).eq(site_id))
+        .and_where(Expr::col((link::Entity, link::Column::Slug)).eq(slug))
+        .to_owned()
+}
+
+/// The rows of the site's humans (or bots) seen since `start` who clicked
+/// the link with this slug, as the index on (link, bot, last seen, visitor)
+/// holds them.
+fn clickers(site_id: i64, bots: bool, slug: &str, start: Option<i64>) -> sea_orm::sea_query::SelectStatement {
+    let column = |c: visitor_link::Column| Expr::col((visitor_link::Entity, c));
+    let mut clicked = Query::select()
+        .from(visitor_link::Entity)
+        .and_where(column(visitor_link::Column::LinkId).in_subquery(link_ids(site_id, slug)))
+        .and_where(column(visitor_link::Column::IsBot).eq(bots))
+        .to_owned();
+    if let Some(start) = start {
+        clicked.and_where(column(visitor_link::Column::LastSeen).gte(start));
+    }
+    clicked
+}
+
+/// How many of the site's humans (or bots) seen since `start` clicked the
+/// link: the desk's total when `link` is its only filter, counted from the
+/// link index without reading a visitor.
+pub(super) async fn clickers_total(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    bots: bool,
+    slug: &str,
+    start: Option<i64>,
+) -> AppResult<u64> {
+    let count = clickers(site_id, bots, slug, start)
+        .expr_as(Expr::cust("COUNT(DISTINCT visitor_links.visitor_id)"), sea_orm::sea_query::Alias::new("clickers"))
+        .to_owned();
+    count_of(db, &count, "clickers").await
+}
+
+/// The one figure a counting statement answers.
+async fn count_of(
+    db: &impl ConnectionTrait,
+    count: &sea_orm::sea_query::SelectStatement,
+    name: &str,
+) -> AppResult<u64> {
+    let figure: i64 = match db.query_one(count).await? {
+        Some(row) => row.try_get("", name)?,
+        None => 0,
+    };
+    Ok(u64::try_from(figure).unwrap_or(0))
+}
+
 /// How many of the site's humans (or bots) viewed a page of `pattern` since
 /// `start`: the desk's total when `visited` is its only filter, counted
 /// from the page index without reading a visitor.
@@ -313,12 +362,7 @@ pub(super) async fn viewers_total(
     let count = viewers(backend, site_id, bots, pattern, start)
         .expr_as(Expr::cust("COUNT(DISTINCT visitor_pages.visitor_id)"), sea_orm::sea_query::Alias::new("viewers"))
         .to_owned();
-    let row = db.query_one(&count).await?;
-    let viewers: i64 = match row {
-        Some(row) => row.try_get("", "viewers")?,
-        None => 0,
-    };
-    Ok(u64::try_from(viewers).unwrap_or(0))
+    count_of(db, &count, "viewers").await
 }
 
 /// What the list sorts by, as SQL.
