@@ -193,8 +193,13 @@ async fn capped_top(db: &impl ConnectionTrait, scope: &Scope, take: usize, now: 
     if let Some(faded) = seeks.faded_before {
         let rows: Vec<(i64, i32, i64)> = candidates(scoring::MAX_SCORE)
             .filter(Expr::cust(format!("+visitors.last_seen < {faded}")))
-            .order_by_desc(visitor::Column::LastSeen)
-            .order_by_desc(visitor::Column::Id)
+            // Unindexed order: the few visitors at the cap are found by the
+            // score index and sorted. Able to serve the order, SQLite walked
+            // the site's last-visit index from today back to `faded`, every
+            // recent visitor first (a second at 10M events when a filter
+            // keeps none at the cap).
+            .order_by_desc(Expr::cust("+visitors.last_seen"))
+            .order_by_desc(Expr::cust("+visitors.id"))
             .limit((take - capped.len()) as u64)
             .into_tuple()
             .all(db)
