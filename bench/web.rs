@@ -6,6 +6,8 @@
 //!
 //! cargo bench --bench web                       (SQLite, 130,000 visitors, about 1M events)
 //! BENCH_VISITORS=20000 cargo bench --bench web  (a quicker, smaller run)
+//! BENCH_ONLY=desk ...                            (only /leads with each desk query,
+//!                                                 e.g. on a kept 10M seed whose overview is slow)
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -104,10 +106,22 @@ async fn main() {
     ];
 
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let desk_only = std::env::var("BENCH_ONLY").is_ok_and(|only| only == "desk");
+    if !desk_only {
+        measure_pages(&http, &server, &pages).await;
+    }
+    measure_desk(&http, &server, visitors).await;
+    if !desk_only {
+        measure_overview_fields(&http, &server, site).await;
+    }
+}
+
+/// Each page, beside the target.
+async fn measure_pages(http: &reqwest::Client, server: &common::Server, pages: &[String]) {
     println!("\n{:<34} {:>10} {:>10} {:>10}  target p95 < {TARGET_P95_MS} ms", "page", "p50 ms", "p95 ms", "KB");
     let mut missed = 0;
-    for page in &pages {
-        let (p50, p95, bytes) = measure(&http, &format!("{}{page}", server.base), &server.cookie).await;
+    for page in pages {
+        let (p50, p95, bytes) = measure(http, &format!("{}{page}", server.base), &server.cookie).await;
         let met = p95 < TARGET_P95_MS;
         missed += usize::from(!met);
         println!(
@@ -120,8 +134,10 @@ async fn main() {
         );
     }
     println!("\n{} of {} pages met the target. Load average: {}", pages.len() - missed, pages.len(), load_average());
+}
 
-    // The lead desk: search, each filter and each sort, beside the plain list.
+/// The lead desk: search, each filter and each sort, beside the plain list.
+async fn measure_desk(http: &reqwest::Client, server: &common::Server, visitors: usize) {
     let target = common::desk_target_ms(visitors);
     println!(
         "\n{:<28} {:>10} {:>10} {:>12}  target p95 < {target} ms",
@@ -131,7 +147,7 @@ async fn main() {
     let mut desk_missed = 0;
     for (name, query) in common::DESK_CASES {
         let url = format!("{}/leads?range=30d&{query}", server.base);
-        let (p50, p95, _) = measure(&http, &url, &server.cookie).await;
+        let (p50, p95, _) = measure(http, &url, &server.cookie).await;
         if query.is_empty() {
             plain = p50;
         }
@@ -140,8 +156,10 @@ async fn main() {
         println!("{name:<28} {p50:>10.2} {p95:>10.2} {:>12.2}  {}", p50 / plain, if met { "met" } else { "MISSED" });
     }
     println!("{} of {} desk queries met the target.", common::DESK_CASES.len() - desk_missed, common::DESK_CASES.len());
+}
 
-    // What the overview's document is made of: each field alone, through /graphql.
+/// What the overview's document is made of: each field alone, through /graphql.
+async fn measure_overview_fields(http: &reqwest::Client, server: &common::Server, site: i64) {
     let fields = [
         (
             "stats",

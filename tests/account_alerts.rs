@@ -51,6 +51,18 @@ async fn person(app: &TestApp, client: &Client, site: i64, vid: &str, domain: &s
     app.state.writer.flush().await;
 }
 
+async fn stored_score(app: &TestApp, site: i64, vid: &str) -> i32 {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    entity::visitor::Entity::find()
+        .filter(entity::visitor::Column::SiteId.eq(site))
+        .filter(entity::visitor::Column::TrackerVid.eq(vid))
+        .one(&app.state.db)
+        .await
+        .unwrap()
+        .unwrap()
+        .score
+}
+
 async fn fired(app: &TestApp) -> Vec<(String, String)> {
     let rows = alert_delivery::Entity::find().all(&app.state.db).await.unwrap();
     let mut fired: Vec<(String, String)> =
@@ -126,8 +138,12 @@ async fn an_account_hot_before_its_destination_fires_at_its_next_visit() {
         }
         assert_eq!(fired(&app).await, Vec::<(String, String)>::new(), "{}: no destination yet", app.backend);
         destination(&client, site).await;
+        let before = stored_score(&app, site, "early0").await;
         app.collect(pageview(site, "early0", "https://alert.example/again")).await.expect(202);
         app.state.writer.flush().await;
+        // Only the account can fire then: a visitor whose score rose would
+        // have the destinations read for its own triggers anyway.
+        assert_eq!(stored_score(&app, site, "early0").await, before, "the visit must leave the score as it was");
         assert_eq!(
             fired(&app).await,
             [("early.example".to_owned(), "account_became_hot".to_owned())],
@@ -162,7 +178,9 @@ async fn a_destination_created_on_one_instance_arms_the_other() {
     });
     destination(&client, site).await;
     tokio::time::timeout(std::time::Duration::from_secs(10), heard.notified()).await.expect("the signal arrives");
+    let before = stored_score(&apps[1], site, "far0").await;
     apps[1].collect(pageview(site, "far0", "https://alert.example/again")).await.expect(202);
     apps[1].state.writer.flush().await;
+    assert_eq!(stored_score(&apps[1], site, "far0").await, before, "the visit must leave the score as it was");
     assert_eq!(fired(&apps[1]).await, [("far.example".to_owned(), "account_became_hot".to_owned())]);
 }

@@ -366,6 +366,7 @@ async fn the_rollup_backfill_rebuilds_what_the_writer_kept() {
             before.push(client.get(path).await.expect(200).clone());
         }
         assert_ne!(before[5]["total"], 0, "some visitor clicked the link");
+        let links_before = visitor_links(&app).await;
         // Undo every migration from the rollups' on, so later ones do not hide it.
         let names: Vec<String> = migration::Migrator::migrations().iter().map(|m| m.name().to_owned()).collect();
         let rollups = names
@@ -378,5 +379,18 @@ async fn the_rollup_backfill_rebuilds_what_the_writer_kept() {
         for (path, expected) in reads.iter().zip(before) {
             assert_eq!(client.get(path).await.expect(200), &expected, "{path}");
         }
+        assert_eq!(visitor_links(&app).await, links_before, "the backfill stores what the writer stored");
     }
+}
+
+/// Every `visitor_links` row but its id, in key order.
+async fn visitor_links(app: &common::TestApp) -> Vec<(i64, i64, i64, i64, bool, i64)> {
+    use sea_orm::QueryOrder;
+    let rows = entity::visitor_link::Entity::find()
+        .order_by_asc(entity::visitor_link::Column::VisitorId)
+        .order_by_asc(entity::visitor_link::Column::LinkId)
+        .all(&app.state.db)
+        .await
+        .unwrap();
+    rows.into_iter().map(|r| (r.site_id, r.visitor_id, r.link_id, r.last_seen, r.is_bot, r.last_clicked)).collect()
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::{
     apps, apps_with,
-    traffic::{BOT_UA, DESKTOP_UA, click_command, pageview},
+    traffic::{BOT_UA, DESKTOP_UA, click_command, landing_event, pageview},
 };
 use leadtrail::config::TrustProxy;
 use leadtrail::service::tracking::{self, WriteOp};
@@ -234,6 +234,35 @@ async fn links_stop_when_their_account_is_deleted() {
 
 fn click_on(link: &std::sync::Arc<entity::link::Model>, key: &str) -> WriteOp {
     WriteOp::Click(Box::new(click_command(link, key.to_owned(), chrono::Utc::now().timestamp_millis())))
+}
+
+/// A click and the landing that reports it, in one batch: the click is tied
+/// to its visitor as it is stored, and the visitor is on the link's list.
+#[tokio::test]
+async fn a_click_and_its_landing_in_one_batch_put_the_visitor_on_the_link() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    for app in apps().await {
+        let (client, site) = app.user_with_site("One", "one.example").await;
+        client.create_link(json!({ "siteId": site, "slug": "both", "destinationUrl": "https://one.example/" })).await;
+        let link = entity::link::Entity::find()
+            .filter(entity::link::Column::SiteId.eq(site))
+            .one(&app.state.db)
+            .await
+            .unwrap()
+            .unwrap();
+        let link = std::sync::Arc::new(link);
+        let now = chrono::Utc::now().timestamp_millis();
+        let click = WriteOp::Click(Box::new(click_command(&link, "same-batch".to_owned(), now - 2_000)));
+        let landing = WriteOp::Events(vec![landing_event(site, "lander", "/", "same-batch", now - 1_000)]);
+        let quiet = tracking::quiet_sites::QuietSites::default();
+        tracking::batch::apply(&app.state.db, &[&click, &landing], &quiet).await.unwrap();
+        let clicks = app.clicks().await;
+        assert_eq!(clicks.len(), 1, "{}", app.backend);
+        assert_eq!(clicks[0].tracker_vid.as_deref(), Some("lander"), "{}", app.backend);
+        let list = client.get(&format!("/api/visitor?siteId={site}&timeRange=7d&link=both")).await.expect(200).clone();
+        assert_eq!(list["total"], 1, "{}: {list}", app.backend);
+        assert_eq!(list["visitors"][0]["tracker_vid"], "lander", "{}: {list}", app.backend);
+    }
 }
 
 /// A click batch goes to SQLite as one call that opens and commits its own

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use entity::{event, link, tracked_session, visitor};
 use leadtrail::{
     enrich::{geo::Geo, user_agent::classify_cached},
-    service::tracking::{ClickCommand, Client as TrackedClient},
+    service::tracking::{ClickCommand, Client as TrackedClient, CollectedEvent, EventKind},
 };
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
@@ -35,6 +35,31 @@ pub fn click_command(link: &Arc<link::Model>, click_key: String, created_at: i64
         counted: false,
         client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default(), network: None }),
         created_at,
+    }
+}
+
+/// A desktop browser's human pageview of `page` that reports the click
+/// `click_key`, as collect hands it to the writer.
+pub fn landing_event(site_id: i64, vid: &str, page: &str, click_key: &str, timestamp: i64) -> CollectedEvent {
+    CollectedEvent {
+        site_id,
+        tracker_vid: vid.to_owned(),
+        kind: EventKind::Pageview,
+        event_name: "pageview".to_owned(),
+        page: page.to_owned(),
+        hostname: None,
+        page_title: None,
+        referrer: None,
+        external_referrer_host: None,
+        utm: Default::default(),
+        click_key: Some(click_key.to_owned()),
+        props: "{}".to_owned(),
+        revenue: None,
+        engaged_ms: 0,
+        high_value: false,
+        timestamp,
+        client: Arc::new(TrackedClient { info: classify_cached(DESKTOP_UA), geo: Geo::default(), network: None }),
+        network: None,
     }
 }
 

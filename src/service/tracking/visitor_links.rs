@@ -55,12 +55,19 @@ pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>) {
          WHEN excluded.last_clicked > visitor_links.last_clicked THEN excluded.last_clicked \
          ELSE visitor_links.last_clicked END",
     );
-    // A stored visitor with clicks has rows; they follow the visitor. (Its
-    // rows the upsert above wrote get the same values again.)
+    // A stored visitor with clicks has rows; they follow the visitor when its
+    // last visit or bot flag changed. (Its rows the upsert above wrote get
+    // the same values again.)
     let mut moved: Vec<(i64, i64, bool)> = batch
         .visitors
         .iter()
-        .filter(|slot| slot.dirty && slot.before.is_some() && slot.model.clicks > 0)
+        .filter(|slot| slot.dirty && slot.model.clicks > 0)
+        .filter(|slot| {
+            let stored_seen = slot.before.map(|(_, last_seen)| last_seen);
+            let stored_bot = slot.counted.as_ref().map(|(key, _)| key.is_bot);
+            stored_seen.is_some_and(|seen| seen != slot.model.last_seen)
+                || stored_bot.is_some_and(|bot| bot != slot.model.is_bot)
+        })
         .map(|slot| (slot.model.id, slot.model.last_seen, slot.model.is_bot))
         .collect();
     moved.sort_unstable();
