@@ -9,7 +9,8 @@
 //! every request from a company network, so each visitor also gets its
 //! network and account: the lookup's and the accounts' cost, as a ratio.
 //! The pair runs BENCH_ROUNDS times (3), in turn, and the median ratio is
-//! the verdict; BENCH_ASN=with or without runs one side once, for a profiler.
+//! the verdict; BENCH_ASN=with or without runs one side once, for a profiler;
+//! BENCH_SINGLE_REQUESTS (20,000) sets the one-event requests per concurrency.
 //!
 //! cargo bench --bench collect
 //! BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench --bench collect
@@ -36,6 +37,8 @@ const BATCH: usize = 100;
 /// Batched requests in flight. Each waits for its commit, so the writer
 /// commits up to this many batches together.
 const BATCH_CONCURRENCY: usize = 16;
+/// One-event requests per concurrency (`BENCH_SINGLE_REQUESTS` overrides):
+/// a few seconds each, so longer runs steady the single-event ratios.
 const SINGLE_REQUESTS: usize = 20_000;
 /// Single-event requests in flight: the tracker's case, many browsers at once.
 /// Each waits for its commit, so throughput rises with concurrency (group
@@ -155,17 +158,18 @@ async fn run(postgres: Option<&str>, asn: Option<&str>) -> Figures {
     // Tracker-style traffic: one event per request.
     let mut single = Vec::new();
     let mut next = BATCH + EVENTS;
+    let requests = single_requests();
     for concurrency in SINGLE_CONCURRENCY {
-        let singles: Vec<(String, String)> = (next..next + SINGLE_REQUESTS)
+        let singles: Vec<(String, String)> = (next..next + requests)
             .map(|n| (event(server.site, n, base_ts).to_string(), address(n % VISITORS)))
             .collect();
-        next += SINGLE_REQUESTS;
+        next += requests;
         let started = Instant::now();
         let statuses = post_all(&http, &url, singles, concurrency).await;
         server.state.writer.flush().await;
         let elapsed = started.elapsed();
         assert!(statuses.iter().all(|&s| s == 202), "every single event accepted");
-        single.push((concurrency, common::rate(SINGLE_REQUESTS, elapsed)));
+        single.push((concurrency, common::rate(requests, elapsed)));
     }
 
     // Baseline: the same event rows, inserted raw in batches, no HTTP, no sessions.
@@ -215,11 +219,20 @@ fn print(figures: &Figures) {
     );
     for (concurrency, rate) in &figures.single {
         println!(
-            "  through HTTP, single:    {rate:>10.0} events/s ({SINGLE_REQUESTS} one-event requests, concurrency {concurrency})"
+            "  through HTTP, single:    {rate:>10.0} events/s ({} one-event requests, concurrency {concurrency})",
+            single_requests()
         );
     }
     println!("  raw batched insert:      {raw:>10.0} rows/s (baseline: 200 rows a statement, 2,000 a transaction)");
     println!("  ratio HTTP batched / raw insert: {:.2}", batched / raw);
+}
+
+fn single_requests() -> usize {
+    std::env::var("BENCH_SINGLE_REQUESTS")
+        .ok()
+        .and_then(|raw| raw.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(SINGLE_REQUESTS)
 }
 
 /// Rounds of the SQLite pair (without, then with the ASN lookup), run in
