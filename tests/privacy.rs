@@ -82,6 +82,16 @@ async fn page_hours(app: &TestApp, site: i64) -> Vec<(i64, String, i64, i64)> {
 
 /// Every table with a `tracker_vid` column, found in the schema so a new
 /// table cannot be forgotten.
+/// The visitors a desk list answers, sorted; its total must agree.
+async fn listed(client: &Client, path: &str) -> Vec<String> {
+    let list = client.get(path).await.expect(200).clone();
+    let mut vids: Vec<String> =
+        list["visitors"].as_array().unwrap().iter().map(|v| v["tracker_vid"].as_str().unwrap().to_owned()).collect();
+    vids.sort();
+    assert_eq!(list["total"], vids.len(), "{path}: {list}");
+    vids
+}
+
 async fn tables_naming_visitors(app: &TestApp) -> Vec<String> {
     let db = &app.state.db;
     let (backend, sql) = match db.get_database_backend() {
@@ -263,18 +273,7 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
         app.collect(at(pageview(site, "back-1", "https://retention.example/new"), now - MINUTE)).await.expect(202);
         let visited = |page: &'static str| {
             let client = client.clone();
-            async move {
-                let path = format!("/api/visitor?siteId={site}&timeRange=all&visited={page}");
-                let list = client.get(&path).await.expect(200).clone();
-                let mut vids: Vec<String> = list["visitors"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v["tracker_vid"].as_str().unwrap().to_owned())
-                    .collect();
-                vids.sort();
-                vids
-            }
+            async move { listed(&client, &format!("/api/visitor?siteId={site}&timeRange=all&visited={page}")).await }
         };
         assert_eq!(visited("/archive").await, ["back-1"]);
         client
@@ -352,19 +351,12 @@ async fn do_not_track_stores_nothing_for_sites_that_honour_it() {
 #[tokio::test]
 async fn retention_takes_a_visitor_off_a_link_with_their_last_click() {
     use leadtrail::service::tracking::{self, WriteOp, quiet_sites::QuietSites};
-    use sea_orm::{ColumnTrait, QueryFilter};
     for app in apps().await {
         let (client, site) = app.user_with_site("Rel", "relink.example").await;
         client
             .create_link(json!({ "siteId": site, "slug": "old-ad", "destinationUrl": "https://relink.example/" }))
             .await;
-        let link = entity::link::Entity::find()
-            .filter(entity::link::Column::SiteId.eq(site))
-            .one(&app.state.db)
-            .await
-            .unwrap()
-            .unwrap();
-        let link = std::sync::Arc::new(link);
+        let link = app.stored_link(site).await;
         let now = chrono::Utc::now().timestamp_millis();
         for (vid, clicked) in [("old-clicker", now - 40 * DAY_MS), ("new-clicker", now - 2 * MINUTE)] {
             let key = format!("{vid}-click");
@@ -376,19 +368,7 @@ async fn retention_takes_a_visitor_off_a_link_with_their_last_click() {
         }
         let clickers = || {
             let client = client.clone();
-            async move {
-                let path = format!("/api/visitor?siteId={site}&timeRange=all&link=old-ad");
-                let list = client.get(&path).await.expect(200).clone();
-                let mut vids: Vec<String> = list["visitors"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v["tracker_vid"].as_str().unwrap().to_owned())
-                    .collect();
-                vids.sort();
-                assert_eq!(list["total"], vids.len(), "{list}");
-                vids
-            }
+            async move { listed(&client, &format!("/api/visitor?siteId={site}&timeRange=all&link=old-ad")).await }
         };
         assert_eq!(clickers().await, ["new-clicker", "old-clicker"], "{}", app.backend);
         client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 30 })).await.expect(200);

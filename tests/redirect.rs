@@ -240,17 +240,10 @@ fn click_on(link: &std::sync::Arc<entity::link::Model>, key: &str) -> WriteOp {
 /// to its visitor as it is stored, and the visitor is on the link's list.
 #[tokio::test]
 async fn a_click_and_its_landing_in_one_batch_put_the_visitor_on_the_link() {
-    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
     for app in apps().await {
         let (client, site) = app.user_with_site("One", "one.example").await;
         client.create_link(json!({ "siteId": site, "slug": "both", "destinationUrl": "https://one.example/" })).await;
-        let link = entity::link::Entity::find()
-            .filter(entity::link::Column::SiteId.eq(site))
-            .one(&app.state.db)
-            .await
-            .unwrap()
-            .unwrap();
-        let link = std::sync::Arc::new(link);
+        let link = app.stored_link(site).await;
         let now = chrono::Utc::now().timestamp_millis();
         let click = WriteOp::Click(Box::new(click_command(&link, "same-batch".to_owned(), now - 2_000)));
         let landing = WriteOp::Events(vec![landing_event(site, "lander", "/", "same-batch", now - 1_000)]);
@@ -271,12 +264,10 @@ async fn a_click_and_its_landing_in_one_batch_put_the_visitor_on_the_link() {
 /// which would refuse or block every batch after it.
 #[tokio::test]
 async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
-    use sea_orm::EntityTrait;
     for app in apps().await {
         let (client, site) = app.user_with_site("Wes", "wes.example").await;
         client.create_link(json!({ "siteId": site, "slug": "w", "destinationUrl": "https://wes.example/" })).await;
-        let link = entity::link::Entity::find().one(&app.state.db).await.unwrap().unwrap();
-        let link = std::sync::Arc::new(link);
+        let link = app.stored_link(site).await;
         let quiet = tracking::quiet_sites::QuietSites::default();
 
         let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));

@@ -164,6 +164,19 @@ impl TestApp {
         reply.headers["location"].to_str().unwrap().to_owned()
     }
 
+    /// The site's (first) stored link, as the redirect hands it to the
+    /// writer, for tests that drive the writer directly.
+    pub async fn stored_link(&self, site: i64) -> Arc<link::Model> {
+        let link = link::Entity::find()
+            .filter(link::Column::SiteId.eq(site))
+            .order_by_asc(link::Column::Id)
+            .one(&self.state.db)
+            .await
+            .unwrap()
+            .unwrap();
+        Arc::new(link)
+    }
+
     pub async fn clicks(&self) -> Vec<entity::link_click::Model> {
         use sea_orm::EntityTrait;
         self.state.writer.flush().await;
