@@ -8,8 +8,9 @@
 //! `ASN_DB_PATH` on a synthetic ip-location-db CSV of ASN_RANGES ranges,
 //! every request from a company network, so each visitor also gets its
 //! network and account: the lookup's and the accounts' cost, as a ratio.
-//! The pair runs BENCH_ROUNDS times (3), in turn, and the median ratio is
-//! the verdict; BENCH_ASN=with or without runs one side once, for a profiler;
+//! Both servers run at once and take turns, one slice of each traffic at a
+//! time (SLICES), so a few slow seconds of the machine fall on both sides;
+//! the pair runs BENCH_ROUNDS times (3) and the median ratio is the verdict; BENCH_ASN=with or without runs one side once, for a profiler;
 //! BENCH_SINGLE_REQUESTS (20,000) sets the one-event requests per concurrency.
 //!
 //! cargo bench --bench collect
@@ -76,8 +77,9 @@ fn address(visitor: usize) -> String {
 }
 
 /// Realistic traffic: each visitor browses several pages within one session.
-fn event(site: i64, n: usize, base_ts: i64) -> Value {
-    let visitor = n % VISITORS;
+/// The `n`th event is of visitor `first_visitor + n % VISITORS`.
+fn event(site: i64, n: usize, base_ts: i64, first_visitor: usize) -> Value {
+    let visitor = first_visitor + n % VISITORS;
     let step = n / VISITORS;
     json!({
         "site": site,
@@ -118,94 +120,179 @@ struct Figures {
     raw: f64,
 }
 
-async fn run(postgres: Option<&str>, asn: Option<&str>) -> Figures {
-    // Every run believes X-Forwarded-For, so only the lookup differs.
-    let server = common::start_on(postgres, |config| {
-        config.trust_proxy = leadtrail::config::TrustProxy::Xff;
-        config.asn_db_path = asn.map(str::to_owned);
-    })
-    .await;
-    let max_concurrency = SINGLE_CONCURRENCY.into_iter().chain([BATCH_CONCURRENCY]).max().unwrap_or(1);
-    // Keep every connection open between requests, as wrk would.
-    let http = reqwest::Client::builder().pool_max_idle_per_host(max_concurrency).build().expect("client");
-    let base_ts = leadtrail::time::now_ms() - 3_600_000;
-    let url = format!("{}/api/collect", server.base);
+/// Slices each traffic is cut into. Sides measured together take turns
+/// slice by slice, so a machine that slows down for a few seconds (a VM's
+/// neighbours, a timer) moves both sides' figures alike.
+const SLICES: usize = 10;
 
-    // Warm up connections and caches, as before commit-acknowledged: one
-    // batch, so most visitors are created during the measured run.
-    let warm: Vec<Value> = (0..BATCH).map(|n| event(server.site, n, base_ts)).collect();
-    let warmed =
-        http.post(&url).header("user-agent", UA).json(&json!({ "events": warm })).send().await.expect("warm-up");
-    assert_eq!(warmed.status().as_u16(), 202, "warm-up accepted");
+/// Events sent and time spent by one side in one kind of traffic.
+#[derive(Default, Clone, Copy)]
+struct Timed {
+    events: usize,
+    elapsed: std::time::Duration,
+}
 
-    // A batch is one browser's: its visitors' company, by its first event.
-    let bodies: Vec<(String, String)> = (0..EVENTS / BATCH)
-        .map(|b| {
-            let first = BATCH + b * BATCH;
-            let events: Vec<Value> = (0..BATCH).map(|i| event(server.site, first + i, base_ts)).collect();
-            (json!({ "events": events }).to_string(), address(first % VISITORS))
+impl Timed {
+    fn add(&mut self, events: usize, elapsed: std::time::Duration) {
+        self.events += events;
+        self.elapsed += elapsed;
+    }
+
+    fn rate(&self) -> f64 {
+        common::rate(self.events, self.elapsed)
+    }
+}
+
+/// One server under measurement and the traffic it has taken so far.
+struct Side {
+    server: common::Server,
+    http: reqwest::Client,
+    url: String,
+    base_ts: i64,
+    batched: Timed,
+    /// Per entry of SINGLE_CONCURRENCY.
+    single: Vec<Timed>,
+}
+
+impl Side {
+    async fn start(postgres: Option<&str>, asn: Option<&str>) -> Side {
+        // Every run believes X-Forwarded-For, so only the lookup differs.
+        let server = common::start_on(postgres, |config| {
+            config.trust_proxy = leadtrail::config::TrustProxy::Xff;
+            config.asn_db_path = asn.map(str::to_owned);
         })
-        .collect();
-    let started = Instant::now();
-    let statuses = post_all(&http, &url, bodies, BATCH_CONCURRENCY).await;
-    // Every 202 already means committed; the flush only proves it.
-    server.state.writer.flush().await;
-    let elapsed = started.elapsed();
-    let accepted = statuses.iter().filter(|&&s| s == 202).count() * BATCH;
-    assert_eq!(accepted, EVENTS, "every batch accepted");
-    let batched = common::rate(EVENTS, elapsed);
+        .await;
+        let max_concurrency = SINGLE_CONCURRENCY.into_iter().chain([BATCH_CONCURRENCY]).max().unwrap_or(1);
+        // Keep every connection open between requests, as wrk would.
+        let http = reqwest::Client::builder().pool_max_idle_per_host(max_concurrency).build().expect("client");
+        let base_ts = leadtrail::time::now_ms() - 3_600_000;
+        let url = format!("{}/api/collect", server.base);
+        // Warm up connections and caches, as before commit-acknowledged: one
+        // batch, so most visitors are created during the measured run.
+        let warm: Vec<Value> = (0..BATCH).map(|n| event(server.site, n, base_ts, 0)).collect();
+        let warmed =
+            http.post(&url).header("user-agent", UA).json(&json!({ "events": warm })).send().await.expect("warm-up");
+        assert_eq!(warmed.status().as_u16(), 202, "warm-up accepted");
+        let single = vec![Timed::default(); SINGLE_CONCURRENCY.len()];
+        Side { server, http, url, base_ts, batched: Timed::default(), single }
+    }
 
-    // Tracker-style traffic: one event per request.
-    let mut single = Vec::new();
-    let mut next = BATCH + EVENTS;
-    let requests = single_requests();
-    for concurrency in SINGLE_CONCURRENCY {
-        let singles: Vec<(String, String)> = (next..next + requests)
-            .map(|n| (event(server.site, n, base_ts).to_string(), address(n % VISITORS)))
+    /// Slice `slice` of the batched traffic: requests of BATCH events, each
+    /// a browser's (its visitors' company, by its first event).
+    async fn batched_slice(&mut self, slice: usize) {
+        let per_slice = EVENTS / BATCH / SLICES;
+        let bodies: Vec<(String, String)> = (slice * per_slice..(slice + 1) * per_slice)
+            .map(|b| {
+                let first = BATCH + b * BATCH;
+                let events: Vec<Value> =
+                    (0..BATCH).map(|i| event(self.server.site, first + i, self.base_ts, 0)).collect();
+                (json!({ "events": events }).to_string(), address(first % VISITORS))
+            })
             .collect();
-        next += requests;
         let started = Instant::now();
-        let statuses = post_all(&http, &url, singles, concurrency).await;
-        server.state.writer.flush().await;
+        let statuses = post_all(&self.http, &self.url, bodies, BATCH_CONCURRENCY).await;
+        // Every 202 already means committed; the flush only proves it.
+        self.server.state.writer.flush().await;
+        let elapsed = started.elapsed();
+        assert!(statuses.iter().all(|&s| s == 202), "every batch accepted");
+        self.batched.add(per_slice * BATCH, elapsed);
+    }
+
+    /// Slice `slice` of the tracker-style traffic at the `index`th
+    /// concurrency: one event per request, from VISITORS visitors other than
+    /// the batched traffic's, each always from its own company's network. (The
+    /// batched traffic's visitors came from their batch's network; sending
+    /// them from another would measure people moving between two companies'
+    /// offices, each move rewriting the visitor's account and search words,
+    /// not the lookup.)
+    async fn single_slice(&mut self, index: usize, slice: usize) {
+        let per_slice = single_requests() / SLICES;
+        let first = BATCH + EVENTS + (index * SLICES + slice) * per_slice;
+        let singles: Vec<(String, String)> = (first..first + per_slice)
+            .map(|n| (event(self.server.site, n, self.base_ts, VISITORS).to_string(), address(n % VISITORS)))
+            .collect();
+        let started = Instant::now();
+        let statuses = post_all(&self.http, &self.url, singles, SINGLE_CONCURRENCY[index]).await;
+        self.server.state.writer.flush().await;
         let elapsed = started.elapsed();
         assert!(statuses.iter().all(|&s| s == 202), "every single event accepted");
-        single.push((concurrency, common::rate(requests, elapsed)));
+        self.single[index].add(per_slice, elapsed);
     }
 
-    // Baseline: the same event rows, inserted raw in batches, no HTTP, no sessions.
-    let template = event::Entity::find()
-        .order_by_asc(event::Column::Id)
-        .one(&server.state.db)
-        .await
-        .expect("query")
-        .expect("an event");
-    let rows: Vec<event::ActiveModel> = (0..EVENTS)
-        .map(|n| event::ActiveModel {
-            site_id: Set(template.site_id),
-            visitor_id: Set(template.visitor_id),
-            session_id: Set(template.session_id),
-            event_type: Set("pageview".to_owned()),
-            event_name: Set(String::new()),
-            page: Set(PAGES[n % PAGES.len()].to_owned()),
-            page_title: Set(Some("Bench page".to_owned())),
-            referrer: Set(Some("https://www.google.com/".to_owned())),
-            props: Set("{}".to_owned()),
-            engaged_ms: Set(0),
-            is_bot: Set(false),
-            timestamp: Set(base_ts + n as i64),
-            ..Default::default()
-        })
-        .collect();
-    let started = Instant::now();
-    for transaction in rows.chunks(2_000) {
-        let txn = server.state.db.begin().await.expect("begin");
-        for chunk in transaction.chunks(200) {
-            event::Entity::insert_many(chunk.to_vec()).exec_without_returning(&txn).await.expect("insert");
+    /// The baseline: the same event rows, inserted raw in batches, no HTTP,
+    /// no sessions; then the side's figures.
+    async fn finish(self) -> Figures {
+        let template = event::Entity::find()
+            .order_by_asc(event::Column::Id)
+            .one(&self.server.state.db)
+            .await
+            .expect("query")
+            .expect("an event");
+        let rows: Vec<event::ActiveModel> = (0..EVENTS)
+            .map(|n| event::ActiveModel {
+                site_id: Set(template.site_id),
+                visitor_id: Set(template.visitor_id),
+                session_id: Set(template.session_id),
+                event_type: Set("pageview".to_owned()),
+                event_name: Set(String::new()),
+                page: Set(PAGES[n % PAGES.len()].to_owned()),
+                page_title: Set(Some("Bench page".to_owned())),
+                referrer: Set(Some("https://www.google.com/".to_owned())),
+                props: Set("{}".to_owned()),
+                engaged_ms: Set(0),
+                is_bot: Set(false),
+                timestamp: Set(self.base_ts + n as i64),
+                ..Default::default()
+            })
+            .collect();
+        let started = Instant::now();
+        for transaction in rows.chunks(2_000) {
+            let txn = self.server.state.db.begin().await.expect("begin");
+            for chunk in transaction.chunks(200) {
+                event::Entity::insert_many(chunk.to_vec()).exec_without_returning(&txn).await.expect("insert");
+            }
+            txn.commit().await.expect("commit");
         }
-        txn.commit().await.expect("commit");
+        let raw = common::rate(EVENTS, started.elapsed());
+        let single = SINGLE_CONCURRENCY.into_iter().zip(self.single.iter().map(Timed::rate)).collect();
+        Figures { backend: self.server.backend, batched: self.batched.rate(), single, raw }
     }
-    let raw = common::rate(EVENTS, started.elapsed());
-    Figures { backend: server.backend, batched, single, raw }
+}
+
+/// Runs every traffic through `sides`, which take turns slice by slice (the
+/// first side first in even slices, last in odd ones); answers each side's
+/// figures, in order.
+async fn run_together(mut sides: Vec<Side>) -> Vec<Figures> {
+    for slice in 0..SLICES {
+        for side in in_turn(&mut sides, slice) {
+            side.batched_slice(slice).await;
+        }
+    }
+    for index in 0..SINGLE_CONCURRENCY.len() {
+        for slice in 0..SLICES {
+            for side in in_turn(&mut sides, slice) {
+                side.single_slice(index, slice).await;
+            }
+        }
+    }
+    let mut figures = Vec::new();
+    for side in sides {
+        figures.push(side.finish().await);
+    }
+    figures
+}
+
+fn in_turn(sides: &mut [Side], slice: usize) -> Vec<&mut Side> {
+    let mut order: Vec<&mut Side> = sides.iter_mut().collect();
+    if slice % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
+async fn run(postgres: Option<&str>, asn: Option<&str>) -> Figures {
+    let side = Side::start(postgres, asn).await;
+    run_together(vec![side]).await.pop().expect("one side")
 }
 
 fn print(figures: &Figures) {
@@ -215,7 +302,8 @@ fn print(figures: &Figures) {
         common::load_average()
     );
     println!(
-        "  through HTTP, batched:   {batched:>10.0} events/s ({EVENTS} events from {VISITORS} visitors, batches of {BATCH}, concurrency {BATCH_CONCURRENCY})"
+        "  through HTTP, batched:   {batched:>10.0} events/s ({} events from {VISITORS} visitors, batches of {BATCH}, concurrency {BATCH_CONCURRENCY})",
+        EVENTS
     );
     for (concurrency, rate) in &figures.single {
         println!(
@@ -235,8 +323,8 @@ fn single_requests() -> usize {
         .unwrap_or(SINGLE_REQUESTS)
 }
 
-/// Rounds of the SQLite pair (without, then with the ASN lookup), run in
-/// turn so a machine that slows down or warms up mid-run moves both sides.
+/// Rounds of the SQLite pair (without and with the ASN lookup, taking
+/// turns slice by slice).
 fn rounds() -> usize {
     std::env::var("BENCH_ROUNDS").ok().and_then(|raw| raw.parse().ok()).filter(|&n| n > 0).unwrap_or(3)
 }
@@ -271,9 +359,11 @@ async fn main() {
     let mut ratios: Vec<Vec<f64>> = Vec::new();
     for round in 1..=rounds() {
         println!("round {round}:");
-        let sqlite = run(None, None).await;
+        let sides = vec![Side::start(None, None).await, Side::start(None, Some(&asn)).await];
+        let mut figures = run_together(sides).await;
+        let with_asn = figures.pop().expect("with the lookup");
+        let sqlite = figures.pop().expect("without the lookup");
         print(&sqlite);
-        let with_asn = run(None, Some(&asn)).await;
         println!("with ASN_DB_PATH ({ASN_RANGES} ranges, visitors from {COMPANIES} company networks):");
         print(&with_asn);
         let mut round_ratios = vec![with_asn.batched / sqlite.batched];
