@@ -353,3 +353,84 @@ async fn the_accounts_pages_list_show_and_change() {
         expect_page(&forged, 404);
     }
 }
+
+/// A visitor's account key and name and its network number, as stored.
+type StoredNetwork<'a> = (Option<&'a str>, Option<&'a str>, Option<i64>);
+
+/// A visitor created by a batch is inserted with its network when every
+/// event of the batch comes from that one network, and takes it from its
+/// events otherwise: either way its row, the desk's search by account name
+/// and the account figures agree with the network its events came from.
+#[tokio::test]
+async fn a_new_visitors_network_names_it_whatever_its_first_request_held() {
+    let dir = tempfile::tempdir().unwrap();
+    for app in apps_with(generous(dir.path())).await {
+        let (client, site) = app.user_with_site("New", "new.example").await;
+        let now = now_ms();
+        let view = |vid: &str, ms: i64| at(pageview(site, vid, "https://new.example/pricing"), ms);
+        let send = |events: Vec<Value>, from: &'static str| {
+            let app = &app;
+            async move {
+                let headers = [("x-forwarded-for", from)];
+                app.collect_with(json!({ "events": events }), DESKTOP_UA, &headers).await.expect(202);
+            }
+        };
+        // One network for every event: the row is inserted with it.
+        send(vec![view("one-net", now - 60_000), view("one-net", now - 30_000)], "198.51.100.10").await;
+        // A ping first (a ping may be dropped): the events give the network.
+        let mut ping = view("with-ping", now - 50_000);
+        ping["type"] = json!("ping");
+        send(vec![ping, view("with-ping", now - 40_000)], "198.51.101.10").await;
+        // An ISP names no account.
+        send(vec![view("from-isp", now - 20_000)], "203.0.113.10").await;
+        // Identified before any event: a work email's domain beats the network.
+        client
+            .identify(json!({ "siteId": site, "tracker_vid": "named-first", "email": "kim@gamma.example" }))
+            .await
+            .expect(200);
+        send(vec![view("named-first", now_ms())], "198.51.102.10").await;
+        app.state.writer.flush().await;
+
+        let rows = visitor::Entity::find().filter(visitor::Column::SiteId.eq(site)).all(&app.state.db).await.unwrap();
+        let stored: BTreeMap<&str, StoredNetwork> = rows
+            .iter()
+            .map(|v| (v.tracker_vid.as_str(), (v.account_key.as_deref(), v.account_name.as_deref(), v.asn)))
+            .collect();
+        assert_eq!(
+            stored,
+            BTreeMap::from([
+                ("from-isp", (None, None, Some(7922))),
+                ("named-first", (Some("gamma.example"), Some("gamma.example"), Some(64502))),
+                ("one-net", (Some("asn:64500"), Some("Acme Networks"), Some(64500))),
+                ("with-ping", (Some("asn:64501"), Some("Beta <b>GmbH</b>"), Some(64501))),
+            ])
+        );
+
+        let found = |q: &'static str| {
+            let (client, path) = (client.clone(), format!("/api/visitor?siteId={site}&timeRange=all&q={q}"));
+            async move {
+                let answer = client.get(&path).await.expect(200).clone();
+                let mut vids: Vec<String> = answer["visitors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["tracker_vid"].as_str().unwrap().to_owned())
+                    .collect();
+                vids.sort();
+                vids
+            }
+        };
+        assert_eq!(found("acme").await, ["one-net"]);
+        assert_eq!(found("gmbh").await, ["with-ping"]);
+        assert_eq!(found("gamma").await, ["named-first"]);
+        assert!(found("comcast").await.is_empty(), "an ISP is no account");
+
+        let answer = client.get(&format!("/api/accounts?siteId={site}&timeRange=all")).await.expect(200).clone();
+        let expected = recount(&app, site, &[], 0).await;
+        assert_eq!(answered(&answer), expected);
+        assert_eq!(
+            expected.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["asn:64500", "asn:64501", "gamma.example"]
+        );
+    }
+}

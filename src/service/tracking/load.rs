@@ -18,26 +18,82 @@ use sea_orm::{
 use entity::{link_click, tracked_session, visitor};
 
 use super::{
-    WriteOp,
-    sessionize::{Batch, StoredClick, new_visitor},
+    EventKind, WriteOp,
+    sessionize::{Batch, StoredClick, apply_network, new_visitor},
 };
+use crate::enrich::network;
 use crate::service::IN_LIST_CHUNK as CHUNK;
 
-/// Every visitor the operations name, with the earliest time each is seen in
-/// them: a visitor created by this batch starts there.
-fn visitor_keys<'a>(ops: &[&'a WriteOp]) -> BTreeMap<(i64, &'a str), i64> {
-    let mut keys: BTreeMap<(i64, &str), i64> = BTreeMap::new();
-    let mut note = |site_id: i64, vid: &'a str, ts: i64| {
-        keys.entry((site_id, vid)).and_modify(|first| *first = (*first).min(ts)).or_insert(ts);
+/// What the operations say of a visitor before it is loaded: the earliest
+/// time it is seen in them (a visitor created by this batch starts there),
+/// and the network it is certain to end the batch with, if any.
+#[derive(Clone, Copy)]
+struct FirstSeen<'a> {
+    at: i64,
+    network: KnownNetwork<'a>,
+}
+
+/// A visitor's network as the operations tell it.
+#[derive(Clone, Copy)]
+enum KnownNetwork<'a> {
+    /// Every operation on it is an event (not a ping, which may be dropped)
+    /// from this one network, so the batch gives it this network for sure.
+    Only(&'a network::Network),
+    /// Anything else: an identify, a ping, no network, or several.
+    Unsure,
+}
+
+impl<'a> KnownNetwork<'a> {
+    fn and(self, other: KnownNetwork<'a>) -> KnownNetwork<'a> {
+        match (self, other) {
+            (KnownNetwork::Only(a), KnownNetwork::Only(b)) if a == b => self,
+            _ => KnownNetwork::Unsure,
+        }
+    }
+}
+
+/// Every visitor the operations name, with what they say of it.
+fn visitor_keys<'a>(ops: &[&'a WriteOp]) -> BTreeMap<(i64, &'a str), FirstSeen<'a>> {
+    let mut keys: BTreeMap<(i64, &str), FirstSeen<'a>> = BTreeMap::new();
+    let mut note = |site_id: i64, vid: &'a str, at: i64, network: KnownNetwork<'a>| {
+        keys.entry((site_id, vid))
+            .and_modify(|seen| {
+                seen.at = seen.at.min(at);
+                seen.network = seen.network.and(network);
+            })
+            .or_insert(FirstSeen { at, network });
     };
     for op in ops {
         match op {
-            WriteOp::Events(events) => events.iter().for_each(|e| note(e.site_id, &e.tracker_vid, e.timestamp)),
-            WriteOp::Identify(command) => note(command.site_id, &command.tracker_vid, command.identified_at),
+            WriteOp::Events(events) => events.iter().for_each(|e| {
+                let network = match (&e.network, e.kind) {
+                    (Some(network), kind) if kind != EventKind::Ping => KnownNetwork::Only(network),
+                    _ => KnownNetwork::Unsure,
+                };
+                note(e.site_id, &e.tracker_vid, e.timestamp, network)
+            }),
+            WriteOp::Identify(command) => {
+                note(command.site_id, &command.tracker_vid, command.identified_at, KnownNetwork::Unsure)
+            }
             WriteOp::Click(_) => {}
         }
     }
     keys
+}
+
+/// The row a visitor the batch creates is inserted as: with the network
+/// (and the network's account) the batch is certain to give it. The search
+/// words are indexed as a row is inserted and again whenever its account
+/// name changes, so a row inserted without the name the batch then gives it
+/// would be indexed twice, its first entry deleted, in one transaction.
+fn created_row(site_id: i64, vid: &str, seen: FirstSeen<'_>) -> visitor::ActiveModel {
+    let mut model = new_visitor(site_id, vid, seen.at);
+    if let KnownNetwork::Only(network) = seen.network {
+        apply_network(&mut model, network);
+    }
+    let mut row = model.into_active_model().reset_all();
+    row.id = sea_orm::ActiveValue::NotSet;
+    row
 }
 
 /// Loads and locks what the operations touch, creating the visitors that do
@@ -45,19 +101,15 @@ fn visitor_keys<'a>(ops: &[&'a WriteOp]) -> BTreeMap<(i64, &'a str), i64> {
 pub(super) async fn load<'a>(db: &impl ConnectionTrait, ops: &[&'a WriteOp]) -> Result<Batch<'a>, DbErr> {
     let keys = visitor_keys(ops);
     let mut found = lock_visitors(db, keys.keys().copied()).await?;
-    let missing: Vec<((i64, &str), i64)> =
-        keys.iter().filter(|(key, _)| !found.contains_key(key)).map(|(key, first)| (*key, *first)).collect();
+    let missing: Vec<((i64, &str), FirstSeen<'_>)> =
+        keys.iter().filter(|(key, _)| !found.contains_key(key)).map(|(key, seen)| (*key, *seen)).collect();
     // Rows this batch inserts are not in the rollups yet; the batch counts them.
     let mut created: HashSet<i64> = HashSet::new();
     if !missing.is_empty() {
         // Another instance may create the same visitor at the same moment:
         // whichever insert loses does nothing and then locks the winner's row.
         for chunk in super::writes::statement_chunks(missing.clone()) {
-            let rows = chunk.into_iter().map(|((site_id, vid), first)| {
-                let mut row = new_visitor(site_id, vid, first).into_active_model().reset_all();
-                row.id = sea_orm::ActiveValue::NotSet;
-                row
-            });
+            let rows = chunk.into_iter().map(|((site_id, vid), seen)| created_row(site_id, vid, seen));
             let inserted = visitor::Entity::insert_many(rows)
                 .on_conflict_do_nothing_on([visitor::Column::SiteId, visitor::Column::TrackerVid])
                 .exec_with_returning_keys(db)
@@ -209,4 +261,89 @@ async fn load_clicks(db: &impl ConnectionTrait, batch: &mut Batch<'_>, ops: &[&W
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        enrich::network::{Network, NetworkKind},
+        service::tracking::{CollectedEvent, IdentifyCommand, sessionize::tests::event},
+    };
+
+    fn network(asn: u32, kind: NetworkKind) -> Network {
+        Network { asn, org: format!("Org {asn}"), kind }
+    }
+
+    fn from(kind: EventKind, ts: i64, network: Option<&Network>) -> CollectedEvent {
+        CollectedEvent { network: network.cloned(), ..event(kind, ts, None) }
+    }
+
+    /// Which visitors a batch creates with a network, and with which.
+    #[test]
+    fn a_created_visitor_takes_a_network_only_when_every_operation_agrees() {
+        let acme = network(64_500, NetworkKind::Organisation);
+        let beta = network(64_501, NetworkKind::Organisation);
+        let isp = network(7_922, NetworkKind::Isp);
+        let identify = || {
+            WriteOp::Identify(Box::new(IdentifyCommand {
+                site_id: 1,
+                tracker_vid: "vid-1".to_owned(),
+                user_id: Some("u-1".to_owned()),
+                email: None,
+                name: None,
+                company: None,
+                phone: None,
+                traits: "{}".to_owned(),
+                source: "api".to_owned(),
+                source_detail: None,
+                identified_at: 5,
+            }))
+        };
+        let view = EventKind::Pageview;
+        // (case, operations, the network number and account it is created with)
+        type Case<'a> = (&'a str, Vec<WriteOp>, Option<(i64, Option<&'a str>)>);
+        let cases: Vec<Case> = vec![
+            ("one event", vec![WriteOp::Events(vec![from(view, 10, Some(&acme))])], Some((64_500, Some("asn:64500")))),
+            (
+                "two requests, one network",
+                vec![
+                    WriteOp::Events(vec![from(view, 10, Some(&acme))]),
+                    WriteOp::Events(vec![from(EventKind::CustomEvent, 20, Some(&acme))]),
+                ],
+                Some((64_500, Some("asn:64500"))),
+            ),
+            ("an ISP names no account", vec![WriteOp::Events(vec![from(view, 10, Some(&isp))])], Some((7_922, None))),
+            (
+                "two networks",
+                vec![
+                    WriteOp::Events(vec![from(view, 10, Some(&acme))]),
+                    WriteOp::Events(vec![from(view, 20, Some(&beta))]),
+                ],
+                None,
+            ),
+            (
+                "a ping may be dropped",
+                vec![WriteOp::Events(vec![from(EventKind::Ping, 10, Some(&acme)), from(view, 20, Some(&acme))])],
+                None,
+            ),
+            (
+                "an event without a network",
+                vec![WriteOp::Events(vec![from(view, 10, Some(&acme)), from(view, 20, None)])],
+                None,
+            ),
+            ("an identify", vec![identify(), WriteOp::Events(vec![from(view, 10, Some(&acme))])], None),
+        ];
+        for (name, ops, expected) in cases {
+            let ops: Vec<&WriteOp> = ops.iter().collect();
+            let keys = visitor_keys(&ops);
+            let seen = keys[&(1, "vid-1")];
+            let row = created_row(1, "vid-1", seen);
+            let stored = row.asn.clone().unwrap().map(|asn| (asn, row.account_key.clone().unwrap()));
+            let expected = expected.map(|(asn, key)| (asn, key.map(str::to_owned)));
+            assert_eq!(stored, expected, "{name}");
+            let first = if name == "an identify" { 5 } else { 10 };
+            assert_eq!(seen.at, first, "{name}: starts at the earliest operation");
+        }
+    }
 }

@@ -16,6 +16,7 @@ use super::{
 use crate::{
     enrich::{
         account::{self, AccountSource},
+        network::Network,
         source::{self, LinkKind},
         visit_source::visit_source,
     },
@@ -393,6 +394,20 @@ fn session_campaign(session: &tracked_session::Model) -> Option<(Option<&str>, O
     (key != (None, None, None)).then_some(key)
 }
 
+/// The visitor's network is that of their latest event that has one.
+pub(super) fn apply_network(visitor: &mut visitor::Model, network: &Network) {
+    visitor.asn = Some(i64::from(network.asn));
+    visitor.network = Some(network.org.clone());
+    // A company's own network names the account until an identify does.
+    if let Some(key) = network.account_key()
+        && visitor.account_source.as_deref().is_none_or(|source| source == AccountSource::Network.as_str())
+    {
+        visitor.account_key = Some(key);
+        visitor.account_name = Some(network.org.clone());
+        visitor.account_source = Some(AccountSource::Network.as_str().to_owned());
+    }
+}
+
 /// The visitor's latest place and device are those of their latest event.
 fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
     let client = &event.client;
@@ -400,16 +415,7 @@ fn apply_client(visitor: &mut visitor::Model, event: &CollectedEvent) {
     visitor.browser = client.info.browser.clone().or(visitor.browser.take());
     visitor.os = client.info.os.clone().or(visitor.os.take());
     if let Some(network) = &event.network {
-        visitor.asn = Some(i64::from(network.asn));
-        visitor.network = Some(network.org.clone());
-        // A company's own network names the account until an identify does.
-        if let Some(key) = network.account_key()
-            && visitor.account_source.as_deref().is_none_or(|source| source == AccountSource::Network.as_str())
-        {
-            visitor.account_key = Some(key);
-            visitor.account_name = Some(network.org.clone());
-            visitor.account_source = Some(AccountSource::Network.as_str().to_owned());
-        }
+        apply_network(visitor, network);
     }
     if client.geo.country.is_some() {
         visitor.country = client.geo.country.clone();
@@ -505,4 +511,4 @@ pub(crate) fn new_visitor(site_id: i64, tracker_vid: &str, now: i64) -> visitor:
 
 #[cfg(test)]
 #[path = "sessionize_tests.rs"]
-mod tests;
+pub(super) mod tests;

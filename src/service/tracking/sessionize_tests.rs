@@ -25,7 +25,7 @@ fn client() -> Arc<Client> {
     })
 }
 
-fn event(kind: EventKind, ts: i64, campaign: Option<&str>) -> CollectedEvent {
+pub(in crate::service::tracking) fn event(kind: EventKind, ts: i64, campaign: Option<&str>) -> CollectedEvent {
     CollectedEvent {
         site_id: 1,
         tracker_vid: "vid-1".to_owned(),
