@@ -268,7 +268,10 @@ mod tests {
     use super::*;
     use crate::{
         enrich::network::{Network, NetworkKind},
-        service::tracking::{CollectedEvent, IdentifyCommand, sessionize::tests::event},
+        service::tracking::{
+            CollectedEvent,
+            sessionize::tests::{event, identify_command},
+        },
     };
 
     fn network(asn: u32, kind: NetworkKind) -> Network {
@@ -285,21 +288,7 @@ mod tests {
         let acme = network(64_500, NetworkKind::Organisation);
         let beta = network(64_501, NetworkKind::Organisation);
         let isp = network(7_922, NetworkKind::Isp);
-        let identify = || {
-            WriteOp::Identify(Box::new(IdentifyCommand {
-                site_id: 1,
-                tracker_vid: "vid-1".to_owned(),
-                user_id: Some("u-1".to_owned()),
-                email: None,
-                name: None,
-                company: None,
-                phone: None,
-                traits: "{}".to_owned(),
-                source: "api".to_owned(),
-                source_detail: None,
-                identified_at: 5,
-            }))
-        };
+        let identify = || WriteOp::Identify(Box::new(identify_command("vid-1", Some("u-1"), None, 5)));
         let view = EventKind::Pageview;
         // (case, operations, the network number and account it is created with)
         type Case<'a> = (&'a str, Vec<WriteOp>, Option<(i64, Option<&'a str>)>);

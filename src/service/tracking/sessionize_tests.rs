@@ -53,6 +53,29 @@ pub(in crate::service::tracking) fn event(kind: EventKind, ts: i64, campaign: Op
     }
 }
 
+/// An identify of `tracker_vid` on site 1 through the API, naming a user id
+/// or an email.
+pub(in crate::service::tracking) fn identify_command(
+    tracker_vid: &str,
+    user_id: Option<&str>,
+    email: Option<&str>,
+    identified_at: i64,
+) -> IdentifyCommand {
+    IdentifyCommand {
+        site_id: 1,
+        tracker_vid: tracker_vid.to_owned(),
+        user_id: user_id.map(str::to_owned),
+        email: email.map(str::to_owned),
+        name: None,
+        company: None,
+        phone: None,
+        traits: "{}".to_owned(),
+        source: "api".to_owned(),
+        source_detail: None,
+        identified_at,
+    }
+}
+
 fn batch_with_visitor<'a>() -> Batch<'a> {
     let mut batch = Batch::new();
     let mut visitor = new_visitor(1, "vid-1", T0);
@@ -156,19 +179,8 @@ fn an_open_stored_session_is_continued_not_reopened() {
 
 #[test]
 fn identify_marks_the_visitor_and_keeps_history() {
-    let command: &'static IdentifyCommand = Box::leak(Box::new(IdentifyCommand {
-        site_id: 1,
-        tracker_vid: "vid-1".to_owned(),
-        user_id: None,
-        email: Some("Ada@Example.com".to_owned()),
-        name: None,
-        company: None,
-        phone: None,
-        traits: "{}".to_owned(),
-        source: "api".to_owned(),
-        source_detail: None,
-        identified_at: T0,
-    }));
+    let command: &'static IdentifyCommand =
+        Box::leak(Box::new(identify_command("vid-1", None, Some("Ada@Example.com"), T0)));
     let mut batch = batch_with_visitor();
     batch.identify(command);
     let visitor = &batch.visitors[VisitorIx::new(0)].model;

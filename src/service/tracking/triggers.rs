@@ -115,21 +115,9 @@ mod tests {
     /// score a visitor had before (none for one the batch created).
     #[test]
     fn changes_compare_against_the_visitor_as_it_was() {
-        use crate::service::tracking::{IdentifyCommand, sessionize::new_visitor};
+        use crate::service::tracking::sessionize::{new_visitor, tests::identify_command};
         const NOW: i64 = 1_800_000_000_000;
-        let command = IdentifyCommand {
-            site_id: 1,
-            tracker_vid: "v".to_owned(),
-            user_id: Some("ada".to_owned()),
-            email: None,
-            name: None,
-            company: None,
-            phone: None,
-            traits: "{}".to_owned(),
-            source: "api".to_owned(),
-            source_detail: None,
-            identified_at: NOW,
-        };
+        let command = identify_command("v", Some("ada"), None, NOW);
         let cases = [
             // created by the batch, status and stored score before: (identified, score before), or
             // nothing when the batch changed nothing an alert looks at
