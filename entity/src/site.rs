@@ -19,6 +19,9 @@ pub struct Model {
     pub created_at: i64,
     /// Days visitor-level data is kept; `None` keeps it all.
     pub retention_days: Option<i32>,
+    /// The latest cutoff a retention purge applied (epoch milliseconds):
+    /// rollups are exact only for ranges that start at or after it.
+    pub purged_before: Option<i64>,
     /// Whether `DNT: 1` or `Sec-GPC: 1` means "do not track this browser".
     pub respect_do_not_track: bool,
     /// Whether pages show Gravatar images; off shows initials and sends

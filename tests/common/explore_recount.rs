@@ -27,6 +27,14 @@ pub const VISIT_METRICS: [&str; 9] = [
     "percentage",
 ];
 
+/// The metrics the writer's per-value rollups answer (design §17): a query
+/// asking only these, unfiltered, by one visit dimension or none, over a
+/// range past every event, is read from them.
+pub const ROLLED_METRICS: [&str; 8] =
+    ["visitors", "visits", "pageviews", "events", "views_per_visit", "bounce_rate", "visit_duration", "percentage"];
+/// The same for an event dimension (pages, names).
+pub const ROLLED_EVENT_METRICS: [&str; 4] = ["visitors", "pageviews", "events", "percentage"];
+
 pub struct Rows {
     pub events: Vec<event::Model>,
     pub sessions: HashMap<i64, tracked_session::Model>,

@@ -16,6 +16,7 @@ pub mod browser;
 pub mod explore_recount;
 pub mod process;
 pub mod receiver;
+pub mod rollup_recount;
 pub mod scenario;
 pub mod smtp;
 pub mod traffic;

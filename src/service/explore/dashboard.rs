@@ -16,6 +16,7 @@ use super::{
     breakdowns::{self, Shared},
     figures::{Groups, Scope},
     query::{self, Dimension, Metric},
+    rollups,
 };
 use crate::{
     auth::{Role, Viewer},
@@ -214,27 +215,30 @@ pub async fn dashboard(
     Ok(Dashboard { range, totals, series, panels, compared, timezone: site.timezone })
 }
 
-/// The panels' visit breakdowns, read in one pass, by dimension.
+/// The panels' visit breakdowns, read in one pass, by dimension; none
+/// when the rollups answer each panel.
 struct SharedPass {
     dimensions: Vec<Dimension>,
-    counts: Shared,
+    counts: Option<Shared>,
 }
 
 impl SharedPass {
     /// The tiles' figures for the range itself (the earlier period is read
     /// on its own).
     fn whole(&self) -> Known {
-        let groups = Groups::from([(Vec::new(), self.counts.whole.clone())]);
-        Known { groups: Some(groups), total: Some(self.counts.whole.visitors) }
+        let Some(counts) = &self.counts else { return Known::default() };
+        let groups = Groups::from([(Vec::new(), counts.whole.clone())]);
+        Known { groups: Some(groups), total: Some(counts.whole.visitors) }
     }
 
     /// What a panel's query can take from the pass: its groups when it is
     /// one of its breakdowns and counts only visits, and the whole.
     fn known(&self, query: &query::Query) -> Known {
+        let Some(counts) = &self.counts else { return Known::default() };
         let counted = query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric));
         let at = query.dimensions.first().and_then(|dimension| self.dimensions.iter().position(|d| d == dimension));
-        let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| self.counts.groups[at].clone());
-        Known { groups, total: Some(self.counts.whole.visitors) }
+        let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| counts.groups[at].clone());
+        Known { groups, total: Some(counts.whole.visitors) }
     }
 }
 
@@ -269,9 +273,21 @@ async fn shared_pass(
         .collect();
     let span = answer::span_of(db, site.id, zone, page, now).await?;
     let goals = goals::rules(db, site.id).await?;
-    let scope = Scope { site_id: site.id, domain: &site.domain, hot_threshold: site.hot_threshold, now, goals: &goals };
+    let scope = Scope {
+        site_id: site.id,
+        domain: &site.domain,
+        hot_threshold: site.hot_threshold,
+        now,
+        goals: &goals,
+        purged_before: site.purged_before,
+    };
+    if page.filters.is_empty() && rollups::holds(db, &scope, span).await? {
+        // Each panel and the tiles read the per-value rollups on their own,
+        // each a few rows, where the pass would read every visit.
+        return Ok(SharedPass { dimensions: Vec::new(), counts: None });
+    }
     let counts = breakdowns::visit_breakdowns(db, &scope, &dimensions, &page.filters, span).await?;
-    Ok(SharedPass { dimensions, counts })
+    Ok(SharedPass { dimensions, counts: Some(counts) })
 }
 
 /// The one panel a full view asked for, as CSV: its dimension and metrics

@@ -11,6 +11,7 @@ use super::{
     query::{Condition, Dimension, Filter, Metric},
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
+    rollups,
     sql::{self, Context, Resolved, Source, Sql},
     statements::{events_from, flat_statement, group_by_positions, nested_statement, push_where, visit_statement},
 };
@@ -223,6 +224,12 @@ pub async fn groups(
 ) -> AppResult<Groups> {
     let Ask { filters, metrics, .. } = ask;
     let mut all = Groups::new();
+    let rolled = rollups::plan(ask).filter(|_| buckets.is_none());
+    if let Some(dimension) = rolled
+        && let Some(groups) = rollups::groups(db, scope, ask, dimension, span).await?
+    {
+        return Ok(groups);
+    }
     if metrics.iter().any(|metric| *metric != Metric::Clicks) {
         let resolved = resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
         all = event_groups(db, scope, ask, span, buckets, &resolved).await?;

@@ -12,6 +12,7 @@ pub mod figures;
 pub mod query;
 pub mod range;
 mod revenue;
+mod rollups;
 pub mod sql;
 mod statements;
 mod visits;

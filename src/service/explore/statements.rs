@@ -33,6 +33,8 @@ pub struct Scope<'a> {
     pub hot_threshold: i32,
     pub now: i64,
     pub goals: &'a [Goal],
+    /// The site's latest retention cutoff (`rollups` reads no range before it).
+    pub purged_before: Option<i64>,
 }
 
 /// What is counted: per group of `dimensions`, the rows `filters` keep, for `metrics`.

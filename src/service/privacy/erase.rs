@@ -13,7 +13,7 @@ use sea_orm::{
 
 use entity::{
     alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, visitor_link,
-    visitor_page, webhook_delivery,
+    visitor_page, visitor_value, webhook_delivery,
 };
 
 use crate::{
@@ -21,7 +21,11 @@ use crate::{
     error::{AppError, AppResult},
     service::{
         access,
-        tracking::{rollup, rollup_store, writes::Writes},
+        tracking::{
+            EventKind, rollup, rollup_store,
+            value_rollups::{self, ValueKey, ValueTally},
+            writes::Writes,
+        },
     },
     time::HOUR_MS,
 };
@@ -106,7 +110,7 @@ async fn erase_in_transaction(
         .await?
         .ok_or_else(|| AppError::not_found("visitor"))?;
 
-    subtract_from_page_hours(&txn, site.id, found.id).await?;
+    let names = subtract_from_page_hours(&txn, site.id, found.id).await?;
     visitor_page::Entity::delete_many().filter(visitor_page::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     visitor_link::Entity::delete_many().filter(visitor_link::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
@@ -116,7 +120,8 @@ async fn erase_in_transaction(
         .filter(tracked_session::Column::VisitorId.eq(found.id))
         .exec_with_returning(&txn)
         .await?;
-    subtract_from_visitor_and_session_hours(&txn, &found, &sessions).await?;
+    subtract_from_visitor_and_session_hours(&txn, &found, &sessions, names).await?;
+    visitor_value::Entity::delete_many().filter(visitor_value::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let identities =
         identity::Entity::delete_many().filter(identity::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let clicks = link_click::Entity::update_many()
@@ -173,27 +178,37 @@ async fn erase_in_transaction(
     })
 }
 
-/// Takes the visitor and its sessions out of the rollup rows they are counted in.
+/// Takes the visitor and its sessions out of the rollup rows they are
+/// counted in, and its events (`names`) out of the event-name rows.
 async fn subtract_from_visitor_and_session_hours(
     db: &impl ConnectionTrait,
     found: &visitor::Model,
     sessions: &[tracked_session::Model],
+    mut names: rollup::Deltas<ValueKey, ValueTally>,
 ) -> AppResult<()> {
     let mut writes = Writes::new(db.get_database_backend());
     rollup_store::add_visitors_removed(&mut writes, std::slice::from_ref(found));
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
+    sessions.iter().flat_map(value_rollups::visit_entries).for_each(|entry| names.moved(Some(entry), None));
+    value_rollups::add_value_moves(&mut writes, names);
     writes.send(db).await?;
     Ok(())
 }
 
 /// Takes the visitor's human events out of the hourly page rollups, in key
-/// order as the writer adds them, so the two never wait on each other in a cycle.
-async fn subtract_from_page_hours(db: &impl ConnectionTrait, site_id: i64, visitor_id: i64) -> AppResult<()> {
-    let rows: Vec<(i64, String, String)> = event::Entity::find()
+/// order as the writer adds them, so the two never wait on each other in a
+/// cycle; answers what they take out of the event-name rows.
+async fn subtract_from_page_hours(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    visitor_id: i64,
+) -> AppResult<rollup::Deltas<ValueKey, ValueTally>> {
+    let rows: Vec<(i64, String, String, String)> = event::Entity::find()
         .select_only()
         .column(event::Column::Timestamp)
         .column(event::Column::Page)
         .column(event::Column::EventType)
+        .column(event::Column::EventName)
         .filter(event::Column::VisitorId.eq(visitor_id))
         .filter(event::Column::IsBot.eq(false))
         .order_by_asc(event::Column::Id)
@@ -201,7 +216,10 @@ async fn subtract_from_page_hours(db: &impl ConnectionTrait, site_id: i64, visit
         .all(db)
         .await?;
     let mut counts: BTreeMap<(i64, String), (i64, i64)> = BTreeMap::new();
-    for (timestamp, page, event_type) in rows {
+    let mut names = rollup::Deltas::new();
+    for (timestamp, page, event_type, name) in rows {
+        let kind = if event_type == "pageview" { EventKind::Pageview } else { EventKind::CustomEvent };
+        names.moved(Some(value_rollups::name_entry(site_id, kind, &name, timestamp)), None);
         let count = counts.entry((timestamp.div_euclid(HOUR_MS) * HOUR_MS, page)).or_default();
         count.0 += i64::from(event_type == "pageview");
         count.1 += 1;
@@ -222,5 +240,5 @@ async fn subtract_from_page_hours(db: &impl ConnectionTrait, site_id: i64, visit
         .filter(page_hour::Column::Events.lte(0))
         .exec(db)
         .await?;
-    Ok(())
+    Ok(names)
 }

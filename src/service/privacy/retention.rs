@@ -12,11 +12,11 @@ use std::time::Duration;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QuerySelect,
     QueryTrait, Statement, TransactionTrait, Value,
-    sea_query::{IntoColumnRef, IntoIden},
+    sea_query::{Expr, ExprTrait, IntoColumnRef, IntoIden},
 };
 
 use entity::{
-    conversion, event, identity, link_click, site, tracked_session, visitor, visitor_link, visitor_page,
+    conversion, event, identity, link_click, site, tracked_session, value_hour, visitor, visitor_link, visitor_page,
     webhook_delivery,
 };
 
@@ -62,6 +62,9 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
     for (site_id, days) in sites {
         let Some(days) = days.filter(|days| *days > 0) else { continue };
         let cutoff = now - i64::from(days) * DAY_MS;
+        // First, so a read that sees any row gone knows the rollups no longer
+        // sum the rows before the cutoff.
+        mark_purged(db, site_id, cutoff).await?;
         purged.events += in_batches::<event::Entity>(
             db,
             [event::Column::Id, event::Column::SiteId, event::Column::Timestamp],
@@ -137,11 +140,30 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             Some(|rows| Uncount::Visitors(rows.to_vec())),
         )
         .await?;
+        // The per-value hours before the cutoff are no longer read.
+        value_hour::Entity::delete_many()
+            .filter(value_hour::Column::SiteId.eq(site_id))
+            .filter(value_hour::Column::Hour.lt(rollup::hour_of(cutoff)))
+            .exec(db)
+            .await?;
     }
     if purged != Purged::default() {
         tracing::info!(?purged, "retention purge");
     }
     Ok(purged)
+}
+
+/// Records that the site's rows before `cutoff` are being deleted: Explore
+/// reads its per-value rollups only for ranges that start at or after it
+/// (they keep what the rows held before the purge).
+async fn mark_purged(db: &DatabaseConnection, site_id: i64, cutoff: i64) -> AppResult<()> {
+    site::Entity::update_many()
+        .col_expr(site::Column::PurgedBefore, Expr::value(cutoff))
+        .filter(site::Column::Id.eq(site_id))
+        .filter(site::Column::PurgedBefore.is_null().or(site::Column::PurgedBefore.lt(cutoff)))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// A visit that began before the cutoff and ended after it keeps its row but

@@ -17,7 +17,7 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers, visitor_links, visitor_pages,
+    triggers, value_rollups, visitor_links, visitor_pages,
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -185,6 +185,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
     rollup_store::add_touch_moves(&mut writes, batch.touch_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
+    value_rollups::add(&mut writes, batch);
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);
     clicks::write_clicks(&mut writes, batch);

@@ -12,6 +12,7 @@ use super::{
     ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
     rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally},
     slots::Slots,
+    value_rollups::{self, ValueKey, ValueTally},
 };
 use crate::{
     enrich::{
@@ -58,6 +59,8 @@ pub(super) struct SessionSlot {
     pub stored_start: Option<i64>,
     /// The rollup row the stored session is counted in; `None` when new.
     pub counted: Option<(SessionKey, SessionTally)>,
+    /// The value rows the stored session is counted in; none when new.
+    pub values_counted: Vec<(ValueKey, ValueTally)>,
 }
 
 impl SessionSlot {
@@ -196,8 +199,10 @@ impl<'a> Batch<'a> {
         self.by_key.insert(key, visitor);
         if let Some(model) = open_session {
             let counted = Some(rollup::session_entry(&model));
+            let values_counted = value_rollups::visit_entries(&model);
             let stored_start = Some(model.started_at);
-            let session = self.sessions.push(SessionSlot { model, visitor, dirty: false, stored_start, counted });
+            let session =
+                self.sessions.push(SessionSlot { model, visitor, dirty: false, stored_start, counted, values_counted });
             self.visitors[visitor].session = Some(session);
         }
     }
@@ -335,8 +340,14 @@ impl<'a> Batch<'a> {
         visitor.model.total_sessions += 1;
         visitor.dirty = true;
         let model = new_session(visitor.model.id, event, link);
-        let session =
-            self.sessions.push(SessionSlot { model, visitor: v, dirty: true, stored_start: None, counted: None });
+        let session = self.sessions.push(SessionSlot {
+            model,
+            visitor: v,
+            dirty: true,
+            stored_start: None,
+            counted: None,
+            values_counted: Vec::new(),
+        });
         self.visitors[v].session = Some(session);
         session
     }

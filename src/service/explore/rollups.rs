@@ -1,0 +1,383 @@
+//! Explore from the writer's per-value rollups (design §17): for a range
+//! that runs past every stored event and starts on an hour, with no filter
+//! and at most one dimension the rollups keep, the figures are read from
+//! hours and from one row per visitor and value, not from the range's
+//! visits or events.
+//!
+//! - Visitors: the visitors whose latest human event with the value is in
+//!   an hour of the range (`visitor_values`). Nothing lies after the range,
+//!   so such an event is in it, and a visitor with one has that row.
+//! - Visits, bounces, pageviews, events, seconds: the visits begun in the
+//!   range's hours (`value_hours`), which lie wholly in it, plus those an
+//!   earlier start cuts (begun at most `SESSION_MAX_MS` before it), counted
+//!   from their events in the range as the visit statement does. Event
+//!   dimensions count events by their own hour (`page_hours` for pages).
+//!
+//! The rollups sum what the rows held before any retention purge, so a range
+//! starting before the site's latest purge cutoff is read from the rows.
+
+use std::collections::HashMap;
+
+use sea_orm::ConnectionTrait;
+
+use super::{
+    figures::{Counts, Groups, Key},
+    query::{Dimension, EventProperty, Metric, VisitProperty},
+    range::Span,
+    sql::Sql,
+    statements::{Ask, Scope},
+};
+use crate::{
+    error::AppResult,
+    service::{
+        analytics::score_sql_text,
+        scoring::RECENCY_MAX,
+        tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
+    },
+    time::HOUR_MS,
+};
+
+/// The rolled dimension a query's dimension reads, if the rollups keep it.
+fn rolled(dimension: &Dimension) -> Option<RolledDimension> {
+    use RolledDimension as R;
+    use VisitProperty as V;
+    Some(match dimension {
+        Dimension::Visit(property) => match property {
+            V::Source => R::Source,
+            V::Referrer => R::Referrer,
+            V::Channel => R::Channel,
+            V::UtmSource => R::UtmSource,
+            V::UtmMedium => R::UtmMedium,
+            V::UtmCampaign => R::UtmCampaign,
+            V::UtmContent => R::UtmContent,
+            V::UtmTerm => R::UtmTerm,
+            V::Device => R::Device,
+            V::Browser => R::Browser,
+            V::Os => R::Os,
+            V::Country | V::CountryName => R::Country,
+            V::Region | V::RegionName => R::Region,
+            V::City | V::CityName => R::City,
+            V::EntryPage => R::EntryPage,
+            V::ExitPage => R::ExitPage,
+            V::Link => return None,
+        },
+        Dimension::Event(EventProperty::Page) => R::Page,
+        Dimension::Event(EventProperty::Name) => R::Name,
+        _ => return None,
+    })
+}
+
+/// Whether an event dimension: its rows count events, not visits.
+fn is_event(dimension: RolledDimension) -> bool {
+    matches!(dimension, RolledDimension::Page | RolledDimension::Name)
+}
+
+/// The rolled dimension that answers the query's shape, if one does: no
+/// filter, no time, at most one dimension the rollups keep, and metrics its
+/// rows hold (visitors only where visitor rows are kept; visit figures
+/// only for the whole site and visit dimensions).
+pub(super) fn plan(ask: Ask<'_>) -> Option<RolledDimension> {
+    if !ask.filters.is_empty() {
+        return None;
+    }
+    let dimension = match ask.dimensions {
+        [] => RolledDimension::Total,
+        [one] => rolled(one)?,
+        _ => return None,
+    };
+    let fits = |metric: &Metric| match metric {
+        Metric::Pageviews | Metric::Events => true,
+        Metric::Visitors | Metric::Percentage => dimension.has_visitor_rows(),
+        Metric::Visits | Metric::ViewsPerVisit | Metric::BounceRate | Metric::VisitDuration => !is_event(dimension),
+        Metric::IdentifiedVisitors | Metric::HotLeads => dimension == RolledDimension::Total,
+        _ => false,
+    };
+    ask.metrics.iter().all(fits).then_some(dimension)
+}
+
+/// Whether the rollups hold the span exactly: it starts on an hour, at or
+/// after the latest purge cutoff, and no stored event lies at or after its end.
+pub(super) async fn holds(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span) -> AppResult<bool> {
+    if span.from.rem_euclid(HOUR_MS) != 0 || scope.purged_before.is_some_and(|cutoff| span.from < cutoff) {
+        return Ok(false);
+    }
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT 1 AS later FROM events WHERE site_id = ")
+        .bind(scope.site_id)
+        .push(" AND timestamp >= ")
+        .bind(span.to)
+        .push(" LIMIT 1");
+    Ok(db.query_one_raw(sql.statement()).await?.is_none())
+}
+
+/// The groups of one span from the rollups, or `None` when they do not hold
+/// it (the caller reads the rows).
+pub(super) async fn groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    dimension: RolledDimension,
+    span: Span,
+) -> AppResult<Option<Groups>> {
+    if !holds(db, scope, span).await? {
+        return Ok(None);
+    }
+    let mut counts: HashMap<String, Counts> = HashMap::new();
+    if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
+        visitors(db, scope.site_id, dimension, span, &mut counts).await?;
+    }
+    hours(db, scope.site_id, dimension, span, &mut counts).await?;
+    if !is_event(dimension) {
+        cut_visits(db, scope.site_id, dimension, span, &mut counts).await?;
+    }
+    if ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
+        known_and_hot(db, scope, span, counts.entry(String::new()).or_default()).await?;
+    }
+    let session_metric = ask.metrics.iter().any(|metric| metric.is_session_metric());
+    let mut groups = Groups::new();
+    for (value, mut group) in counts {
+        if !session_metric {
+            group.bounces = 0;
+            group.seconds = 0;
+        }
+        if group == Counts::default() && !ask.dimensions.is_empty() {
+            continue;
+        }
+        let key =
+            if ask.dimensions.is_empty() { Vec::new() } else { vec![Key::Text(Some(value).filter(|v| !v.is_empty()))] };
+        groups.insert(key, group);
+    }
+    Ok(Some(groups))
+}
+
+async fn visitors(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    dimension: RolledDimension,
+    span: Span,
+    counts: &mut HashMap<String, Counts>,
+) -> AppResult<()> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT value, COUNT(*) AS visitors FROM visitor_values WHERE site_id = ")
+        .bind(site_id)
+        .push(" AND dimension = ")
+        .bind(dimension.code())
+        .push(" AND last_hour >= ")
+        .bind(span.from)
+        .push(" GROUP BY value");
+    for row in db.query_all_raw(sql.statement()).await? {
+        let value: String = row.try_get("", "value")?;
+        counts.entry(value).or_default().visitors = row.try_get("", "visitors")?;
+    }
+    Ok(())
+}
+
+async fn hours(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    dimension: RolledDimension,
+    span: Span,
+    counts: &mut HashMap<String, Counts>,
+) -> AppResult<()> {
+    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}");
+    let mut sql = Sql::new(db.get_database_backend());
+    if dimension == RolledDimension::Page {
+        sql.push(&format!("SELECT page AS value, {}, {} FROM page_hours", sum("pageviews"), sum("events")))
+            .push(" WHERE site_id = ")
+            .bind(site_id);
+    } else {
+        let columns = ["visits", "bounces", "pageviews", "events", "seconds"].map(sum).join(", ");
+        sql.push(&format!("SELECT value, {columns} FROM value_hours WHERE site_id = "))
+            .bind(site_id)
+            .push(" AND dimension = ")
+            .bind(dimension.code());
+    }
+    sql.push(" AND hour >= ").bind(span.from).push(" AND hour < ").bind(span.to).push(" GROUP BY 1");
+    for row in db.query_all_raw(sql.statement()).await? {
+        let value: String = row.try_get("", "value")?;
+        let group = counts.entry(value).or_default();
+        group.pageviews += row.try_get::<i64>("", "pageviews")?;
+        group.events += row.try_get::<i64>("", "events")?;
+        if dimension != RolledDimension::Page {
+            group.visits += row.try_get::<i64>("", "visits")?;
+            group.bounces += row.try_get::<i64>("", "bounces")?;
+            group.seconds += row.try_get::<i64>("", "seconds")?;
+        }
+    }
+    Ok(())
+}
+
+/// The whole range's identified visitors and hot leads (the explorer's
+/// tiles): those seen since its start (the visitors' index) whose latest
+/// human event is in it. A hot lead's stored score is at most the recency
+/// points below the threshold, so only known people and such scores are
+/// looked up.
+async fn known_and_hot(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole: &mut Counts) -> AppResult<()> {
+    let score = score_sql_text("v", scope.now);
+    let threshold = scope.hot_threshold;
+    let mut sql = Sql::new(db.get_database_backend());
+    // CROSS JOIN keeps SQLite's order: the visitors' index first.
+    sql.push(&format!(
+        "SELECT COUNT(CASE WHEN v.status = 'identified' THEN 1 END) AS identified, \
+         COUNT(CASE WHEN {score} >= {threshold} THEN 1 END) AS hot \
+         FROM visitors v CROSS JOIN visitor_values w WHERE v.site_id = "
+    ))
+    .bind(scope.site_id)
+    .push(" AND v.is_bot IN (")
+    .bind(false)
+    .push(", ")
+    .bind(true)
+    .push(") AND v.last_seen >= ")
+    .bind(span.from)
+    .push(&format!(" AND (v.status = 'identified' OR v.score >= {})", threshold.saturating_sub(RECENCY_MAX)))
+    .push(" AND w.visitor_id = v.id AND w.dimension = ")
+    .bind(RolledDimension::Total.code())
+    .push(" AND w.value = '' AND w.last_hour >= ")
+    .bind(span.from);
+    if let Some(row) = db.query_one_raw(sql.statement()).await? {
+        whole.identified = row.try_get("", "identified")?;
+        whole.hot = row.try_get("", "hot")?;
+    }
+    Ok(())
+}
+
+/// The visits begun before the span that reach into it: their events in
+/// the span, as the visit statement counts a visit an edge cuts.
+async fn cut_visits(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    dimension: RolledDimension,
+    span: Span,
+    counts: &mut HashMap<String, Counts>,
+) -> AppResult<()> {
+    let column = visit_column(dimension);
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(&format!(
+        "SELECT COALESCE({column}, '') AS value, MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds, \
+         COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews \
+         FROM tracked_sessions s JOIN events e ON e.session_id = s.id WHERE s.site_id = "
+    ))
+    .bind(site_id)
+    .push(" AND s.started_at >= ")
+    .bind(span.from.saturating_sub(SESSION_MAX_MS))
+    .push(" AND s.started_at < ")
+    .bind(span.from)
+    .push(" AND s.ended_at >= ")
+    .bind(span.from)
+    .push(" AND e.is_bot = ")
+    .bind(false)
+    .push(" AND e.timestamp >= ")
+    .bind(span.from)
+    .push(" GROUP BY s.id");
+    for row in db.query_all_raw(sql.statement()).await? {
+        let value: String = row.try_get("", "value")?;
+        let group = counts.entry(value).or_default();
+        group.visits += 1;
+        group.bounces += i64::from(row.try_get::<i32>("", "s_events")? <= 1);
+        group.seconds += row.try_get::<i64>("", "s_seconds")?;
+        group.events += row.try_get::<i64>("", "n_events")?;
+        group.pageviews += row.try_get::<i64>("", "n_pageviews")?;
+    }
+    Ok(())
+}
+
+/// The visit column a visit dimension (or the whole site, `''`) reads.
+fn visit_column(dimension: RolledDimension) -> &'static str {
+    use RolledDimension as R;
+    match dimension {
+        R::Source => "s.source",
+        R::Referrer => "s.referrer",
+        R::Channel => "s.channel",
+        R::UtmSource => "s.utm_source",
+        R::UtmMedium => "s.utm_medium",
+        R::UtmCampaign => "s.utm_campaign",
+        R::UtmContent => "s.utm_content",
+        R::UtmTerm => "s.utm_term",
+        R::Device => "s.device_type",
+        R::Browser => "s.browser",
+        R::Os => "s.os",
+        R::Country => "s.country",
+        R::Region => "s.region",
+        R::City => "s.city",
+        R::EntryPage => "s.entry_page",
+        R::ExitPage => "s.exit_page",
+        R::Total | R::Page | R::Name => "''",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::explore::query::{self, Filter};
+
+    fn ask_of(body: serde_json::Value) -> (Vec<Dimension>, Vec<Filter>, Vec<Metric>) {
+        let query = query::parse(&body).expect("a valid query");
+        (query.dimensions, query.filters, query.metrics)
+    }
+
+    #[test]
+    fn the_rollups_answer_unfiltered_single_dimension_queries_whose_metrics_they_hold() {
+        use RolledDimension as R;
+        let cases: Vec<(&str, serde_json::Value, Option<RolledDimension>)> = vec![
+            ("aggregate", serde_json::json!({"metrics": ["visitors", "visits", "bounce_rate"]}), Some(R::Total)),
+            (
+                "by source",
+                serde_json::json!({"metrics": ["visitors", "visit_duration"], "dimensions": ["visit:source"]}),
+                Some(R::Source),
+            ),
+            (
+                "country names read codes",
+                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:country_name"]}),
+                Some(R::Country),
+            ),
+            (
+                "pages: visitors and pageviews",
+                serde_json::json!({"metrics": ["visitors", "pageviews"], "dimensions": ["event:page"]}),
+                Some(R::Page),
+            ),
+            ("pages: no visits", serde_json::json!({"metrics": ["visits"], "dimensions": ["event:page"]}), None),
+            (
+                "names: events",
+                serde_json::json!({"metrics": ["events", "percentage"], "dimensions": ["event:name"]}),
+                Some(R::Name),
+            ),
+            (
+                "entry pages: visits",
+                serde_json::json!({"metrics": ["visits", "bounce_rate"], "dimensions": ["visit:entry_page"]}),
+                Some(R::EntryPage),
+            ),
+            (
+                "entry pages: no visitors",
+                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:entry_page"]}),
+                None,
+            ),
+            (
+                "a filter",
+                serde_json::json!({"metrics": ["visitors"], "filters": [["is", "visit:device", ["Desktop"]]]}),
+                None,
+            ),
+            ("time", serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:day"]}), None),
+            (
+                "two dimensions",
+                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:source", "visit:country"]}),
+                None,
+            ),
+            ("visitor dimension", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visitor:status"]}), None),
+            ("links", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:link"]}), None),
+            ("tiles", serde_json::json!({"metrics": ["identified_visitors", "hot_leads", "visitors"]}), Some(R::Total)),
+            (
+                "identified by source",
+                serde_json::json!({"metrics": ["identified_visitors"], "dimensions": ["visit:source"]}),
+                None,
+            ),
+            ("revenue", serde_json::json!({"metrics": ["total_revenue"], "dimensions": ["visit:source"]}), None),
+        ];
+        for (name, mut body, expected) in cases {
+            body["site_id"] = serde_json::json!(1);
+            body["date_range"] = serde_json::json!("30d");
+            let (dimensions, filters, metrics) = ask_of(body);
+            let ask = Ask { dimensions: &dimensions, filters: &filters, metrics: &metrics };
+            assert_eq!(plan(ask), expected, "{name}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The writer's per-value rollups (`value_hours`, `visitor_values`)
+//! recounted by hand from the raw rows, and read back as stored, so a test
+//! compares the two whole. The dimension codes are the stored contract
+//! (design §17), written out here on purpose.
+
+use std::collections::BTreeMap;
+
+use entity::tracked_session;
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
+
+use super::{TestApp, explore_recount::Rows};
+
+const HOUR_MS: i64 = 3_600_000;
+/// A `value_hours` row: (dimension code, value, hour).
+pub type HourKey = (i16, String, i64);
+/// Its visits, bounces, pageviews, events and seconds.
+pub type HourTally = [i64; 5];
+/// A `visitor_values` row: (visitor id, dimension code, value).
+pub type VisitorKey = (i64, i16, String);
+
+fn hour(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS) * HOUR_MS
+}
+
+/// A visit's value for each visit dimension code (0 is the whole site).
+fn visit_values(s: &tracked_session::Model) -> Vec<(i16, String)> {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    vec![
+        (0, String::new()),
+        (1, text(&s.source)),
+        (2, text(&s.referrer)),
+        (3, s.channel.clone()),
+        (4, text(&s.utm_source)),
+        (5, text(&s.utm_medium)),
+        (6, text(&s.utm_campaign)),
+        (7, text(&s.utm_content)),
+        (8, text(&s.utm_term)),
+        (9, text(&s.device_type)),
+        (10, text(&s.browser)),
+        (11, text(&s.os)),
+        (12, text(&s.country)),
+        (13, text(&s.region)),
+        (14, text(&s.city)),
+        (15, text(&s.entry_page)),
+        (16, text(&s.exit_page)),
+    ]
+}
+
+/// `value_hours` as the rows say it should be: each visit with a human
+/// event at the hour it began, per visit dimension; each human event at
+/// its own hour by name (17, pages, is `page_hours`).
+pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
+    let mut hours: BTreeMap<HourKey, HourTally> = BTreeMap::new();
+    for s in rows.sessions.values() {
+        let human: Vec<_> = rows.events.iter().filter(|e| e.session_id == s.id && !e.is_bot).collect();
+        if human.is_empty() {
+            continue;
+        }
+        let pageviews = human.iter().filter(|e| e.event_type == "pageview").count() as i64;
+        let tally = [1, i64::from(s.event_count <= 1), pageviews, human.len() as i64, s.duration_seconds];
+        for (code, value) in visit_values(s) {
+            let row = hours.entry((code, value, hour(s.started_at))).or_default();
+            row.iter_mut().zip(tally).for_each(|(stored, added)| *stored += added);
+        }
+    }
+    for e in rows.events.iter().filter(|e| !e.is_bot) {
+        let name = if e.event_type == "pageview" { "pageview".to_owned() } else { e.event_name.clone() };
+        let row = hours.entry((18, name, hour(e.timestamp))).or_default();
+        row[2] += i64::from(e.event_type == "pageview");
+        row[3] += 1;
+    }
+    hours
+}
+
+/// `visitor_values` as the rows say it should be: per visitor and value of
+/// the dimensions a visit never changes (and pages, 17, and names, 18), the
+/// hour of their latest human event with it.
+pub fn visitor_values_of(rows: &Rows) -> BTreeMap<VisitorKey, i64> {
+    let mut latest: BTreeMap<VisitorKey, i64> = BTreeMap::new();
+    for e in rows.events.iter().filter(|e| !e.is_bot) {
+        let s = &rows.sessions[&e.session_id];
+        let name = if e.event_type == "pageview" { "pageview".to_owned() } else { e.event_name.clone() };
+        let mut values: Vec<(i16, String)> = visit_values(s).into_iter().filter(|(code, _)| *code < 15).collect();
+        values.push((17, e.page.clone()));
+        values.push((18, name));
+        for (code, value) in values {
+            let at = latest.entry((e.visitor_id, code, value)).or_insert(i64::MIN);
+            *at = (*at).max(hour(e.timestamp));
+        }
+    }
+    latest
+}
+
+async fn query(app: &TestApp, sql: &str, site: i64) -> Vec<sea_orm::QueryResult> {
+    let db = &app.state.db;
+    let backend = db.get_database_backend();
+    let sql = if backend == DbBackend::Postgres { sql.replace('?', "$1") } else { sql.to_owned() };
+    db.query_all_raw(Statement::from_sql_and_values(backend, sql, [site.into()])).await.unwrap()
+}
+
+/// The site's `value_hours` rows as stored, without those that add nothing.
+pub async fn stored_hours(app: &TestApp, site: i64) -> BTreeMap<HourKey, HourTally> {
+    let sql = "SELECT dimension, value, hour, visits, bounces, pageviews, events, seconds \
+               FROM value_hours WHERE site_id = ?";
+    let mut stored = BTreeMap::new();
+    for row in query(app, sql, site).await {
+        let tally: HourTally = ["visits", "bounces", "pageviews", "events", "seconds"]
+            .map(|column| row.try_get::<i64>("", column).unwrap());
+        if tally != [0; 5] {
+            let key = (
+                row.try_get::<i16>("", "dimension").unwrap(),
+                row.try_get("", "value").unwrap(),
+                row.try_get("", "hour").unwrap(),
+            );
+            stored.insert(key, tally);
+        }
+    }
+    stored
+}
+
+/// The site's `visitor_values` rows as stored.
+pub async fn stored_visitor_values(app: &TestApp, site: i64) -> BTreeMap<VisitorKey, i64> {
+    let sql = "SELECT visitor_id, dimension, value, last_hour FROM visitor_values WHERE site_id = ?";
+    let mut stored = BTreeMap::new();
+    for row in query(app, sql, site).await {
+        let key = (
+            row.try_get("", "visitor_id").unwrap(),
+            row.try_get::<i16>("", "dimension").unwrap(),
+            row.try_get("", "value").unwrap(),
+        );
+        stored.insert(key, row.try_get("", "last_hour").unwrap());
+    }
+    stored
+}
+
+/// Asserts both rollups equal their recount from the rows.
+pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: &str) {
+    let (expected, stored) = (hours_of(rows), stored_hours(app, site).await);
+    for (key, tally) in &expected {
+        assert_eq!(stored.get(key), Some(tally), "{label}: value_hours {key:?}");
+    }
+    assert_eq!(stored.len(), expected.len(), "{label}: value_hours rows beyond the recount");
+    let (expected, stored) = (visitor_values_of(rows), stored_visitor_values(app, site).await);
+    for (key, hour) in &expected {
+        assert_eq!(stored.get(key), Some(hour), "{label}: visitor_values {key:?}");
+    }
+    assert_eq!(stored.len(), expected.len(), "{label}: visitor_values rows beyond the recount");
+}
