@@ -298,6 +298,22 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
     for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
         let (client, site) = app.user_with_site("Ro", "rollups.example").await;
         feed(&app, &client, site, 36).await;
+        // One visit's events one request at a time, across an hour's end:
+        // the writer writes its values' visitor rows once an hour, then only
+        // new pages and names.
+        let hour = 60 * MINUTE_MS;
+        let at = (now_ms() / hour - 1) * hour - 15 * MINUTE_MS;
+        for (n, (kind, page)) in
+            [("pageview", "/"), ("pageview", "/pricing"), ("custom_event", "/pricing"), ("pageview", "/")]
+                .into_iter()
+                .enumerate()
+        {
+            let event = json!({ "site": site, "type": kind, "event_name": "signup", "tracker_vid": "one-by-one",
+                                "url": format!("https://explore.example{page}?utm_source=ads"), "ts": at + n as i64 * 10 * MINUTE_MS });
+            let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "DE")]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            app.state.writer.flush().await;
+        }
         let rows = rows(&app, site).await;
         rollup_recount::assert_rollups_match(&app, site, &rows, "after collect").await;
         // An existing database gains them from its rows: the migration's fill

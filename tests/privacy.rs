@@ -361,7 +361,9 @@ async fn retention_takes_a_visitor_off_a_link_with_their_last_click() {
         for (vid, clicked) in [("old-clicker", now - 40 * DAY_MS), ("new-clicker", now - 2 * MINUTE)] {
             let key = format!("{vid}-click");
             let click = WriteOp::Click(Box::new(common::traffic::click_command(&link, key.clone(), clicked)));
-            tracking::batch::apply(&app.state.db, &[&click], &QuietSites::default()).await.unwrap();
+            tracking::batch::apply(&app.state.db, &[&click], &QuietSites::default(), &Default::default())
+                .await
+                .unwrap();
             let landing = format!("https://relink.example/?lt_click={key}");
             app.collect(at(pageview(site, vid, &landing), clicked + 1_000)).await.expect(202);
             app.collect(at(pageview(site, vid, "https://relink.example/again"), now - MINUTE)).await.expect(202);

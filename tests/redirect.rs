@@ -248,7 +248,8 @@ async fn a_click_and_its_landing_in_one_batch_put_the_visitor_on_the_link() {
         let click = WriteOp::Click(Box::new(click_command(&link, "same-batch".to_owned(), now - 2_000)));
         let landing = WriteOp::Events(vec![landing_event(site, "lander", "/", "same-batch", now - 1_000)]);
         let quiet = tracking::quiet_sites::QuietSites::default();
-        tracking::batch::apply(&app.state.db, &[&click, &landing], &quiet).await.unwrap();
+        let written = tracking::value_rollups::WrittenValues::default();
+        tracking::batch::apply(&app.state.db, &[&click, &landing], &quiet, &written).await.unwrap();
         let clicks = app.clicks().await;
         assert_eq!(clicks.len(), 1, "{}", app.backend);
         assert_eq!(clicks[0].tracker_vid.as_deref(), Some("lander"), "{}", app.backend);
@@ -269,14 +270,15 @@ async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
         client.create_link(json!({ "siteId": site, "slug": "w", "destinationUrl": "https://wes.example/" })).await;
         let link = app.stored_link(site).await;
         let quiet = tracking::quiet_sites::QuietSites::default();
+        let written = tracking::value_rollups::WrittenValues::default();
 
         let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));
-        let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate], &quiet).await;
+        let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate], &quiet, &written).await;
         assert!(failed.is_err(), "{}: a repeated click key breaks the batch", app.backend);
 
         for round in 0..3 {
             let next = click_on(&link, &format!("next-{round}"));
-            tracking::batch::apply(&app.state.db, &[&next], &quiet).await.unwrap();
+            tracking::batch::apply(&app.state.db, &[&next], &quiet, &written).await.unwrap();
         }
         let mut keys: Vec<String> = app.clicks().await.into_iter().map(|click| click.click_key).collect();
         keys.sort();

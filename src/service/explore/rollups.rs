@@ -140,7 +140,9 @@ pub(super) async fn groups(
             group.bounces = 0;
             group.seconds = 0;
         }
-        if group == Counts::default() && !ask.dimensions.is_empty() {
+        // As the rows' statements: a group with nothing in it is no group
+        // (a value whose visits were all erased keeps its zeroed hours).
+        if group == Counts::default() {
             continue;
         }
         let key =

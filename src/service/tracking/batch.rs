@@ -3,7 +3,9 @@
 
 use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
-use super::{Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, writes};
+use super::{
+    Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, value_rollups::WrittenValues, writes,
+};
 
 /// What a committed batch stored.
 pub struct Applied {
@@ -15,8 +17,14 @@ pub struct Applied {
 
 /// Applies the operations in order, in one transaction with the alerts they
 /// fire, and answers what was stored once it has committed.
-/// `quiet` is the writer's knowledge of sites no account alert can fire on.
-pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp], quiet: &QuietSites) -> Result<Applied, DbErr> {
+/// `quiet` is the writer's knowledge of sites no account alert can fire on,
+/// `written` of the visitor rows it has brought up to their hour.
+pub async fn apply(
+    db: &DatabaseConnection,
+    ops: &[&WriteOp],
+    quiet: &QuietSites,
+    written: &WrittenValues,
+) -> Result<Applied, DbErr> {
     if ops.iter().all(|op| matches!(op, WriteOp::Click(_))) {
         return apply_clicks(db, ops).await;
     }
@@ -29,11 +37,12 @@ pub async fn apply(db: &DatabaseConnection, ops: &[&WriteOp], quiet: &QuietSites
             WriteOp::Click(click) => batch.click(click),
         }
     }
-    let activities = flush::write(&txn, &mut batch).await?;
+    let activities = flush::write(&txn, &mut batch, written).await?;
     let now = crate::time::now_ms();
     flush::tie_conversions(&txn, &batch, now).await?;
     let alerts_queued = flush::queue_alerts(&txn, &batch, quiet, now).await?;
     txn.commit().await?;
+    written.remember(&batch);
     Ok(Applied { activities, alerts_queued })
 }
 

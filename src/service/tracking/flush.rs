@@ -17,7 +17,9 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers, value_rollups, visitor_links, visitor_pages,
+    triggers,
+    value_rollups::{self, WrittenValues},
+    visitor_links, visitor_pages,
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -26,7 +28,11 @@ use crate::time::HOUR_MS;
 /// Writes what the batch changed. Statements go in groups, and the writer
 /// builds each group while the database runs the one before, so on two cores
 /// they work at the same time instead of taking turns.
-pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> Result<Vec<Activity>, DbErr> {
+pub(super) async fn write(
+    db: &impl ConnectionTrait,
+    batch: &mut Batch<'_>,
+    written: &WrittenValues,
+) -> Result<Vec<Activity>, DbErr> {
     batch.rescore();
     let backend = db.get_database_backend();
     let (slots, rows) = new_sessions(batch);
@@ -37,11 +43,11 @@ pub(super) async fn write(db: &impl ConnectionTrait, batch: &mut Batch<'_>) -> R
     if batch.events.len() < OVERLAP_FROM_EVENTS {
         let mut writes = sessions;
         writes.append(visitor_updates(backend, batch));
-        writes.append(activity_rows(backend, batch));
+        writes.append(activity_rows(backend, batch, written));
         return writes.send_while(db, || activities(batch)).await;
     }
     let visitors = sessions.send_while(db, || visitor_updates(backend, batch)).await?;
-    let activity = visitors.send_while(db, || activity_rows(backend, batch)).await?;
+    let activity = visitors.send_while(db, || activity_rows(backend, batch, written)).await?;
     activity.send_while(db, || activities(batch)).await
 }
 
@@ -150,7 +156,7 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
 
 /// What the batch adds: its events, the rollups they move, its clicks and
 /// its identities.
-fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
+fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues) -> Writes {
     let mut writes = Writes::new(backend);
     // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch
@@ -185,7 +191,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>) -> Writes {
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
     rollup_store::add_touch_moves(&mut writes, batch.touch_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
-    value_rollups::add(&mut writes, batch);
+    value_rollups::add(&mut writes, batch, written);
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);
     clicks::write_clicks(&mut writes, batch);

@@ -24,7 +24,7 @@ pub(crate) mod sessionize;
 pub mod site_cache;
 mod slots;
 mod triggers;
-pub(crate) mod value_rollups;
+pub mod value_rollups;
 mod visitor_links;
 mod visitor_pages;
 pub mod writer;

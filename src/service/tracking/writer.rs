@@ -25,7 +25,7 @@ use crate::{
     service::alerts::due::AlertsDue,
     service::tracking::{
         self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp, live::LiveStream,
-        quiet_sites::QuietSites,
+        quiet_sites::QuietSites, value_rollups::WrittenValues,
     },
 };
 
@@ -244,6 +244,7 @@ async fn run(
     after_commit: AfterCommit,
     quiet: Arc<QuietSites>,
 ) {
+    let written = WrittenValues::default();
     let mut shutdown = None;
     while shutdown.is_none() {
         let Some(first) = commands.recv().await else {
@@ -277,7 +278,7 @@ async fn run(
         while !rest.is_empty() {
             let tail = rest.split_off(chunk_size.min(rest.len()));
             let ops: Vec<&WriteOp> = rest.iter().map(|pending| &pending.op).collect();
-            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &after_commit, &quiet).await;
+            let (activities, outcomes) = write_with_retries(&db, &ops, &healthy, &after_commit, &quiet, &written).await;
             after_commit.publish(activities);
             for (pending, outcome) in rest.into_iter().zip(outcomes) {
                 pending.done.send(outcome).ok();
@@ -308,11 +309,12 @@ async fn write_with_retries(
     healthy: &Arc<AtomicBool>,
     after_commit: &AfterCommit,
     quiet: &QuietSites,
+    written: &WrittenValues,
 ) -> (Vec<Activity>, Vec<Outcome>) {
     let started = Instant::now();
     let mut backoff = Duration::from_millis(20);
     loop {
-        match tracking::batch::apply(db, ops, quiet).await {
+        match tracking::batch::apply(db, ops, quiet, written).await {
             Ok(applied) => {
                 healthy.store(true, Ordering::Release);
                 after_commit.committed(applied.alerts_queued);
@@ -341,7 +343,7 @@ async fn write_with_retries(
                 let mut outcomes = Vec::with_capacity(ops.len());
                 for op in ops {
                     let (op_activities, op_outcomes) =
-                        Box::pin(write_with_retries(db, &[*op], healthy, after_commit, quiet)).await;
+                        Box::pin(write_with_retries(db, &[*op], healthy, after_commit, quiet, written)).await;
                     activities.extend(op_activities);
                     outcomes.extend(op_outcomes);
                 }
