@@ -16,7 +16,7 @@ use sea_orm::{
 };
 
 use entity::{
-    conversion, event, identity, link_click, site, tracked_session, value_hour, visitor, visitor_link, visitor_page,
+    conversion, event, identity, link_click, site, tracked_session, visitor, visitor_link, visitor_page,
     webhook_delivery,
 };
 
@@ -140,12 +140,6 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
             Some(|rows| Uncount::Visitors(rows.to_vec())),
         )
         .await?;
-        // The per-value hours before the cutoff are no longer read.
-        value_hour::Entity::delete_many()
-            .filter(value_hour::Column::SiteId.eq(site_id))
-            .filter(value_hour::Column::Hour.lt(rollup::hour_of(cutoff)))
-            .exec(db)
-            .await?;
     }
     if purged != Purged::default() {
         tracing::info!(?purged, "retention purge");
@@ -154,8 +148,9 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
 }
 
 /// Records that the site's rows before `cutoff` are being deleted: Explore
-/// reads its per-value rollups only for ranges that start at or after it
-/// (they keep what the rows held before the purge).
+/// reads its per-value rollups only for ranges that start at or after it.
+/// Like every hourly rollup they hold no visitor and stay, keeping what the
+/// rows held before the purge, which a recount of the rows left would not.
 async fn mark_purged(db: &DatabaseConnection, site_id: i64, cutoff: i64) -> AppResult<()> {
     site::Entity::update_many()
         .col_expr(site::Column::PurgedBefore, Expr::value(cutoff))
