@@ -386,13 +386,16 @@ async fn main() {
         100.0,
     ));
     let mut explore_missed = 0;
+    // BENCH_EXPLORE_RUNS (10) calls each: the queries the rows answer take
+    // seconds at 10M events.
+    let runs: usize = std::env::var("BENCH_EXPLORE_RUNS").ok().and_then(|runs| runs.parse().ok()).unwrap_or(10);
     if !wanted("explore") {
         cases.clear();
     }
     for (name, body, target) in &cases {
         let url = format!("{}/api/v2/query", server.base);
         // Ten calls each: these reads are slow enough that sixty would take an hour.
-        let sample = measure_runs(1, 10, || async {
+        let sample = measure_runs(1, runs, || async {
             let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("explore");
             assert_eq!(reply.status(), 200, "{name}");
             reply.bytes().await.expect("explore body");

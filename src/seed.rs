@@ -359,7 +359,7 @@ pub async fn run(db: &DatabaseConnection, options: SeedOptions, progress: impl F
     // The seed writes as the writer does; it hears no cluster signals, so a
     // destination created meanwhile is believed absent for half a minute.
     let quiet = tracking::quiet_sites::QuietSites::default();
-    let written = tracking::value_rollups::WrittenValues::default();
+    let written = tracking::visitor_values::WrittenValues::default();
     for index in 0..options.visitors {
         let ops = generator.visitor(index, &mut report)?;
         pending_events += ops.iter().map(WriteOp::event_count).sum::<usize>();

@@ -248,7 +248,7 @@ async fn a_click_and_its_landing_in_one_batch_put_the_visitor_on_the_link() {
         let click = WriteOp::Click(Box::new(click_command(&link, "same-batch".to_owned(), now - 2_000)));
         let landing = WriteOp::Events(vec![landing_event(site, "lander", "/", "same-batch", now - 1_000)]);
         let quiet = tracking::quiet_sites::QuietSites::default();
-        let written = tracking::value_rollups::WrittenValues::default();
+        let written = tracking::visitor_values::WrittenValues::default();
         tracking::batch::apply(&app.state.db, &[&click, &landing], &quiet, &written).await.unwrap();
         let clicks = app.clicks().await;
         assert_eq!(clicks.len(), 1, "{}", app.backend);
@@ -270,7 +270,7 @@ async fn a_click_batch_that_fails_is_rolled_back_and_the_next_one_is_stored() {
         client.create_link(json!({ "siteId": site, "slug": "w", "destinationUrl": "https://wes.example/" })).await;
         let link = app.stored_link(site).await;
         let quiet = tracking::quiet_sites::QuietSites::default();
-        let written = tracking::value_rollups::WrittenValues::default();
+        let written = tracking::visitor_values::WrittenValues::default();
 
         let (first, duplicate) = (click_on(&link, "same-key"), click_on(&link, "same-key"));
         let failed = tracking::batch::apply(&app.state.db, &[&first, &duplicate], &quiet, &written).await;

@@ -28,6 +28,7 @@ pub mod site;
 pub mod tracked_session;
 pub mod user;
 pub mod value_hour;
+pub mod value_visitor_hour;
 pub mod visitor;
 pub mod visitor_hour;
 pub mod visitor_link;

@@ -133,7 +133,25 @@ pub async fn stored_visitor_values(app: &TestApp, site: i64) -> BTreeMap<Visitor
     stored
 }
 
-/// Asserts both rollups equal their recount from the rows.
+/// The site's `value_visitor_hours` rows as stored, without empty ones.
+pub async fn stored_visitor_counts(app: &TestApp, site: i64) -> BTreeMap<HourKey, i64> {
+    let sql = "SELECT dimension, value, hour, visitors FROM value_visitor_hours WHERE site_id = ?";
+    let mut stored = BTreeMap::new();
+    for row in query(app, sql, site).await {
+        let visitors: i64 = row.try_get("", "visitors").unwrap();
+        if visitors != 0 {
+            let key = (
+                row.try_get::<i16>("", "dimension").unwrap(),
+                row.try_get("", "value").unwrap(),
+                row.try_get("", "hour").unwrap(),
+            );
+            stored.insert(key, visitors);
+        }
+    }
+    stored
+}
+
+/// Asserts the rollups equal their recount from the rows.
 pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: &str) {
     let (expected, stored) = (hours_of(rows), stored_hours(app, site).await);
     for (key, tally) in &expected {
@@ -145,4 +163,9 @@ pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: 
         assert_eq!(stored.get(key), Some(hour), "{label}: visitor_values {key:?}");
     }
     assert_eq!(stored.len(), expected.len(), "{label}: visitor_values rows beyond the recount");
+    let mut counts: BTreeMap<HourKey, i64> = BTreeMap::new();
+    for ((_, code, value), hour) in expected {
+        *counts.entry((code, value, hour)).or_default() += 1;
+    }
+    assert_eq!(stored_visitor_counts(app, site).await, counts, "{label}: value_visitor_hours");
 }

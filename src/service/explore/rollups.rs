@@ -5,8 +5,9 @@
 //! visits or events.
 //!
 //! - Visitors: the visitors whose latest human event with the value is in
-//!   an hour of the range (`visitor_values`). Nothing lies after the range,
-//!   so such an event is in it, and a visitor with one has that row.
+//!   an hour of the range (`visitor_values`, counted by that hour in
+//!   `value_visitor_hours`). Nothing lies after the range, so such an event
+//!   is in it, and a visitor with one has that row.
 //! - Visits, bounces, pageviews, events, seconds: the visits begun in the
 //!   range's hours (`value_hours`), which lie wholly in it, plus those an
 //!   earlier start cuts (begun at most `SESSION_MAX_MS` before it), counted
@@ -160,12 +161,14 @@ async fn visitors(
     counts: &mut HashMap<String, Counts>,
 ) -> AppResult<()> {
     let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT value, COUNT(*) AS visitors FROM visitor_values WHERE site_id = ")
+    sql.push("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM value_visitor_hours WHERE site_id = ")
         .bind(site_id)
         .push(" AND dimension = ")
         .bind(dimension.code())
-        .push(" AND last_hour >= ")
+        .push(" AND hour >= ")
         .bind(span.from)
+        .push(" AND hour < ")
+        .bind(span.to)
         .push(" GROUP BY value");
     for row in db.query_all_raw(sql.statement()).await? {
         let value: String = row.try_get("", "value")?;

@@ -23,7 +23,8 @@ use crate::{
         access,
         tracking::{
             EventKind, rollup, rollup_store,
-            value_rollups::{self, ValueKey, ValueTally},
+            value_rollups::{self, RolledDimension, ValueKey, ValueTally},
+            visitor_values::{self, VisitorCount},
             writes::Writes,
         },
     },
@@ -121,7 +122,11 @@ async fn erase_in_transaction(
         .exec_with_returning(&txn)
         .await?;
     subtract_from_visitor_and_session_hours(&txn, &found, &sessions, names).await?;
-    visitor_value::Entity::delete_many().filter(visitor_value::Column::VisitorId.eq(found.id)).exec(&txn).await?;
+    let values = visitor_value::Entity::delete_many()
+        .filter(visitor_value::Column::VisitorId.eq(found.id))
+        .exec_with_returning(&txn)
+        .await?;
+    subtract_from_visitor_counts(&txn, &values).await?;
     let identities =
         identity::Entity::delete_many().filter(identity::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let clicks = link_click::Entity::update_many()
@@ -191,6 +196,18 @@ async fn subtract_from_visitor_and_session_hours(
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
     sessions.iter().flat_map(value_rollups::visit_entries).for_each(|entry| names.moved(Some(entry), None));
     value_rollups::add_value_moves(&mut writes, names);
+    writes.send(db).await?;
+    Ok(())
+}
+
+/// Takes the visitor's rows out of the per-value visitor counts.
+async fn subtract_from_visitor_counts(db: &impl ConnectionTrait, values: &[visitor_value::Model]) -> AppResult<()> {
+    let counted = values.iter().filter_map(|row| {
+        let dimension = RolledDimension::of_code(row.dimension)?;
+        Some((visitor_values::count_key(row.site_id, dimension, &row.value, row.last_hour), VisitorCount(1)))
+    });
+    let mut writes = Writes::new(db.get_database_backend());
+    visitor_values::add_count_moves(&mut writes, rollup::Deltas::removed(counted));
     writes.send(db).await?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
 use super::{
-    Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, value_rollups::WrittenValues, writes,
+    Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, visitor_values::WrittenValues, writes,
 };
 
 /// What a committed batch stored.

@@ -17,9 +17,8 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers,
-    value_rollups::{self, WrittenValues},
-    visitor_links, visitor_pages,
+    triggers, value_rollups, visitor_links, visitor_pages,
+    visitor_values::{self, StoredHours, WrittenValues},
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -40,14 +39,16 @@ pub(super) async fn write(
     assign_session_ids(batch, slots, inserted)?;
     link_last_sessions(batch);
     let batch = &*batch;
+    let stored = visitor_values::stored_hours(db, batch, written).await?;
+    let stored = &stored;
     if batch.events.len() < OVERLAP_FROM_EVENTS {
         let mut writes = sessions;
         writes.append(visitor_updates(backend, batch));
-        writes.append(activity_rows(backend, batch, written));
+        writes.append(activity_rows(backend, batch, written, stored));
         return writes.send_while(db, || activities(batch)).await;
     }
     let visitors = sessions.send_while(db, || visitor_updates(backend, batch)).await?;
-    let activity = visitors.send_while(db, || activity_rows(backend, batch, written)).await?;
+    let activity = visitors.send_while(db, || activity_rows(backend, batch, written, stored)).await?;
     activity.send_while(db, || activities(batch)).await
 }
 
@@ -156,7 +157,7 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
 
 /// What the batch adds: its events, the rollups they move, its clicks and
 /// its identities.
-fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues) -> Writes {
+fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues, stored: &StoredHours) -> Writes {
     let mut writes = Writes::new(backend);
     // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch
@@ -191,7 +192,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues)
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
     rollup_store::add_touch_moves(&mut writes, batch.touch_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
-    value_rollups::add(&mut writes, batch, written);
+    value_rollups::add(&mut writes, batch, written, stored);
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);
     clicks::write_clicks(&mut writes, batch);

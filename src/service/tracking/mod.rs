@@ -24,9 +24,10 @@ pub(crate) mod sessionize;
 pub mod site_cache;
 mod slots;
 mod triggers;
-pub mod value_rollups;
+pub(crate) mod value_rollups;
 mod visitor_links;
 mod visitor_pages;
+pub mod visitor_values;
 pub mod writer;
 pub(crate) mod writes;
 

@@ -16,18 +16,16 @@
 //! pageview), so a visitor's latest hour with one of them cannot only grow:
 //! they have hourly rows but no visitor rows.
 
-use std::{collections::BTreeMap, num::NonZeroUsize, sync::Mutex};
-
-use lru::LruCache;
 use sea_orm::ActiveValue::{NotSet, Set};
 
-use entity::{tracked_session, value_hour, visitor_value};
+use entity::{tracked_session, value_hour};
 
 use super::{
     EventKind,
     rollup::{Deltas, Tally, hour_of},
     rollup_store::upsert_adding,
     sessionize::Batch,
+    visitor_values::{self, StoredHours, WrittenValues},
     writes::Writes,
 };
 
@@ -82,6 +80,33 @@ impl RolledDimension {
 
     pub fn code(self) -> i16 {
         self as i16
+    }
+
+    /// The dimension a stored code names.
+    pub fn of_code(code: i16) -> Option<Self> {
+        use RolledDimension as D;
+        const ALL: [RolledDimension; 19] = [
+            D::Total,
+            D::Source,
+            D::Referrer,
+            D::Channel,
+            D::UtmSource,
+            D::UtmMedium,
+            D::UtmCampaign,
+            D::UtmContent,
+            D::UtmTerm,
+            D::Device,
+            D::Browser,
+            D::Os,
+            D::Country,
+            D::Region,
+            D::City,
+            D::EntryPage,
+            D::ExitPage,
+            D::Page,
+            D::Name,
+        ];
+        ALL.into_iter().find(|dimension| dimension.code() == code)
     }
 
     /// Whether its visitor rows are kept: the value never changes on a visit.
@@ -201,119 +226,11 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
     deltas
 }
 
-/// The `visitor_values` row a visitor's value is kept in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct VisitorValueKey {
-    pub visitor_id: i64,
-    pub dimension: RolledDimension,
-    pub value: String,
-}
-
-/// A visitor row this instance has brought up to an hour: every value of
-/// a visit at once (they never change on it), or one page or event name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Written {
-    Visit { session_id: i64, hour: i64 },
-    Value { visitor_id: i64, dimension: RolledDimension, value: String, hour: i64 },
-}
-
-/// Visitor rows of the current hours this instance's writer has committed.
-/// A visitor row's hour only grows, so one written for an hour needs no
-/// write for a later event of that hour: a visitor's second and later
-/// events of an hour write no visitor row for their visit's values, page or
-/// name already written. Forgetting only costs a write again.
-pub struct WrittenValues {
-    recent: Mutex<LruCache<Written, ()>>,
-}
-
-const REMEMBERED: usize = 100_000;
-
-impl Default for WrittenValues {
-    fn default() -> Self {
-        WrittenValues { recent: Mutex::new(LruCache::new(NonZeroUsize::new(REMEMBERED).unwrap_or(NonZeroUsize::MIN))) }
-    }
-}
-
-impl WrittenValues {
-    fn knows(&self, written: &Written) -> bool {
-        self.recent.lock().map(|recent| recent.contains(written)).unwrap_or(false)
-    }
-
-    /// Remembers what a committed batch wrote.
-    pub(super) fn remember(&self, batch: &Batch<'_>) {
-        let written = batch_values(batch, self).1;
-        if let Ok(mut recent) = self.recent.lock() {
-            written.into_iter().for_each(|written| {
-                recent.put(written, ());
-            });
-        }
-    }
-}
-
-/// Each visitor value the batch's human events reach that this instance has
-/// not written for that hour yet, with the site and the hour of the latest
-/// such event, in key order; and what writing them brings up to date.
-fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorValueKey, (i64, i64)>, Vec<Written>) {
-    let mut latest: BTreeMap<VisitorValueKey, (i64, i64)> = BTreeMap::new();
-    let mut written = Vec::new();
-    let mut add = |key: VisitorValueKey, site_id: i64, hour: i64| {
-        let seen = latest.entry(key).or_insert((site_id, hour));
-        seen.1 = seen.1.max(hour);
-    };
-    for pending in batch.events.iter().filter(|pending| pending.event.kind != EventKind::Ping) {
-        let e = pending.event;
-        if e.is_bot() {
-            continue;
-        }
-        let visitor_id = batch.visitors[pending.visitor].model.id;
-        let visit = &batch.sessions[pending.session].model;
-        let hour = hour_of(e.timestamp);
-        let this_visit = Written::Visit { session_id: visit.id, hour };
-        if !known.knows(&this_visit) {
-            let values = RolledDimension::OF_VISIT
-                .iter()
-                .filter(|dimension| dimension.has_visitor_rows())
-                .filter_map(|&dimension| Some((dimension, dimension.of_visit(visit)?)));
-            for (dimension, value) in values {
-                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
-            }
-            written.push(this_visit);
-        }
-        let event_values =
-            [(RolledDimension::Page, e.page.as_str()), (RolledDimension::Name, event_name(e.kind, &e.event_name))];
-        for (dimension, value) in event_values {
-            let this_value = Written::Value { visitor_id, dimension, value: value.to_owned(), hour };
-            if !known.knows(&this_value) {
-                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
-                written.push(this_value);
-            }
-        }
-    }
-    (latest, written)
-}
-
-/// Writes the batch's moves between hourly value rows and its visitors'
-/// latest hours (those `known` has not seen written for their hour).
-pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues) {
+/// Writes the batch's moves between hourly value rows, then its visitors'
+/// latest hours (`visitor_values`).
+pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
     add_value_moves(writes, value_moves(batch));
-    let rows: Vec<visitor_value::ActiveModel> = batch_values(batch, known)
-        .0
-        .into_iter()
-        .map(|(key, (site_id, hour))| visitor_value::ActiveModel {
-            visitor_id: Set(key.visitor_id),
-            dimension: Set(key.dimension.code()),
-            value: Set(key.value),
-            site_id: Set(site_id),
-            last_hour: Set(hour),
-        })
-        .collect();
-    // An import may send older events than those stored: the later hour stays.
-    writes.add_models(
-        rows,
-        "ON CONFLICT (visitor_id, dimension, value) DO UPDATE SET last_hour = CASE \
-         WHEN excluded.last_hour > visitor_values.last_hour THEN excluded.last_hour \
-         ELSE visitor_values.last_hour END",
-    );
+    visitor_values::add(writes, batch, known, stored);
 }
 
 /// Adds moves to the hourly value rows (the writer's, an erasure's).

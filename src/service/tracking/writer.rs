@@ -25,7 +25,7 @@ use crate::{
     service::alerts::due::AlertsDue,
     service::tracking::{
         self, Activity, ClickCommand, CollectedEvent, IdentifyCommand, WriteOp, live::LiveStream,
-        quiet_sites::QuietSites, value_rollups::WrittenValues,
+        quiet_sites::QuietSites, visitor_values::WrittenValues,
     },
 };
 
