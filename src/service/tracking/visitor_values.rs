@@ -17,13 +17,13 @@ use std::{
 use lru::LruCache;
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
+    ConnectionTrait, DbErr, Statement,
 };
 
 use entity::{value_visitor_hour, visitor_value};
 
 use super::{
-    EventKind,
+    EventKind, json_rows,
     rollup::{Deltas, Tally, hour_of},
     rollup_store::upsert_adding,
     sessionize::Batch,
@@ -125,28 +125,37 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
 /// The stored hours of the visitor rows a batch is about to write.
 pub(super) type StoredHours = HashMap<VisitorValueKey, i64>;
 
-/// Reads the stored hour of each visitor row the batch would write.
+/// Reads the stored hour of each visitor row the batch would write, by its
+/// key (the rows travel as one JSON parameter, as the writer's inserts do).
 pub(super) async fn stored_hours(
     db: &impl ConnectionTrait,
     batch: &Batch<'_>,
     known: &WrittenValues,
 ) -> Result<StoredHours, DbErr> {
     let wanted = batch_values(batch, known).0;
-    let mut visitors: Vec<i64> = wanted.keys().map(|key| key.visitor_id).collect();
-    visitors.dedup();
     let mut stored = StoredHours::new();
-    for chunk in visitors.chunks(500) {
-        let rows = visitor_value::Entity::find()
-            .filter(visitor_value::Column::VisitorId.is_in(chunk.to_vec()))
-            .all(db)
-            .await?;
-        for row in rows {
-            let Some(dimension) = RolledDimension::of_code(row.dimension) else { continue };
-            let key = VisitorValueKey { visitor_id: row.visitor_id, dimension, value: row.value };
-            if wanted.contains_key(&key) {
-                stored.insert(key, row.last_hour);
-            }
-        }
+    if wanted.is_empty() {
+        return Ok(stored);
+    }
+    let backend = db.get_database_backend();
+    let keys: Vec<(i64, i16, &str)> =
+        wanted.keys().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
+    let keys = serde_json::to_string(&keys).map_err(|err| DbErr::Custom(err.to_string()))?;
+    let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
+    let sql = format!(
+        "SELECT v.visitor_id, v.dimension, v.value, v.last_hour FROM {} k JOIN visitor_values v \
+         ON v.visitor_id = {} AND v.dimension = {} AND v.value = {}",
+        json_rows::rows(backend),
+        at(0, "bigint"),
+        at(1, "smallint"),
+        at(2, "text"),
+    );
+    let rows = db.query_all_raw(Statement::from_sql_and_values(backend, sql, [keys.into()])).await?;
+    for row in rows {
+        let Some(dimension) = RolledDimension::of_code(row.try_get("", "dimension")?) else { continue };
+        let key =
+            VisitorValueKey { visitor_id: row.try_get("", "visitor_id")?, dimension, value: row.try_get("", "value")? };
+        stored.insert(key, row.try_get("", "last_hour")?);
     }
     Ok(stored)
 }
