@@ -248,14 +248,7 @@ pub async fn build(
     }
     let goals = goals::rules(db, site.id).await?;
     conversion::check_goals_exist(&query.filters, &goals)?;
-    let scope = Scope {
-        site_id: site.id,
-        domain: &site.domain,
-        hot_threshold: site.hot_threshold,
-        now,
-        goals: &goals,
-        purged_before: site.purged_before,
-    };
+    let scope = Scope::of(site, now, &goals);
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };

@@ -273,14 +273,7 @@ async fn shared_pass(
         .collect();
     let span = answer::span_of(db, site.id, zone, page, now).await?;
     let goals = goals::rules(db, site.id).await?;
-    let scope = Scope {
-        site_id: site.id,
-        domain: &site.domain,
-        hot_threshold: site.hot_threshold,
-        now,
-        goals: &goals,
-        purged_before: site.purged_before,
-    };
+    let scope = Scope::of(site, now, &goals);
     if page.filters.is_empty() && rollups::holds(db, &scope, span).await? {
         // Each panel and the tiles read the per-value rollups on their own,
         // each a few rows, where the pass would read every visit.

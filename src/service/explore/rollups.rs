@@ -153,6 +153,16 @@ pub(super) async fn groups(
     Ok(Some(groups))
 }
 
+/// ` WHERE` the site's hourly rows (of `dimension`) in the span's hours,
+/// grouped by their value (the first column).
+fn in_span(sql: &mut Sql, site_id: i64, dimension: Option<RolledDimension>, span: Span) {
+    sql.push(" WHERE site_id = ").bind(site_id);
+    if let Some(dimension) = dimension {
+        sql.push(" AND dimension = ").bind(dimension.code());
+    }
+    sql.push(" AND hour >= ").bind(span.from).push(" AND hour < ").bind(span.to).push(" GROUP BY 1");
+}
+
 async fn visitors(
     db: &impl ConnectionTrait,
     site_id: i64,
@@ -161,15 +171,8 @@ async fn visitors(
     counts: &mut HashMap<String, Counts>,
 ) -> AppResult<()> {
     let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM value_visitor_hours WHERE site_id = ")
-        .bind(site_id)
-        .push(" AND dimension = ")
-        .bind(dimension.code())
-        .push(" AND hour >= ")
-        .bind(span.from)
-        .push(" AND hour < ")
-        .bind(span.to)
-        .push(" GROUP BY value");
+    sql.push("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM value_visitor_hours");
+    in_span(&mut sql, site_id, Some(dimension), span);
     for row in db.query_all_raw(sql.statement()).await? {
         let value: String = row.try_get("", "value")?;
         counts.entry(value).or_default().visitors = row.try_get("", "visitors")?;
@@ -187,17 +190,13 @@ async fn hours(
     let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}");
     let mut sql = Sql::new(db.get_database_backend());
     if dimension == RolledDimension::Page {
-        sql.push(&format!("SELECT page AS value, {}, {} FROM page_hours", sum("pageviews"), sum("events")))
-            .push(" WHERE site_id = ")
-            .bind(site_id);
+        sql.push(&format!("SELECT page AS value, {}, {} FROM page_hours", sum("pageviews"), sum("events")));
+        in_span(&mut sql, site_id, None, span);
     } else {
         let columns = ["visits", "bounces", "pageviews", "events", "seconds"].map(sum).join(", ");
-        sql.push(&format!("SELECT value, {columns} FROM value_hours WHERE site_id = "))
-            .bind(site_id)
-            .push(" AND dimension = ")
-            .bind(dimension.code());
+        sql.push(&format!("SELECT value, {columns} FROM value_hours"));
+        in_span(&mut sql, site_id, Some(dimension), span);
     }
-    sql.push(" AND hour >= ").bind(span.from).push(" AND hour < ").bind(span.to).push(" GROUP BY 1");
     for row in db.query_all_raw(sql.statement()).await? {
         let value: String = row.try_get("", "value")?;
         let group = counts.entry(value).or_default();

@@ -11,6 +11,8 @@ use super::{
     sql::{self, Context, Resolved, Source, Sql},
     visits,
 };
+use entity::site;
+
 use crate::service::{analytics::score_sql_text, goals::Goal};
 
 /// What a visit's events add up to, after its `session_id AS sid` (and
@@ -35,6 +37,20 @@ pub struct Scope<'a> {
     pub goals: &'a [Goal],
     /// The site's latest retention cutoff (`rollups` reads no range before it).
     pub purged_before: Option<i64>,
+}
+
+impl<'a> Scope<'a> {
+    /// A site's scope for a query answered at `now`, with its goals.
+    pub fn of(site: &'a site::Model, now: i64, goals: &'a [Goal]) -> Self {
+        Scope {
+            site_id: site.id,
+            domain: &site.domain,
+            hot_threshold: site.hot_threshold,
+            now,
+            goals,
+            purged_before: site.purged_before,
+        }
+    }
 }
 
 /// What is counted: per group of `dimensions`, the rows `filters` keep, for `metrics`.
