@@ -3,8 +3,6 @@
 //! events, bounces, durations, identified and hot visitors) and the clicks
 //! statement, merged by group.
 
-use std::collections::HashMap;
-
 use sea_orm::ConnectionTrait;
 
 use super::{
@@ -16,37 +14,11 @@ use super::{
     statements::{events_from, flat_statement, group_by_positions, nested_statement, push_where, visit_statement},
 };
 
-pub use super::statements::{Ask, Scope};
+pub use super::{
+    counts::{Counts, Groups, Key},
+    statements::{Ask, Scope},
+};
 use crate::error::AppResult;
-
-/// One dimension value of a group: text (NULL when blank) or a time bucket.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Key {
-    Text(Option<String>),
-    Bucket(i64),
-}
-
-/// The counts of one group.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub visitors: i64,
-    pub visits: i64,
-    pub pageviews: i64,
-    pub events: i64,
-    /// Visits with a single event.
-    pub bounces: i64,
-    /// Seconds of the visits, summed.
-    pub seconds: i64,
-    pub identified: i64,
-    pub hot: i64,
-    pub clicks: i64,
-    /// The visitors of the group without its goal conditions, for
-    /// `conversion_rate` (`conversion` fills it).
-    pub base_visitors: i64,
-    pub revenue: Revenue,
-}
-
-pub type Groups = HashMap<Vec<Key>, Counts>;
 
 fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppResult<Key> {
     let column = format!("d{at}");

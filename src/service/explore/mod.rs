@@ -7,6 +7,7 @@
 mod answer;
 mod breakdowns;
 mod conversion;
+mod counts;
 pub mod dashboard;
 pub mod figures;
 pub mod query;

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use sea_orm::ConnectionTrait;
 
 use super::{
-    figures::{Counts, Groups, Key},
+    counts::{Counts, Groups, Key},
     query::{Dimension, EventProperty, Metric, VisitProperty},
     range::Span,
     sql::Sql,

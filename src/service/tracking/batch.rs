@@ -4,7 +4,8 @@
 use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 
 use super::{
-    Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, visitor_values::WrittenValues, writes,
+    Activity, WriteOp, clicks, flush, load, quiet_sites::QuietSites, sessionize, value_batch,
+    visitor_values::WrittenValues, writes,
 };
 
 /// What a committed batch stored.
@@ -42,7 +43,7 @@ pub async fn apply(
     flush::tie_conversions(&txn, &batch, now).await?;
     let alerts_queued = flush::queue_alerts(&txn, &batch, quiet, now).await?;
     txn.commit().await?;
-    written.remember(&batch);
+    value_batch::remember(written, &batch);
     Ok(Applied { activities, alerts_queued })
 }
 

@@ -17,8 +17,8 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers, value_rollups, visitor_links, visitor_pages,
-    visitor_values::{self, StoredHours, WrittenValues},
+    triggers, value_batch, visitor_links, visitor_pages,
+    visitor_values::{StoredHours, WrittenValues},
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -39,7 +39,7 @@ pub(super) async fn write(
     assign_session_ids(batch, slots, inserted)?;
     link_last_sessions(batch);
     let batch = &*batch;
-    let stored = visitor_values::stored_hours(db, batch, written).await?;
+    let stored = value_batch::stored_hours(db, batch, written).await?;
     let stored = &stored;
     if batch.events.len() < OVERLAP_FROM_EVENTS {
         let mut writes = sessions;
@@ -192,7 +192,7 @@ fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues,
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());
     rollup_store::add_touch_moves(&mut writes, batch.touch_moves());
     rollup_store::add_session_moves(&mut writes, batch.session_moves());
-    value_rollups::add(&mut writes, batch, written, stored);
+    value_batch::add(&mut writes, batch, written, stored);
     let (account_moves, accounts_seen) = batch.account_moves();
     rollup_store::add_account_moves(&mut writes, account_moves, accounts_seen);
     clicks::write_clicks(&mut writes, batch);

@@ -24,6 +24,7 @@ pub(crate) mod sessionize;
 pub mod site_cache;
 mod slots;
 mod triggers;
+mod value_batch;
 pub(crate) mod value_rollups;
 mod visitor_links;
 mod visitor_pages;

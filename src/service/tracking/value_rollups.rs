@@ -24,8 +24,6 @@ use super::{
     EventKind,
     rollup::{Deltas, Tally, hour_of},
     rollup_store::upsert_adding,
-    sessionize::Batch,
-    visitor_values::{self, StoredHours, WrittenValues},
     writes::Writes,
 };
 
@@ -208,29 +206,6 @@ pub(crate) fn name_entry(site_id: i64, kind: EventKind, name: &str, timestamp: i
         value: event_name(kind, name).to_owned(),
     };
     (key, ValueTally { pageviews: i64::from(kind == EventKind::Pageview), events: 1, ..ValueTally::default() })
-}
-
-/// How the batch moves its visits and adds its events between rows.
-pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
-    let mut deltas = Deltas::new();
-    for slot in batch.sessions.iter().filter(|slot| slot.dirty) {
-        slot.values_counted.iter().for_each(|entry| deltas.moved(Some(entry.clone()), None));
-        visit_entries(&slot.model).into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
-    }
-    for pending in batch.events.iter().filter(|pending| pending.event.kind != EventKind::Ping) {
-        let e = pending.event;
-        if !e.is_bot() {
-            deltas.moved(None, Some(name_entry(e.site_id, e.kind, &e.event_name, e.timestamp)));
-        }
-    }
-    deltas
-}
-
-/// Writes the batch's moves between hourly value rows, then its visitors'
-/// latest hours (`visitor_values`).
-pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
-    add_value_moves(writes, value_moves(batch));
-    visitor_values::add(writes, batch, known, stored);
 }
 
 /// Adds moves to the hourly value rows (the writer's, an erasure's).

@@ -1,0 +1,151 @@
+//! What a write batch adds to Explore's per-value rollups (design §17):
+//! its visits' and events' moves between hourly value rows
+//! (`value_rollups`) and its visitors' latest hours with their counts
+//! (`visitor_values`), worked out from the batch.
+
+use std::collections::BTreeMap;
+
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, Statement};
+
+use entity::visitor_value;
+
+use super::{
+    EventKind, json_rows,
+    rollup::{Deltas, hour_of},
+    sessionize::Batch,
+    value_rollups::{RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_entry, visit_entries},
+    visitor_values::{StoredHours, VisitorCount, VisitorValueKey, Written, WrittenValues, add_count_moves, count_key},
+    writes::Writes,
+};
+
+/// How the batch moves its visits and adds its events between rows.
+pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
+    let mut deltas = Deltas::new();
+    for slot in batch.sessions.iter().filter(|slot| slot.dirty) {
+        slot.values_counted.iter().for_each(|entry| deltas.moved(Some(entry.clone()), None));
+        visit_entries(&slot.model).into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
+    }
+    for pending in batch.events.iter().filter(|pending| pending.event.kind != EventKind::Ping) {
+        let e = pending.event;
+        if !e.is_bot() {
+            deltas.moved(None, Some(name_entry(e.site_id, e.kind, &e.event_name, e.timestamp)));
+        }
+    }
+    deltas
+}
+
+/// Writes the batch's moves between hourly value rows, then its visitors'
+/// latest hours (`visitor_values`).
+pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
+    add_value_moves(writes, value_moves(batch));
+    add_visitor_values(writes, batch, known, stored);
+}
+
+/// Each visitor value the batch's human events reach that this instance has
+/// not written for that hour yet, with the site and the hour of the latest
+/// such event, in key order; and what writing them brings up to date.
+fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorValueKey, (i64, i64)>, Vec<Written>) {
+    let mut latest: BTreeMap<VisitorValueKey, (i64, i64)> = BTreeMap::new();
+    let mut written = Vec::new();
+    let mut add = |key: VisitorValueKey, site_id: i64, hour: i64| {
+        let seen = latest.entry(key).or_insert((site_id, hour));
+        seen.1 = seen.1.max(hour);
+    };
+    for pending in batch.events.iter().filter(|pending| pending.event.kind != EventKind::Ping) {
+        let e = pending.event;
+        if e.is_bot() {
+            continue;
+        }
+        let visitor_id = batch.visitors[pending.visitor].model.id;
+        let visit = &batch.sessions[pending.session].model;
+        let hour = hour_of(e.timestamp);
+        let this_visit = Written::Visit { session_id: visit.id, hour };
+        if !known.knows(&this_visit) {
+            let values = RolledDimension::OF_VISIT
+                .iter()
+                .filter(|dimension| dimension.has_visitor_rows())
+                .filter_map(|&dimension| Some((dimension, dimension.of_visit(visit)?)));
+            for (dimension, value) in values {
+                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
+            }
+            written.push(this_visit);
+        }
+        let event_values =
+            [(RolledDimension::Page, e.page.as_str()), (RolledDimension::Name, event_name(e.kind, &e.event_name))];
+        for (dimension, value) in event_values {
+            let this_value = Written::Value { visitor_id, dimension, value: value.to_owned(), hour };
+            if !known.knows(&this_value) {
+                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
+                written.push(this_value);
+            }
+        }
+    }
+    (latest, written)
+}
+
+/// Reads the stored hour of each visitor row the batch would write, by its
+/// key (the rows travel as one JSON parameter, as the writer's inserts do).
+pub(super) async fn stored_hours(
+    db: &impl ConnectionTrait,
+    batch: &Batch<'_>,
+    known: &WrittenValues,
+) -> Result<StoredHours, DbErr> {
+    let wanted = batch_values(batch, known).0;
+    let mut stored = StoredHours::new();
+    if wanted.is_empty() {
+        return Ok(stored);
+    }
+    let backend = db.get_database_backend();
+    let keys: Vec<(i64, i16, &str)> =
+        wanted.keys().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
+    let keys = serde_json::to_string(&keys).map_err(|err| DbErr::Custom(err.to_string()))?;
+    let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
+    let sql = format!(
+        "SELECT v.visitor_id, v.dimension, v.value, v.last_hour FROM {} k JOIN visitor_values v \
+         ON v.visitor_id = {} AND v.dimension = {} AND v.value = {}",
+        json_rows::rows(backend),
+        at(0, "bigint"),
+        at(1, "smallint"),
+        at(2, "text"),
+    );
+    let rows = db.query_all_raw(Statement::from_sql_and_values(backend, sql, [keys.into()])).await?;
+    for row in rows {
+        let Some(dimension) = RolledDimension::of_code(row.try_get("", "dimension")?) else { continue };
+        let key =
+            VisitorValueKey { visitor_id: row.try_get("", "visitor_id")?, dimension, value: row.try_get("", "value")? };
+        stored.insert(key, row.try_get("", "last_hour")?);
+    }
+    Ok(stored)
+}
+
+/// Writes the visitor rows whose hour the batch moves on, and moves their
+/// counts from the stored hour to the new one.
+fn add_visitor_values(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
+    let mut counts = Deltas::new();
+    let mut rows: Vec<visitor_value::ActiveModel> = Vec::new();
+    for (key, (site_id, hour)) in batch_values(batch, known).0 {
+        let before = stored.get(&key).copied();
+        if before.is_some_and(|before| before >= hour) {
+            continue;
+        }
+        let one = VisitorCount(1);
+        counts.moved(
+            before.map(|before| (count_key(site_id, key.dimension, &key.value, before), one)),
+            Some((count_key(site_id, key.dimension, &key.value, hour), one)),
+        );
+        rows.push(visitor_value::ActiveModel {
+            visitor_id: Set(key.visitor_id),
+            dimension: Set(key.dimension.code()),
+            value: Set(key.value),
+            site_id: Set(site_id),
+            last_hour: Set(hour),
+        });
+    }
+    writes.add_models(rows, "ON CONFLICT (visitor_id, dimension, value) DO UPDATE SET last_hour = excluded.last_hour");
+    add_count_moves(writes, counts);
+}
+
+/// Remembers, once the batch has committed, the visitor rows it wrote.
+pub(super) fn remember(known: &WrittenValues, batch: &Batch<'_>) {
+    known.remember(batch_values(batch, known).1);
+}
