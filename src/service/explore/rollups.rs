@@ -25,7 +25,7 @@ use super::{
     counts::{Counts, Groups, Key},
     query::{Dimension, EventProperty, Metric, VisitProperty},
     range::Span,
-    sql::Sql,
+    sql::{self, Context, Source, Sql},
     statements::{Ask, Scope},
 };
 use crate::{
@@ -129,7 +129,7 @@ pub(super) async fn groups(
     }
     hours(db, scope.site_id, dimension, span, &mut counts).await?;
     if !is_event(dimension) {
-        cut_visits(db, scope.site_id, dimension, span, &mut counts).await?;
+        cut_visits(db, scope, ask.dimensions.first(), span, &mut counts).await?;
     }
     if ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
         known_and_hot(db, scope, span, counts.entry(String::new()).or_default()).await?;
@@ -249,19 +249,29 @@ async fn known_and_hot(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span,
 /// the span, as the visit statement counts a visit an edge cuts.
 async fn cut_visits(
     db: &impl ConnectionTrait,
-    site_id: i64,
-    dimension: RolledDimension,
+    scope: &Scope<'_>,
+    dimension: Option<&Dimension>,
     span: Span,
     counts: &mut HashMap<String, Counts>,
 ) -> AppResult<()> {
-    let column = visit_column(dimension);
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push(&format!(
-        "SELECT COALESCE({column}, '') AS value, MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds, \
+    let backend = db.get_database_backend();
+    let context =
+        Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets: None, goals: scope.goals };
+    let mut sql = Sql::new(backend);
+    // The value as the rows' statements read it; the whole site has one.
+    sql.push("SELECT COALESCE(");
+    match dimension {
+        Some(dimension) => sql::expression(&mut sql, &context, Source::Events, dimension),
+        None => {
+            sql.push("''");
+        }
+    }
+    sql.push(
+        ", '') AS value, MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds, \
          COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews \
-         FROM tracked_sessions s JOIN events e ON e.session_id = s.id WHERE s.site_id = "
-    ))
-    .bind(site_id)
+         FROM tracked_sessions s JOIN events e ON e.session_id = s.id WHERE s.site_id = ",
+    )
+    .bind(scope.site_id)
     .push(" AND s.started_at >= ")
     .bind(span.from.saturating_sub(SESSION_MAX_MS))
     .push(" AND s.started_at < ")
@@ -283,30 +293,6 @@ async fn cut_visits(
         group.pageviews += row.try_get::<i64>("", "n_pageviews")?;
     }
     Ok(())
-}
-
-/// The visit column a visit dimension (or the whole site, `''`) reads.
-fn visit_column(dimension: RolledDimension) -> &'static str {
-    use RolledDimension as R;
-    match dimension {
-        R::Source => "s.source",
-        R::Referrer => "s.referrer",
-        R::Channel => "s.channel",
-        R::UtmSource => "s.utm_source",
-        R::UtmMedium => "s.utm_medium",
-        R::UtmCampaign => "s.utm_campaign",
-        R::UtmContent => "s.utm_content",
-        R::UtmTerm => "s.utm_term",
-        R::Device => "s.device_type",
-        R::Browser => "s.browser",
-        R::Os => "s.os",
-        R::Country => "s.country",
-        R::Region => "s.region",
-        R::City => "s.city",
-        R::EntryPage => "s.entry_page",
-        R::ExitPage => "s.exit_page",
-        R::Total | R::Page | R::Name => "''",
-    }
 }
 
 #[cfg(test)]

@@ -82,29 +82,8 @@ impl RolledDimension {
 
     /// The dimension a stored code names.
     pub fn of_code(code: i16) -> Option<Self> {
-        use RolledDimension as D;
-        const ALL: [RolledDimension; 19] = [
-            D::Total,
-            D::Source,
-            D::Referrer,
-            D::Channel,
-            D::UtmSource,
-            D::UtmMedium,
-            D::UtmCampaign,
-            D::UtmContent,
-            D::UtmTerm,
-            D::Device,
-            D::Browser,
-            D::Os,
-            D::Country,
-            D::Region,
-            D::City,
-            D::EntryPage,
-            D::ExitPage,
-            D::Page,
-            D::Name,
-        ];
-        ALL.into_iter().find(|dimension| dimension.code() == code)
+        let event_dimensions = [RolledDimension::Page, RolledDimension::Name];
+        Self::OF_VISIT.into_iter().chain(event_dimensions).find(|dimension| dimension.code() == code)
     }
 
     /// Whether its visitor rows are kept: the value never changes on a visit.
@@ -351,6 +330,14 @@ mod tests {
         assert_eq!(value(RolledDimension::UtmSource), Some(""));
         assert_eq!(value(RolledDimension::Channel), Some("Direct"));
         assert_eq!(value(RolledDimension::Page), None, "pages are events'");
+    }
+
+    #[test]
+    fn every_stored_code_names_its_dimension() {
+        for code in 0..=18 {
+            assert_eq!(RolledDimension::of_code(code).map(RolledDimension::code), Some(code));
+        }
+        assert_eq!(RolledDimension::of_code(19), None);
     }
 
     #[test]
