@@ -90,8 +90,9 @@ async fn every_answer_equals_the_recount(client: &Client, rows: &Rows, day: Naiv
     for (first, last) in ranges {
         let span = (midnight(first), midnight(last + one), first);
         // The rolled metrics alone, unfiltered, are read from the per-value
-        // rollups where the range allows (design §17).
-        let metric_sets: [&[&str]; 2] = [&VISIT_METRICS, &ROLLED_METRICS];
+        // rollups where the range allows, and visitors, pageviews and events
+        // from the active hours (also per hour and day, for these past days).
+        let metric_sets: [&[&str]; 3] = [&VISIT_METRICS, &ROLLED_METRICS, &["visitors", "pageviews", "events"]];
         for (dimensions, metrics) in dimensions.iter().flat_map(|d| metric_sets.map(|m| (*d, m))) {
             for filter in ["none", "not-direct"] {
                 let body = json!({

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod account_setting;
+pub mod active_hour_visitor;
 pub mod alert_delivery;
 pub mod alert_destination;
 pub mod api_key;
@@ -30,6 +31,7 @@ pub mod user;
 pub mod value_hour;
 pub mod value_visitor_hour;
 pub mod visitor;
+pub mod visitor_active_hour;
 pub mod visitor_hour;
 pub mod visitor_link;
 pub mod visitor_page;

@@ -1,9 +1,10 @@
-//! The writer's per-value rollups (`value_hours`, `visitor_values`)
+//! The writer's per-value rollups (`value_hours`, `visitor_values`, the
+//! active hours)
 //! recounted by hand from the raw rows, and read back as stored, so a test
 //! compares the two whole. The dimension codes are the stored contract
 //! (design §17), written out here on purpose.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use entity::tracked_session;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
@@ -168,4 +169,53 @@ pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: 
         *counts.entry((code, value, hour)).or_default() += 1;
     }
     assert_eq!(stored_visitor_counts(app, site).await, counts, "{label}: value_visitor_hours");
+    let (expected, stored) = (active_hours_of(rows), stored_active_hours(app, site).await);
+    assert_eq!(stored, expected, "{label}: visitor_active_hours");
+    assert_eq!(stored_active_counts(app, site).await, active_counts_of(&expected), "{label}: active_hour_visitors");
+}
+
+/// `visitor_active_hours` as the rows say it should be: per visitor, the
+/// hours of their human events.
+pub fn active_hours_of(rows: &Rows) -> BTreeMap<i64, BTreeSet<i64>> {
+    let mut hours: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+    for e in rows.events.iter().filter(|e| !e.is_bot) {
+        hours.entry(e.visitor_id).or_default().insert(hour(e.timestamp));
+    }
+    hours
+}
+
+/// `active_hour_visitors` from the active hours: per (hour, previous active
+/// hour, 0 for none), the visitors.
+pub fn active_counts_of(hours: &BTreeMap<i64, BTreeSet<i64>>) -> BTreeMap<(i64, i64), i64> {
+    let mut counts: BTreeMap<(i64, i64), i64> = BTreeMap::new();
+    for visitor in hours.values() {
+        let mut previous = 0;
+        for &hour in visitor {
+            *counts.entry((hour, previous)).or_default() += 1;
+            previous = hour;
+        }
+    }
+    counts
+}
+
+/// The site's `visitor_active_hours` rows as stored, per visitor.
+pub async fn stored_active_hours(app: &TestApp, site: i64) -> BTreeMap<i64, BTreeSet<i64>> {
+    let mut stored: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+    for row in query(app, "SELECT visitor_id, hour FROM visitor_active_hours WHERE site_id = ?", site).await {
+        stored.entry(row.try_get("", "visitor_id").unwrap()).or_default().insert(row.try_get("", "hour").unwrap());
+    }
+    stored
+}
+
+/// The site's `active_hour_visitors` rows as stored, without empty ones.
+pub async fn stored_active_counts(app: &TestApp, site: i64) -> BTreeMap<(i64, i64), i64> {
+    let sql = "SELECT hour, previous_hour, visitors FROM active_hour_visitors WHERE site_id = ?";
+    let mut stored = BTreeMap::new();
+    for row in query(app, sql, site).await {
+        let visitors: i64 = row.try_get("", "visitors").unwrap();
+        if visitors != 0 {
+            stored.insert((row.try_get("", "hour").unwrap(), row.try_get("", "previous_hour").unwrap()), visitors);
+        }
+    }
+    stored
 }

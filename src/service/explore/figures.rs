@@ -6,6 +6,7 @@
 use sea_orm::ConnectionTrait;
 
 use super::{
+    active_hours,
     query::{Condition, Dimension, Filter, Metric},
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
@@ -199,6 +200,11 @@ pub async fn groups(
     let rolled = rollups::plan(ask).filter(|_| buckets.is_none());
     if let Some(dimension) = rolled
         && let Some(groups) = rollups::groups(db, scope, ask, dimension, span).await?
+    {
+        return Ok(groups);
+    }
+    if active_hours::plan(ask)
+        && let Some(groups) = active_hours::groups(db, scope, ask, span, buckets).await?
     {
         return Ok(groups);
     }

@@ -4,6 +4,7 @@
 //! (exact by construction), and `answer` turns counts into metrics, orders,
 //! pages and compares them.
 
+mod active_hours;
 mod answer;
 mod breakdowns;
 mod conversion;

@@ -186,6 +186,14 @@ impl Buckets {
         Buckets { grain, offsets, month_days, first_day: span.first_day }
     }
 
+    /// Whether every bucket edge is a UTC hour: the zone's offsets are whole
+    /// hours and change on an hour (so hourly rollups hold each bucket).
+    pub fn hour_aligned(&self) -> bool {
+        let whole = |ms: i64| ms.rem_euclid(HOUR_MS) == 0;
+        self.offsets.iter().all(|(_, offset)| whole(*offset))
+            && self.offsets.iter().skip(1).all(|(instant, _)| whole(*instant))
+    }
+
     /// The local time of `column` (epoch ms), as SQL.
     fn local_sql(&self, column: &str) -> String {
         match self.offsets.as_slice() {

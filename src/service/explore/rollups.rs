@@ -99,14 +99,22 @@ pub(super) fn plan(ask: Ask<'_>) -> Option<RolledDimension> {
 /// Whether the rollups hold the span exactly: it starts on an hour, at or
 /// after the latest purge cutoff, and no stored event lies at or after its end.
 pub(super) async fn holds(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span) -> AppResult<bool> {
-    if span.from.rem_euclid(HOUR_MS) != 0 || scope.purged_before.is_some_and(|cutoff| span.from < cutoff) {
-        return Ok(false);
-    }
+    Ok(starts_held(scope, span) && nothing_from(db, scope.site_id, span.to).await?)
+}
+
+/// Whether the hourly rollups hold the span from its start: it starts on an
+/// hour, at or after the site's latest purge cutoff.
+pub(super) fn starts_held(scope: &Scope<'_>, span: Span) -> bool {
+    span.from.rem_euclid(HOUR_MS) == 0 && !scope.purged_before.is_some_and(|cutoff| span.from < cutoff)
+}
+
+/// Whether no stored event of the site lies at or after `to` (one index probe).
+pub(super) async fn nothing_from(db: &impl ConnectionTrait, site_id: i64, to: i64) -> AppResult<bool> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT 1 AS later FROM events WHERE site_id = ")
-        .bind(scope.site_id)
+        .bind(site_id)
         .push(" AND timestamp >= ")
-        .bind(span.to)
+        .bind(to)
         .push(" LIMIT 1");
     Ok(db.query_one_raw(sql.statement()).await?.is_none())
 }

@@ -22,7 +22,7 @@ use crate::{
     service::{
         access,
         tracking::{
-            EventKind, rollup, rollup_store,
+            EventKind, active_hours, rollup, rollup_store,
             value_rollups::{self, RolledDimension, ValueKey, ValueTally},
             visitor_values::{self, VisitorCount},
             writes::Writes,
@@ -127,6 +127,7 @@ async fn erase_in_transaction(
         .exec_with_returning(&txn)
         .await?;
     subtract_from_visitor_counts(&txn, &values).await?;
+    active_hours::erase(&txn, site.id, found.id).await?;
     let identities =
         identity::Entity::delete_many().filter(identity::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let clicks = link_click::Entity::update_many()

@@ -16,8 +16,8 @@ use sea_orm::{
 };
 
 use entity::{
-    conversion, event, identity, link_click, site, tracked_session, visitor, visitor_link, visitor_page,
-    webhook_delivery,
+    conversion, event, identity, link_click, site, tracked_session, visitor, visitor_active_hour, visitor_link,
+    visitor_page, webhook_delivery,
 };
 
 use crate::{
@@ -127,6 +127,20 @@ pub async fn purge(db: &DatabaseConnection, now: i64) -> AppResult<Purged> {
         in_batches::<visitor_link::Entity>(
             db,
             [visitor_link::Column::Id, visitor_link::Column::SiteId, visitor_link::Column::LastClicked],
+            site_id,
+            cutoff,
+            None,
+        )
+        .await?;
+        // A visitor's active hours before the cutoff; their counts stay, as
+        // the rollups' rows do (a range read from them starts after it).
+        in_batches::<visitor_active_hour::Entity>(
+            db,
+            [
+                visitor_active_hour::Column::VisitorId,
+                visitor_active_hour::Column::SiteId,
+                visitor_active_hour::Column::Hour,
+            ],
             site_id,
             cutoff,
             None,

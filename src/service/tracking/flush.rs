@@ -18,7 +18,7 @@ use super::{
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
     triggers, value_batch, visitor_links, visitor_pages,
-    visitor_values::{StoredHours, WrittenValues},
+    visitor_values::WrittenValues,
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
@@ -39,7 +39,7 @@ pub(super) async fn write(
     assign_session_ids(batch, slots, inserted)?;
     link_last_sessions(batch);
     let batch = &*batch;
-    let stored = value_batch::stored_hours(db, batch, written).await?;
+    let stored = value_batch::stored(db, batch, written).await?;
     let stored = &stored;
     if batch.events.len() < OVERLAP_FROM_EVENTS {
         let mut writes = sessions;
@@ -157,7 +157,12 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
 
 /// What the batch adds: its events, the rollups they move, its clicks and
 /// its identities.
-fn activity_rows(backend: DbBackend, batch: &Batch<'_>, written: &WrittenValues, stored: &StoredHours) -> Writes {
+fn activity_rows(
+    backend: DbBackend,
+    batch: &Batch<'_>,
+    written: &WrittenValues,
+    stored: &value_batch::Stored,
+) -> Writes {
     let mut writes = Writes::new(backend);
     // A ping only moves its session's end; it is not an event of its own.
     let rows: Vec<event::ActiveModel> = batch

@@ -9,6 +9,7 @@
 //! day's cookieless salt.
 
 mod account_alerts;
+pub(crate) mod active_hours;
 pub mod batch;
 mod clicks;
 mod flush;

@@ -10,7 +10,7 @@ use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, Statement};
 use entity::visitor_value;
 
 use super::{
-    EventKind, json_rows,
+    EventKind, active_hours, json_rows,
     rollup::{Deltas, hour_of},
     sessionize::Batch,
     value_rollups::{RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_entry, visit_entries},
@@ -34,11 +34,29 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
     deltas
 }
 
+/// What the batch reads before it writes its visitor rows: the stored hour
+/// of each `visitor_values` row it may move on, and the stored active hours
+/// of each visitor it may add an hour to.
+pub(super) struct Stored {
+    pub values: StoredHours,
+    pub active: active_hours::StoredActiveHours,
+}
+
+/// Reads what the batch's visitor rows need (see `Stored`).
+pub(super) async fn stored(
+    db: &impl ConnectionTrait,
+    batch: &Batch<'_>,
+    known: &WrittenValues,
+) -> Result<Stored, DbErr> {
+    Ok(Stored { values: stored_hours(db, batch, known).await?, active: active_hours::stored(db, batch, known).await? })
+}
+
 /// Writes the batch's moves between hourly value rows, then its visitors'
-/// latest hours (`visitor_values`).
-pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
+/// latest hours (`visitor_values`) and active hours.
+pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
     add_value_moves(writes, value_moves(batch));
-    add_visitor_values(writes, batch, known, stored);
+    add_visitor_values(writes, batch, known, &stored.values);
+    active_hours::add(writes, batch, known, &stored.active);
 }
 
 /// Each visitor value the batch's human events reach that this instance has
@@ -85,7 +103,7 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
 
 /// Reads the stored hour of each visitor row the batch would write, by its
 /// key (the rows travel as one JSON parameter, as the writer's inserts do).
-pub(super) async fn stored_hours(
+async fn stored_hours(
     db: &impl ConnectionTrait,
     batch: &Batch<'_>,
     known: &WrittenValues,

@@ -1,0 +1,157 @@
+//! Explore's visitors, pageviews and events per time bucket, and over a
+//! range that ends in the past, from the writer's hourly rollups
+//! (design §17): visitors from the active-hour counts
+//! (`active_hour_visitors`: per hour, the visitors active in it by their
+//! previous active hour), pageviews and events from the hourly event-name
+//! rows (`value_hours`).
+//!
+//! A visitor is in a range `[from, to)` once, at their first active hour
+//! in it: the one whose previous active hour lies before `from`. In a time
+//! bucket likewise: their first active hour in the bucket follows one in an
+//! earlier bucket (bucket numbers never decrease with time, DST included).
+//! Exact when every edge is an hour: the range starts on one (at or after
+//! the latest purge cutoff), ends on one or after every stored event, and
+//! the zone's offsets are whole hours that change on an hour.
+
+use sea_orm::ConnectionTrait;
+
+use super::{
+    counts::{Counts, Groups, Key},
+    query::{Dimension, Metric},
+    range::{Buckets, Span},
+    rollups,
+    sql::Sql,
+    statements::{Ask, Scope},
+};
+use crate::{error::AppResult, service::tracking::value_rollups::RolledDimension, time::HOUR_MS};
+
+/// Whether the query's shape is one these rollups answer: no filter, no
+/// dimension or one of time, and only visitors, pageviews and events.
+pub(super) fn plan(ask: Ask<'_>) -> bool {
+    let shape = match ask.dimensions {
+        [] => true,
+        [one] => one.is_time(),
+        _ => false,
+    };
+    let counted = |metric: &Metric| matches!(metric, Metric::Visitors | Metric::Pageviews | Metric::Events);
+    shape && ask.filters.is_empty() && !ask.metrics.is_empty() && ask.metrics.iter().all(counted)
+}
+
+/// Whether the rollups hold the span (and its buckets) exactly.
+async fn holds(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, buckets: Option<&Buckets>) -> AppResult<bool> {
+    if !rollups::starts_held(scope, span) || buckets.is_some_and(|buckets| !buckets.hour_aligned()) {
+        return Ok(false);
+    }
+    Ok(span.to.rem_euclid(HOUR_MS) == 0 || rollups::nothing_from(db, scope.site_id, span.to).await?)
+}
+
+/// The bucket of an hour column as SQL; one bucket (0) without buckets.
+fn bucket(buckets: Option<&Buckets>, column: &str) -> String {
+    buckets.map_or_else(|| "CAST(0 AS BIGINT)".to_owned(), |buckets| buckets.sql(column))
+}
+
+/// The groups of one span (per bucket with `buckets`), or `None` when the
+/// rollups do not hold it (the caller reads the rows).
+pub(super) async fn groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Option<Groups>> {
+    if !holds(db, scope, span, buckets).await? {
+        return Ok(None);
+    }
+    let backend = db.get_database_backend();
+    let mut counts: std::collections::BTreeMap<i64, Counts> = Default::default();
+    if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
+        let mut sql = Sql::new(backend);
+        sql.push(&format!(
+            "SELECT {} AS b, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM active_hour_visitors \
+             WHERE site_id = ",
+            bucket(buckets, "hour")
+        ))
+        .bind(scope.site_id)
+        .push(" AND hour >= ")
+        .bind(span.from)
+        .push(" AND hour < ")
+        .bind(span.to)
+        .push(" AND (previous_hour < ")
+        .bind(span.from);
+        if buckets.is_some() {
+            sql.push(&format!(" OR {} < {}", bucket(buckets, "previous_hour"), bucket(buckets, "hour")));
+        }
+        sql.push(") GROUP BY 1");
+        for row in db.query_all_raw(sql.statement()).await? {
+            counts.entry(row.try_get("", "b")?).or_default().visitors = row.try_get("", "visitors")?;
+        }
+    }
+    if ask.metrics.iter().any(|metric| matches!(metric, Metric::Pageviews | Metric::Events)) {
+        let mut sql = Sql::new(backend);
+        sql.push(&format!(
+            "SELECT {} AS b, CAST(COALESCE(SUM(pageviews), 0) AS BIGINT) AS pageviews, \
+             CAST(COALESCE(SUM(events), 0) AS BIGINT) AS events FROM value_hours WHERE site_id = ",
+            bucket(buckets, "hour")
+        ))
+        .bind(scope.site_id)
+        .push(" AND dimension = ")
+        .bind(RolledDimension::Name.code())
+        .push(" AND hour >= ")
+        .bind(span.from)
+        .push(" AND hour < ")
+        .bind(span.to)
+        .push(" GROUP BY 1");
+        for row in db.query_all_raw(sql.statement()).await? {
+            let group = counts.entry(row.try_get("", "b")?).or_default();
+            group.pageviews = row.try_get("", "pageviews")?;
+            group.events = row.try_get("", "events")?;
+        }
+    }
+    let time = ask.dimensions.first().is_some_and(Dimension::is_time);
+    // As the rows' statements: a bucket with nothing in it is no group.
+    let groups = counts
+        .into_iter()
+        .filter(|(_, group)| *group != Counts::default())
+        .map(|(bucket, group)| (if time { vec![Key::Bucket(bucket)] } else { Vec::new() }, group))
+        .collect();
+    Ok(Some(groups))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::explore::query;
+
+    #[test]
+    fn the_active_hours_answer_unfiltered_visitor_and_event_counts_by_time() {
+        // (name, body, answered)
+        let cases: Vec<(&str, serde_json::Value, bool)> = vec![
+            ("aggregate", serde_json::json!({"metrics": ["visitors", "pageviews"]}), true),
+            ("by day", serde_json::json!({"metrics": ["visitors", "events"], "dimensions": ["time:day"]}), true),
+            ("by hour", serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:hour"]}), true),
+            ("by month", serde_json::json!({"metrics": ["pageviews"], "dimensions": ["time:month"]}), true),
+            ("visits", serde_json::json!({"metrics": ["visitors", "visits"], "dimensions": ["time:day"]}), false),
+            ("bounce rate", serde_json::json!({"metrics": ["bounce_rate"]}), false),
+            ("a source", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:source"]}), false),
+            (
+                "time and source",
+                serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:day", "visit:source"]}),
+                false,
+            ),
+            (
+                "a filter",
+                serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:day"],
+                                   "filters": [["is", "visit:device", ["Desktop"]]]}),
+                false,
+            ),
+            ("identified", serde_json::json!({"metrics": ["identified_visitors"]}), false),
+        ];
+        for (name, mut body, answered) in cases {
+            body["site_id"] = serde_json::json!(1);
+            body["date_range"] = serde_json::json!("30d");
+            let query = query::parse(&body).expect("a valid query");
+            let ask = Ask { dimensions: &query.dimensions, filters: &query.filters, metrics: &query.metrics };
+            assert_eq!(plan(ask), answered, "{name}");
+        }
+    }
+}
