@@ -45,6 +45,9 @@ fn visits() -> Vec<(&'static str, Option<&'static str>, Vec<Step>)> {
         ),
         // A visit a bot's agent began, then a person's event.
         ("bot-first", None, vec![(180, false, true), (185, false, false)]),
+        // Begun by a bot's agent before the range's end, with a person's
+        // event only after it: no visit of the range.
+        ("bot-to-end", None, vec![(1435, false, true), (1445, false, false)]),
         // Across the range's end.
         ("end", Some("https://www.google.com/"), vec![(1430, false, false), (1450, false, false), (1455, true, false)]),
         // Inside everything.
@@ -92,7 +95,8 @@ async fn every_answer_equals_the_recount(client: &Client, rows: &Rows, day: Naiv
         // The rolled metrics alone, unfiltered, are read from the per-value
         // rollups where the range allows, and visitors, pageviews and events
         // from the active hours (also per hour and day, for these past days).
-        let metric_sets: [&[&str]; 3] = [&VISIT_METRICS, &ROLLED_METRICS, &["visitors", "pageviews", "events"]];
+        let metric_sets: [&[&str]; 4] =
+            [&VISIT_METRICS, &ROLLED_METRICS, &["visitors", "pageviews", "events"], &VISIT_METRICS[..8]];
         for (dimensions, metrics) in dimensions.iter().flat_map(|d| metric_sets.map(|m| (*d, m))) {
             for filter in ["none", "not-direct"] {
                 let body = json!({
@@ -130,6 +134,10 @@ async fn visits_cut_by_an_edge_count_only_their_events_inside_it() {
         assert!(session_of("hour").iter().any(|s| s.started_at / HOUR_MS != s.ended_at / HOUR_MS));
         assert!(session_of("mixed").iter().any(|s| !s.is_bot && s.human_event_count < s.event_count));
         assert!(session_of("bot-first").iter().any(|s| s.is_bot && s.human_event_count == 1));
+        let to = midnight + DAY_MS;
+        assert!(
+            session_of("bot-to-end").iter().any(|s| s.started_at < to && s.ended_at >= to && s.human_event_count == 1)
+        );
         every_answer_equals_the_recount(&client, &before, day, "stored").await;
 
         // A purge with the cutoff at the day's midnight takes the cut visit's

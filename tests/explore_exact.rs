@@ -284,6 +284,8 @@ async fn assert_rolled_answers(
         cases.push((vec![time], vec!["visitors"]));
     }
     cases.push((vec![], vec!["visitors", "pageviews", "events"]));
+    // The tiles, also over a range that ends in the past (the previous period).
+    cases.push((vec![], VISIT_METRICS.iter().copied().filter(|metric| *metric != "percentage").collect()));
     for (dimensions, metrics) in cases {
         let body = json!({ "site_id": site, "metrics": metrics, "date_range": range, "dimensions": dimensions });
         let got = answered(client.post("/api/v2/query", body).await.expect(200));

@@ -9,6 +9,9 @@
 //! in it: the one whose previous active hour lies before `from`. In a time
 //! bucket likewise: their first active hour in the bucket follows one in an
 //! earlier bucket (bucket numbers never decrease with time, DST included).
+//! For the whole range also the visit figures: the visits begun in its
+//! hours, corrected at both edges from the few visits that cross them, and
+//! the known and hot visitors among those with an active hour in it.
 //! Exact when every edge is an hour: the range starts on one (at or after
 //! the latest purge cutoff), ends on one or after every stored event, and
 //! the zone's offsets are whole hours that change on an hour.
@@ -23,18 +26,35 @@ use super::{
     sql::Sql,
     statements::{Ask, Scope},
 };
-use crate::{error::AppResult, service::tracking::value_rollups::RolledDimension, time::HOUR_MS};
+use std::collections::HashMap;
 
-/// Whether the query's shape is one these rollups answer: no filter, no
-/// dimension or one of time, and only visitors, pageviews and events.
+use crate::{
+    error::AppResult,
+    service::tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
+    time::HOUR_MS,
+};
+
+/// Whether the query's shape is one these rollups answer: no filter; per
+/// time bucket visitors, pageviews and events; for the whole range also
+/// the visit figures and the known and hot visitors (the explorer's tiles
+/// and their previous period).
 pub(super) fn plan(ask: Ask<'_>) -> bool {
-    let shape = match ask.dimensions {
+    let whole_range = match ask.dimensions {
         [] => true,
-        [one] => one.is_time(),
+        [one] if one.is_time() => false,
+        _ => return false,
+    };
+    let counted = |metric: &Metric| match metric {
+        Metric::Visitors | Metric::Pageviews | Metric::Events => true,
+        Metric::Visits
+        | Metric::BounceRate
+        | Metric::VisitDuration
+        | Metric::ViewsPerVisit
+        | Metric::IdentifiedVisitors
+        | Metric::HotLeads => whole_range,
         _ => false,
     };
-    let counted = |metric: &Metric| matches!(metric, Metric::Visitors | Metric::Pageviews | Metric::Events);
-    shape && ask.filters.is_empty() && !ask.metrics.is_empty() && ask.metrics.iter().all(counted)
+    ask.filters.is_empty() && !ask.metrics.is_empty() && ask.metrics.iter().all(counted)
 }
 
 /// Whether the rollups hold the span (and its buckets) exactly.
@@ -86,7 +106,7 @@ pub(super) async fn groups(
             counts.entry(row.try_get("", "b")?).or_default().visitors = row.try_get("", "visitors")?;
         }
     }
-    if ask.metrics.iter().any(|metric| matches!(metric, Metric::Pageviews | Metric::Events)) {
+    if ask.metrics.iter().any(|metric| matches!(metric, Metric::Pageviews | Metric::Events | Metric::ViewsPerVisit)) {
         let mut sql = Sql::new(backend);
         sql.push(&format!(
             "SELECT {} AS b, CAST(COALESCE(SUM(pageviews), 0) AS BIGINT) AS pageviews, \
@@ -108,6 +128,15 @@ pub(super) async fn groups(
         }
     }
     let time = ask.dimensions.first().is_some_and(Dimension::is_time);
+    if !time {
+        let whole = counts.entry(0).or_default();
+        if ask.metrics.iter().any(|metric| metric.counts_visits() || metric.is_session_metric()) {
+            visits(db, scope, span, whole).await?;
+        }
+        if ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
+            rollups::known_and_hot(db, scope, span, whole).await?;
+        }
+    }
     // As the rows' statements: a bucket with nothing in it is no group.
     let groups = counts
         .into_iter()
@@ -115,6 +144,66 @@ pub(super) async fn groups(
         .map(|(bucket, group)| (if time { vec![Key::Bucket(bucket)] } else { Vec::new() }, group))
         .collect();
     Ok(Some(groups))
+}
+
+/// The whole site's visits, bounces and seconds in the span: the visits
+/// begun in its hours (`value_hours`), plus those an earlier start cuts,
+/// less those begun in it whose human events all lie after its end (the
+/// rows count a visit by its human events in the span, a bounce and its
+/// length by the whole visit).
+async fn visits(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole: &mut Counts) -> AppResult<()> {
+    let backend = db.get_database_backend();
+    let sums = "CAST(COALESCE(SUM(visits), 0) AS BIGINT) AS visits, CAST(COALESCE(SUM(bounces), 0) AS BIGINT) AS bounces, \
+                CAST(COALESCE(SUM(seconds), 0) AS BIGINT) AS seconds";
+    let mut sql = Sql::new(backend);
+    sql.push(&format!("SELECT {sums} FROM value_hours WHERE site_id = "))
+        .bind(scope.site_id)
+        .push(" AND dimension = ")
+        .bind(RolledDimension::Total.code())
+        .push(" AND hour >= ")
+        .bind(span.from)
+        .push(" AND hour < ")
+        .bind(span.to);
+    let mut add = |row: &sea_orm::QueryResult, sign: i64| -> AppResult<()> {
+        whole.visits += sign * row.try_get::<i64>("", "visits")?;
+        whole.bounces += sign * row.try_get::<i64>("", "bounces")?;
+        whole.seconds += sign * row.try_get::<i64>("", "seconds")?;
+        Ok(())
+    };
+    if let Some(row) = db.query_one_raw(sql.statement()).await? {
+        add(&row, 1)?;
+    }
+    let mut sql = Sql::new(backend);
+    sql.push(
+        "SELECT COUNT(*) AS visits, CAST(COALESCE(SUM(CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END), 0) AS BIGINT) \
+         AS bounces, CAST(COALESCE(SUM(s.duration_seconds), 0) AS BIGINT) AS seconds \
+         FROM tracked_sessions s WHERE s.site_id = ",
+    )
+    .bind(scope.site_id)
+    .push(" AND s.started_at >= ")
+    .bind(span.from.max(span.to.saturating_sub(SESSION_MAX_MS)))
+    .push(" AND s.started_at < ")
+    .bind(span.to)
+    .push(" AND s.ended_at >= ")
+    .bind(span.to)
+    .push(
+        " AND s.human_event_count > 0 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.is_bot = ",
+    )
+    .bind(false)
+    .push(" AND e.timestamp < ")
+    .bind(span.to)
+    .push(")");
+    if let Some(row) = db.query_one_raw(sql.statement()).await? {
+        add(&row, -1)?;
+    }
+    let mut cut = HashMap::new();
+    rollups::cut_visits(db, scope, None, span, &mut cut).await?;
+    for group in cut.values() {
+        whole.visits += group.visits;
+        whole.bounces += group.bounces;
+        whole.seconds += group.seconds;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -130,8 +219,15 @@ mod tests {
             ("by day", serde_json::json!({"metrics": ["visitors", "events"], "dimensions": ["time:day"]}), true),
             ("by hour", serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:hour"]}), true),
             ("by month", serde_json::json!({"metrics": ["pageviews"], "dimensions": ["time:month"]}), true),
-            ("visits", serde_json::json!({"metrics": ["visitors", "visits"], "dimensions": ["time:day"]}), false),
-            ("bounce rate", serde_json::json!({"metrics": ["bounce_rate"]}), false),
+            (
+                "visits by day",
+                serde_json::json!({"metrics": ["visitors", "visits"], "dimensions": ["time:day"]}),
+                false,
+            ),
+            ("bounce rate", serde_json::json!({"metrics": ["bounce_rate", "visit_duration", "visits"]}), true),
+            ("tiles", serde_json::json!({"metrics": ["identified_visitors", "hot_leads", "views_per_visit"]}), true),
+            ("revenue", serde_json::json!({"metrics": ["visitors", "total_revenue"]}), false),
+            ("percentage", serde_json::json!({"metrics": ["percentage"]}), false),
             ("a source", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:source"]}), false),
             (
                 "time and source",
@@ -144,7 +240,11 @@ mod tests {
                                    "filters": [["is", "visit:device", ["Desktop"]]]}),
                 false,
             ),
-            ("identified", serde_json::json!({"metrics": ["identified_visitors"]}), false),
+            (
+                "identified by day",
+                serde_json::json!({"metrics": ["identified_visitors"], "dimensions": ["time:day"]}),
+                false,
+            ),
         ];
         for (name, mut body, answered) in cases {
             body["site_id"] = serde_json::json!(1);

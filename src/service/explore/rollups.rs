@@ -219,20 +219,23 @@ async fn hours(
     Ok(())
 }
 
-/// The whole range's identified visitors and hot leads (the explorer's
-/// tiles): those seen since its start (the visitors' index) whose latest
-/// human event is in it. A hot lead's stored score is at most the recency
-/// points below the threshold, so only known people and such scores are
-/// looked up.
-async fn known_and_hot(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole: &mut Counts) -> AppResult<()> {
+/// The range's identified visitors and hot leads (the explorer's tiles):
+/// those seen since its start (the visitors' index) with an active hour in
+/// it. A hot lead's stored score is at most the recency points below the
+/// threshold, so only known people and such scores are looked up.
+pub(super) async fn known_and_hot(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    span: Span,
+    whole: &mut Counts,
+) -> AppResult<()> {
     let score = score_sql_text("v", scope.now);
     let threshold = scope.hot_threshold;
     let mut sql = Sql::new(db.get_database_backend());
-    // CROSS JOIN keeps SQLite's order: the visitors' index first.
     sql.push(&format!(
         "SELECT COUNT(CASE WHEN v.status = 'identified' THEN 1 END) AS identified, \
          COUNT(CASE WHEN {score} >= {threshold} THEN 1 END) AS hot \
-         FROM visitors v CROSS JOIN visitor_values w WHERE v.site_id = "
+         FROM visitors v WHERE v.site_id = "
     ))
     .bind(scope.site_id)
     .push(" AND v.is_bot IN (")
@@ -242,10 +245,11 @@ async fn known_and_hot(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span,
     .push(") AND v.last_seen >= ")
     .bind(span.from)
     .push(&format!(" AND (v.status = 'identified' OR v.score >= {})", threshold.saturating_sub(RECENCY_MAX)))
-    .push(" AND w.visitor_id = v.id AND w.dimension = ")
-    .bind(RolledDimension::Total.code())
-    .push(" AND w.value = '' AND w.last_hour >= ")
-    .bind(span.from);
+    .push(" AND EXISTS (SELECT 1 FROM visitor_active_hours a WHERE a.visitor_id = v.id AND a.hour >= ")
+    .bind(span.from)
+    .push(" AND a.hour < ")
+    .bind(span.to)
+    .push(")");
     if let Some(row) = db.query_one_raw(sql.statement()).await? {
         whole.identified = row.try_get("", "identified")?;
         whole.hot = row.try_get("", "hot")?;
@@ -255,7 +259,7 @@ async fn known_and_hot(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span,
 
 /// The visits begun before the span that reach into it: their events in
 /// the span, as the visit statement counts a visit an edge cuts.
-async fn cut_visits(
+pub(super) async fn cut_visits(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     dimension: Option<&Dimension>,
@@ -290,6 +294,8 @@ async fn cut_visits(
     .bind(false)
     .push(" AND e.timestamp >= ")
     .bind(span.from)
+    .push(" AND e.timestamp < ")
+    .bind(span.to)
     .push(" GROUP BY s.id");
     for row in db.query_all_raw(sql.statement()).await? {
         let value: String = row.try_get("", "value")?;
