@@ -105,7 +105,7 @@ pub(super) async fn holds(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Sp
 /// Whether the hourly rollups hold the span from its start: it starts on an
 /// hour, at or after the site's latest purge cutoff.
 pub(super) fn starts_held(scope: &Scope<'_>, span: Span) -> bool {
-    span.from.rem_euclid(HOUR_MS) == 0 && !scope.purged_before.is_some_and(|cutoff| span.from < cutoff)
+    span.from.rem_euclid(HOUR_MS) == 0 && scope.purged_before.is_none_or(|cutoff| span.from >= cutoff)
 }
 
 /// Whether no stored event of the site lies at or after `to` (one index probe).

@@ -218,10 +218,12 @@ mod tests {
         (added.into_iter().map(|hour| hour / H).collect(), rows)
     }
 
+    /// (name, stored, new, added, rows after: hour, previous, visitors)
+    type Case = (&'static str, &'static [i64], &'static [i64], &'static [i64], &'static [(i64, i64, i64)]);
+
     #[test]
     fn each_active_hour_counts_once_with_the_one_before_it() {
-        // (name, stored, new, added, rows after: hour, previous, visitors)
-        let cases: [(&str, &[i64], &[i64], &[i64], &[(i64, i64, i64)]); 7] = [
+        let cases: [Case; 7] = [
             ("first hour", &[], &[5], &[5], &[(5, 0, 1)]),
             ("two new hours", &[], &[5, 7], &[5, 7], &[(5, 0, 1), (7, 5, 1)]),
             ("a later hour", &[5], &[9], &[9], &[(5, 0, 1), (9, 5, 1)]),
