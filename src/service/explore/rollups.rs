@@ -108,15 +108,18 @@ pub(super) fn starts_held(scope: &Scope<'_>, span: Span) -> bool {
     span.from.rem_euclid(HOUR_MS) == 0 && scope.purged_before.is_none_or(|cutoff| span.from >= cutoff)
 }
 
-/// Whether no stored event of the site lies at or after `to` (one index probe).
+/// Whether no stored event of the site lies at or after `to`: its latest,
+/// one step down the `(site_id, timestamp)` index. (An `EXISTS` of a later
+/// event read the same index, but PostgreSQL's generic plan for it scanned
+/// the site's events: 90 ms at 1M.)
 pub(super) async fn nothing_from(db: &impl ConnectionTrait, site_id: i64, to: i64) -> AppResult<bool> {
     let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT 1 AS later FROM events WHERE site_id = ")
-        .bind(site_id)
-        .push(" AND timestamp >= ")
-        .bind(to)
-        .push(" LIMIT 1");
-    Ok(db.query_one_raw(sql.statement()).await?.is_none())
+    sql.push("SELECT MAX(timestamp) AS latest FROM events WHERE site_id = ").bind(site_id);
+    let latest = match db.query_one_raw(sql.statement()).await? {
+        Some(row) => row.try_get::<Option<i64>>("", "latest")?,
+        None => None,
+    };
+    Ok(latest.is_none_or(|latest| latest < to))
 }
 
 /// The groups of one span from the rollups, or `None` when they do not hold
