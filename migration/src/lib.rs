@@ -48,6 +48,7 @@ mod m20261204_000001_create_visitor_links;
 mod m20261205_000001_create_value_rollups;
 mod m20261205_000002_create_value_visitor_hours;
 mod m20261206_000001_create_active_hours;
+mod m20261206_000002_index_revenue_events;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -104,6 +105,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000001_create_value_rollups::Migration),
             Box::new(m20261205_000002_create_value_visitor_hours::Migration),
             Box::new(m20261206_000001_create_active_hours::Migration),
+            Box::new(m20261206_000002_index_revenue_events::Migration),
         ]
     }
 }
