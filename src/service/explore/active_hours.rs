@@ -16,6 +16,8 @@
 //! the latest purge cutoff), ends on one or after every stored event, and
 //! the zone's offsets are whole hours that change on an hour.
 
+use std::collections::{BTreeMap, HashMap};
+
 use sea_orm::ConnectionTrait;
 
 use super::{
@@ -26,8 +28,6 @@ use super::{
     sql::Sql,
     statements::{Ask, Scope},
 };
-use std::collections::HashMap;
-
 use crate::{
     error::AppResult,
     service::tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
@@ -83,7 +83,7 @@ pub(super) async fn groups(
         return Ok(None);
     }
     let backend = db.get_database_backend();
-    let mut counts: std::collections::BTreeMap<i64, Counts> = Default::default();
+    let mut counts: BTreeMap<i64, Counts> = BTreeMap::new();
     if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
         let mut sql = Sql::new(backend);
         sql.push(&format!(
@@ -153,25 +153,15 @@ pub(super) async fn groups(
 /// length by the whole visit).
 async fn visits(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole: &mut Counts) -> AppResult<()> {
     let backend = db.get_database_backend();
-    let sums = "CAST(COALESCE(SUM(visits), 0) AS BIGINT) AS visits, CAST(COALESCE(SUM(bounces), 0) AS BIGINT) AS bounces, \
-                CAST(COALESCE(SUM(seconds), 0) AS BIGINT) AS seconds";
-    let mut sql = Sql::new(backend);
-    sql.push(&format!("SELECT {sums} FROM value_hours WHERE site_id = "))
-        .bind(scope.site_id)
-        .push(" AND dimension = ")
-        .bind(RolledDimension::Total.code())
-        .push(" AND hour >= ")
-        .bind(span.from)
-        .push(" AND hour < ")
-        .bind(span.to);
-    let mut add = |row: &sea_orm::QueryResult, sign: i64| -> AppResult<()> {
-        whole.visits += sign * row.try_get::<i64>("", "visits")?;
-        whole.bounces += sign * row.try_get::<i64>("", "bounces")?;
-        whole.seconds += sign * row.try_get::<i64>("", "seconds")?;
-        Ok(())
-    };
-    if let Some(row) = db.query_one_raw(sql.statement()).await? {
-        add(&row, 1)?;
+    // Begun in the span's hours and cut by its start, as the rollups' own
+    // path counts them; their pageviews and events come from the names.
+    let mut begun = HashMap::new();
+    rollups::hours(db, scope.site_id, RolledDimension::Total, span, &mut begun).await?;
+    rollups::cut_visits(db, scope, None, span, &mut begun).await?;
+    for group in begun.values() {
+        whole.visits += group.visits;
+        whole.bounces += group.bounces;
+        whole.seconds += group.seconds;
     }
     let mut sql = Sql::new(backend);
     sql.push(
@@ -193,15 +183,11 @@ async fn visits(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole:
     .push(" AND e.timestamp < ")
     .bind(span.to)
     .push(")");
+    // Begun in it, with no human event before its end: no visit of it.
     if let Some(row) = db.query_one_raw(sql.statement()).await? {
-        add(&row, -1)?;
-    }
-    let mut cut = HashMap::new();
-    rollups::cut_visits(db, scope, None, span, &mut cut).await?;
-    for group in cut.values() {
-        whole.visits += group.visits;
-        whole.bounces += group.bounces;
-        whole.seconds += group.seconds;
+        whole.visits -= row.try_get::<i64>("", "visits")?;
+        whole.bounces -= row.try_get::<i64>("", "bounces")?;
+        whole.seconds -= row.try_get::<i64>("", "seconds")?;
     }
     Ok(())
 }

@@ -191,7 +191,9 @@ async fn visitors(
     Ok(())
 }
 
-async fn hours(
+/// The rows of `dimension` in the span's hours, by value: its visits begun
+/// in them (visits, bounces, pageviews, events, seconds), or pages' events.
+pub(super) async fn hours(
     db: &impl ConnectionTrait,
     site_id: i64,
     dimension: RolledDimension,

@@ -118,8 +118,11 @@ fn batch_hours(batch: &Batch<'_>, known: &WrittenValues) -> BTreeMap<i64, (i64, 
     hours
 }
 
-/// The stored active hours of the batch's visitors with hours to add.
-pub(super) type StoredActiveHours = BTreeMap<i64, BTreeSet<i64>>;
+/// The batch's visitors with hours to add: per visitor, the site, the
+/// batch's hours and the hours stored before it.
+pub(super) struct ActiveHours {
+    visitors: BTreeMap<i64, (i64, BTreeSet<i64>, BTreeSet<i64>)>,
+}
 
 /// Reads the stored active hours of the visitors the batch may add hours
 /// to (their ids travel as one JSON parameter, as the writer's inserts do).
@@ -127,40 +130,40 @@ pub(super) async fn stored(
     db: &impl ConnectionTrait,
     batch: &Batch<'_>,
     known: &WrittenValues,
-) -> Result<StoredActiveHours, DbErr> {
-    let wanted: Vec<i64> = batch_hours(batch, known).into_keys().collect();
-    let mut stored = StoredActiveHours::new();
-    if wanted.is_empty() {
-        return Ok(stored);
+) -> Result<ActiveHours, DbErr> {
+    let mut visitors: BTreeMap<i64, (i64, BTreeSet<i64>, BTreeSet<i64>)> = batch_hours(batch, known)
+        .into_iter()
+        .map(|(visitor_id, (site_id, hours))| (visitor_id, (site_id, hours, BTreeSet::new())))
+        .collect();
+    if visitors.is_empty() {
+        return Ok(ActiveHours { visitors });
     }
     let backend = db.get_database_backend();
-    let ids = serde_json::to_string(&wanted).map_err(|err| DbErr::Custom(err.to_string()))?;
-    let id = match backend {
-        sea_orm::DbBackend::Postgres => "(k.value #>> '{}')::bigint",
-        _ => "k.value",
-    };
+    let ids: Vec<(i64,)> = visitors.keys().map(|id| (*id,)).collect();
+    let ids = serde_json::to_string(&ids).map_err(|err| DbErr::Custom(err.to_string()))?;
     let sql = format!(
-        "SELECT a.visitor_id, a.hour FROM {} k JOIN visitor_active_hours a ON a.visitor_id = {id}",
+        "SELECT a.visitor_id, a.hour FROM {} k JOIN visitor_active_hours a ON a.visitor_id = {}",
         json_rows::rows(backend),
+        json_rows::element(backend, 0, "bigint", "k.value"),
     );
     for row in db.query_all_raw(Statement::from_sql_and_values(backend, sql, [ids.into()])).await? {
-        stored.entry(row.try_get("", "visitor_id")?).or_default().insert(row.try_get("", "hour")?);
+        if let Some((_, _, stored)) = visitors.get_mut(&row.try_get::<i64>("", "visitor_id")?) {
+            stored.insert(row.try_get("", "hour")?);
+        }
     }
-    Ok(stored)
+    Ok(ActiveHours { visitors })
 }
 
 /// Writes the batch's new active hours and moves their counts.
-pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredActiveHours) {
+pub(super) fn add(writes: &mut Writes, active: &ActiveHours) {
     let mut deltas = Deltas::new();
     let mut rows: Vec<visitor_active_hour::ActiveModel> = Vec::new();
-    let none = BTreeSet::new();
-    for (visitor_id, (site_id, hours)) in batch_hours(batch, known) {
-        let before = stored.get(&visitor_id).unwrap_or(&none);
-        for hour in add_hours(site_id, before, &hours, &mut deltas) {
+    for (&visitor_id, (site_id, hours, stored)) in &active.visitors {
+        for hour in add_hours(*site_id, stored, hours, &mut deltas) {
             rows.push(visitor_active_hour::ActiveModel {
                 visitor_id: Set(visitor_id),
                 hour: Set(hour),
-                site_id: Set(site_id),
+                site_id: Set(*site_id),
             });
         }
     }

@@ -39,7 +39,7 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
 /// of each visitor it may add an hour to.
 pub(super) struct Stored {
     pub values: StoredHours,
-    pub active: active_hours::StoredActiveHours,
+    pub active: active_hours::ActiveHours,
 }
 
 /// Reads what the batch's visitor rows need (see `Stored`).
@@ -56,7 +56,7 @@ pub(super) async fn stored(
 pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
     add_value_moves(writes, value_moves(batch));
     add_visitor_values(writes, batch, known, &stored.values);
-    active_hours::add(writes, batch, known, &stored.active);
+    active_hours::add(writes, &stored.active);
 }
 
 /// Each visitor value the batch's human events reach that this instance has
