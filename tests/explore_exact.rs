@@ -133,7 +133,17 @@ async fn every_metric_for_every_dimension_equals_a_recount() {
             cases.extend(TIME_DIMENSIONS.iter().map(|d| (vec![*d], &VISIT_METRICS[..])));
             cases.push((vec!["visit:country", "time:month"], &VISIT_METRICS));
             cases.push((vec!["event:page", "visit:source"], &EVENT_METRICS));
-            for filter in ["none", "country", "country-name", "not-direct", "pricing-or-blog", "three", "has-done"] {
+            for filter in [
+                "none",
+                "country",
+                "country-name",
+                "not-direct",
+                "pricing-or-blog",
+                "three",
+                "has-done",
+                "named",
+                "not-named",
+            ] {
                 for (dimensions, metrics) in &cases {
                     // Hours over 250 days are many rows: once, unfiltered, is enough.
                     if dimensions == &vec!["time:hour"] && filter != "none" {

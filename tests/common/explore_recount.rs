@@ -127,6 +127,8 @@ fn passes(rows: &Rows, e: &event::Model, filter: &str, zone: Tz, (from, to, firs
                 && ["winter", "spring"].contains(&value("visit:utm_campaign").as_str())
                 && !value("visit:country").to_lowercase().contains("fr")
         }
+        "named" => ["signup", "never-sent"].contains(&value("event:name").as_str()),
+        "not-named" => value("event:name") != "signup",
         "has-done" => rows.events.iter().any(|other| {
             other.session_id == e.session_id
                 && !other.is_bot
@@ -153,6 +155,9 @@ pub fn filter_json(filter: &str) -> Value {
             ["not", ["contains", "visit:country", ["fr"], { "case_sensitive": false }]]
         ]),
         "has-done" => json!([["has_done", ["is", "event:page", ["/pricing"]]]]),
+        // Custom events by name (read on their own index), and its negation.
+        "named" => json!([["is", "event:name", ["signup", "never-sent"]]]),
+        "not-named" => json!([["not", ["is", "event:name", ["signup"]]]]),
         other => panic!("unknown filter {other}"),
     }
 }

@@ -291,6 +291,13 @@ fn condition(
         .map(|value| if value == blank { String::new() } else { value.clone() })
         .map(|value| if condition.case_sensitive { value } else { value.to_lowercase() })
         .collect();
+    if source == Source::Events && names_custom_events(condition, &values) {
+        // The same rows as the name's expression below, on the custom events' index.
+        sql.push("(e.event_type = 'custom_event' AND e.event_name IS NOT NULL AND e.event_name");
+        sql.in_list(&values);
+        sql.push(")");
+        return;
+    }
     if condition.operator.negated() {
         sql.push("NOT ");
     }
@@ -316,6 +323,17 @@ fn condition(
         }
     }
     sql.push(")");
+}
+
+/// Whether `condition` keeps only custom events of the named names: `is`
+/// on `event:name`, case-sensitive, naming neither `pageview` (every
+/// pageview's name) nor the blank. Then the events' name column alone
+/// decides it, never NULL (so a `not` around it stays exact).
+fn names_custom_events(condition: &Condition, values: &[String]) -> bool {
+    condition.dimension == Dimension::Event(EventProperty::Name)
+        && condition.operator == Operator::Is
+        && condition.case_sensitive
+        && values.iter().all(|value| !value.is_empty() && value != "pageview")
 }
 
 pub fn filters(
