@@ -5,12 +5,26 @@
 
 use std::collections::HashMap;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect, Select};
 
 use entity::{link, tracked_session};
 
 use super::IN_LIST_CHUNK;
 use crate::error::AppResult;
+
+/// What grouping (and crediting) needs of a visit: a few of its row's
+/// columns, not the whole row (the attribution report reads every visit of
+/// each person it credits).
+#[derive(Debug, Clone, PartialEq, Eq, FromQueryResult)]
+pub struct VisitOrigin {
+    pub id: i64,
+    pub visitor_id: i64,
+    pub started_at: i64,
+    pub channel: String,
+    pub source: Option<String>,
+    pub utm_campaign: Option<String>,
+    pub link_id: Option<i64>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VisitGroup {
@@ -41,7 +55,7 @@ impl VisitGroup {
     }
 
     /// The visit's group; `slugs` are the links' slugs by id (`link_slugs`).
-    pub fn key(self, session: &tracked_session::Model, slugs: &HashMap<i64, String>) -> String {
+    pub fn key(self, session: &VisitOrigin, slugs: &HashMap<i64, String>) -> String {
         let or = |text: Option<String>, blank: &str| text.filter(|t| !t.is_empty()).unwrap_or_else(|| blank.to_owned());
         match self {
             VisitGroup::Channel => session.channel.clone(),
@@ -57,30 +71,67 @@ impl VisitGroup {
 pub async fn link_slugs(
     db: &impl ConnectionTrait,
     group: VisitGroup,
-    sessions: &[tracked_session::Model],
+    sessions: &[VisitOrigin],
 ) -> AppResult<HashMap<i64, String>> {
     let mut slugs = HashMap::new();
     if group != VisitGroup::Link {
         return Ok(slugs);
     }
-    let ids: Vec<i64> = sessions.iter().filter_map(|session| session.link_id).collect();
+    let mut ids: Vec<i64> = sessions.iter().filter_map(|session| session.link_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
     for chunk in ids.chunks(IN_LIST_CHUNK) {
-        let found = link::Entity::find().filter(link::Column::Id.is_in(chunk.iter().copied())).all(db).await?;
-        slugs.extend(found.into_iter().map(|link| (link.id, link.slug)));
+        let found: Vec<(i64, String)> = link::Entity::find()
+            .select_only()
+            .columns([link::Column::Id, link::Column::Slug])
+            .filter(link::Column::Id.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(db)
+            .await?;
+        slugs.extend(found);
     }
     Ok(slugs)
 }
 
+/// The visits' rows, only the columns `VisitOrigin` keeps.
+fn origins() -> Select<tracked_session::Entity> {
+    use tracked_session::Column as C;
+    tracked_session::Entity::find().select_only().columns([
+        C::Id,
+        C::VisitorId,
+        C::StartedAt,
+        C::Channel,
+        C::Source,
+        C::UtmCampaign,
+        C::LinkId,
+    ])
+}
+
 /// Visits by id, read in chunks.
-pub async fn sessions_by_id(db: &impl ConnectionTrait, ids: &[i64]) -> AppResult<Vec<tracked_session::Model>> {
+pub async fn origins_by_id(db: &impl ConnectionTrait, ids: &[i64]) -> AppResult<Vec<VisitOrigin>> {
     let mut sessions = Vec::new();
     for chunk in ids.chunks(IN_LIST_CHUNK) {
-        sessions.extend(
-            tracked_session::Entity::find()
-                .filter(tracked_session::Column::Id.is_in(chunk.iter().copied()))
-                .all(db)
-                .await?,
-        );
+        let found = origins()
+            .filter(tracked_session::Column::Id.is_in(chunk.iter().copied()))
+            .into_model::<VisitOrigin>()
+            .all(db)
+            .await?;
+        sessions.extend(found);
+    }
+    Ok(sessions)
+}
+
+/// Every visit of these visitors not marked as bot traffic, read in chunks.
+pub async fn human_origins_of(db: &impl ConnectionTrait, visitors: &[i64]) -> AppResult<Vec<VisitOrigin>> {
+    let mut sessions = Vec::new();
+    for chunk in visitors.chunks(IN_LIST_CHUNK) {
+        let found = origins()
+            .filter(tracked_session::Column::VisitorId.is_in(chunk.iter().copied()))
+            .filter(tracked_session::Column::IsBot.eq(false))
+            .into_model::<VisitOrigin>()
+            .all(db)
+            .await?;
+        sessions.extend(found);
     }
     Ok(sessions)
 }

@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::Value;
 
-use entity::{conversion, event, identity, tracked_session};
+use entity::{conversion, event, identity};
 
 use super::{
-    IN_LIST_CHUNK, access,
+    access,
     explore::{
         figures::first_event,
         query::{DateRange, parse_date_range},
@@ -155,16 +155,7 @@ async fn outcomes(db: &impl ConnectionTrait, site_id: i64, span: range::Span) ->
 
 /// Each visitor's visits as touchpoints, keyed by the report's grouping.
 async fn touches(db: &impl ConnectionTrait, by: By, visitors: &[i64]) -> AppResult<HashMap<i64, Vec<Touch>>> {
-    let mut sessions = Vec::new();
-    for chunk in visitors.chunks(IN_LIST_CHUNK) {
-        sessions.extend(
-            tracked_session::Entity::find()
-                .filter(tracked_session::Column::VisitorId.is_in(chunk.iter().copied()))
-                .filter(tracked_session::Column::IsBot.eq(false))
-                .all(db)
-                .await?,
-        );
-    }
+    let sessions = visit_groups::human_origins_of(db, visitors).await?;
     let slugs = visit_groups::link_slugs(db, by, &sessions).await?;
     let mut touches: HashMap<i64, Vec<Touch>> = HashMap::new();
     for session in sessions {
