@@ -452,10 +452,15 @@ async fn main() {
             ("4-step funnel 30d, 7-day window", "/api/v2/funnel", &funnel, 500.0),
             ("attribution, linear by source 30d", "/api/v2/attribution", &attribution, 200.0),
         ];
-        println!("\n{:<40} {:>17} {:>12} {:>8}", "Goals, funnels, attribution", "p50/p95 ms", "p50 / base", "target");
+        println!(
+            "\n{:<40} {:>17} {:>12} {:>8}       {:>12}",
+            "Goals, funnels, attribution", "p50/p95 ms", "p50 / base", "target", "peak RSS +MB"
+        );
         let mut base = 0.0;
         for (name, path, body, target) in cases {
             let url = format!("{}{path}", server.base);
+            common::reset_peak_rss();
+            let rss_before = common::peak_rss_kib();
             let sample = measure_runs(1, 10, || async {
                 let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("goals");
                 assert_eq!(reply.status(), 200, "{name}");
@@ -466,8 +471,9 @@ async fn main() {
                 base = sample.p50;
             }
             let verdict = if target.is_finite() { if sample.p95 < target { "met" } else { "MISSED" } } else { "" };
+            let grown = common::peak_rss_kib().saturating_sub(rss_before) as f64 / 1024.0;
             println!(
-                "{name:<40} {:>8.2}/{:>8.2} {:>12.2} {:>8}  {verdict}",
+                "{name:<40} {:>8.2}/{:>8.2} {:>12.2} {:>8}  {verdict:<6} {grown:>10.1}",
                 sample.p50,
                 sample.p95,
                 sample.p50 / base,

@@ -108,7 +108,19 @@ async fn sigkill_mid_traffic_loses_nothing_acknowledged() {
                 }
             }));
         }
+        // Killed once every kind of write is flowing (at least 1.5 s in, at most
+        // 60 s): a busy machine answers fewer per second, not none.
+        let flowing = || {
+            let seen = acknowledged.lock().unwrap();
+            seen.events.len() > 50 && seen.identifies.len() > 5 && seen.clicks.len() > 50
+        };
         tokio::time::sleep(Duration::from_millis(1500)).await;
+        for _ in 0..600 {
+            if flowing() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         signal(&child, "KILL");
         let status = wait(child).await;
         assert!(!status.success(), "the process was killed: {status}");
