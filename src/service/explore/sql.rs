@@ -395,3 +395,37 @@ fn one_filter(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The one condition of a query's filters.
+    fn condition_of(filter: serde_json::Value) -> Condition {
+        let body = json!({"site_id": "x", "metrics": ["visitors"], "date_range": "7d", "filters": [filter]});
+        let filters = query::parse(&body).expect("a valid query").filters;
+        let mut found = None;
+        filters.iter().for_each(|filter| filter.conditions(&mut |condition| found = Some(condition.clone())));
+        found.expect("a condition")
+    }
+
+    #[test]
+    fn only_a_case_sensitive_is_on_custom_event_names_reads_the_name_column() {
+        // filter, the values as `condition` compares them -> read on the name column
+        let table = [
+            (json!(["is", "event:name", ["signup"]]), vec!["signup"], true),
+            (json!(["is", "event:name", ["signup", "demo"]]), vec!["signup", "demo"], true),
+            (json!(["is", "event:name", ["signup", "pageview"]]), vec!["signup", "pageview"], false),
+            (json!(["is", "event:name", ["(none)"]]), vec![""], false),
+            (json!(["is", "event:name", ["Signup"], {"case_sensitive": false}]), vec!["signup"], false),
+            (json!(["is_not", "event:name", ["signup"]]), vec!["signup"], false),
+            (json!(["contains", "event:name", ["sign"]]), vec!["sign"], false),
+            (json!(["is", "event:page", ["/signup"]]), vec!["/signup"], false),
+        ];
+        for (filter, values, expected) in table {
+            let values: Vec<String> = values.into_iter().map(str::to_owned).collect();
+            assert_eq!(names_custom_events(&condition_of(filter.clone()), &values), expected, "{filter}");
+        }
+    }
+}

@@ -118,10 +118,16 @@ fn batch_hours(batch: &Batch<'_>, known: &WrittenValues) -> BTreeMap<i64, (i64, 
     hours
 }
 
-/// The batch's visitors with hours to add: per visitor, the site, the
-/// batch's hours and the hours stored before it.
+/// One visitor's hours: those of the batch, and those stored before it.
+struct VisitorHours {
+    site_id: i64,
+    batch: BTreeSet<i64>,
+    stored: BTreeSet<i64>,
+}
+
+/// The batch's visitors with hours to add, by visitor id.
 pub(super) struct ActiveHours {
-    visitors: BTreeMap<i64, (i64, BTreeSet<i64>, BTreeSet<i64>)>,
+    visitors: BTreeMap<i64, VisitorHours>,
 }
 
 /// Reads the stored active hours of the visitors the batch may add hours
@@ -131,9 +137,9 @@ pub(super) async fn stored(
     batch: &Batch<'_>,
     known: &WrittenValues,
 ) -> Result<ActiveHours, DbErr> {
-    let mut visitors: BTreeMap<i64, (i64, BTreeSet<i64>, BTreeSet<i64>)> = batch_hours(batch, known)
+    let mut visitors: BTreeMap<i64, VisitorHours> = batch_hours(batch, known)
         .into_iter()
-        .map(|(visitor_id, (site_id, hours))| (visitor_id, (site_id, hours, BTreeSet::new())))
+        .map(|(visitor_id, (site_id, batch))| (visitor_id, VisitorHours { site_id, batch, stored: BTreeSet::new() }))
         .collect();
     if visitors.is_empty() {
         return Ok(ActiveHours { visitors });
@@ -147,8 +153,8 @@ pub(super) async fn stored(
         json_rows::element(backend, 0, "bigint", "k.value"),
     );
     for row in db.query_all_raw(Statement::from_sql_and_values(backend, sql, [ids.into()])).await? {
-        if let Some((_, _, stored)) = visitors.get_mut(&row.try_get::<i64>("", "visitor_id")?) {
-            stored.insert(row.try_get("", "hour")?);
+        if let Some(visitor) = visitors.get_mut(&row.try_get::<i64>("", "visitor_id")?) {
+            visitor.stored.insert(row.try_get("", "hour")?);
         }
     }
     Ok(ActiveHours { visitors })
@@ -158,8 +164,8 @@ pub(super) async fn stored(
 pub(super) fn add(writes: &mut Writes, active: &ActiveHours) {
     let mut deltas = Deltas::new();
     let mut rows: Vec<visitor_active_hour::ActiveModel> = Vec::new();
-    for (&visitor_id, (site_id, hours, stored)) in &active.visitors {
-        for hour in add_hours(*site_id, stored, hours, &mut deltas) {
+    for (&visitor_id, VisitorHours { site_id, batch, stored }) in &active.visitors {
+        for hour in add_hours(*site_id, stored, batch, &mut deltas) {
             rows.push(visitor_active_hour::ActiveModel {
                 visitor_id: Set(visitor_id),
                 hour: Set(hour),
