@@ -169,3 +169,49 @@ async fn live_subscribers_see_events_from_every_instance() {
         json!({ "siteId": site, "trackerVid": "far-away", "type": "pageview", "page": "/from-elsewhere" })
     );
 }
+
+#[tokio::test]
+async fn a_click_landed_by_visitors_on_several_instances_is_tied_once() {
+    let Some(apps) = instances().await else { return };
+    let (client, site) = apps[0].user_with_site("Shared", "shared.example").await;
+    client.create_link(json!({ "siteId": site, "destinationUrl": "https://shared.example/", "slug": "shared" })).await;
+    const CLICKS: usize = 30;
+    let mut keys = Vec::with_capacity(CLICKS);
+    for _ in 0..CLICKS {
+        let location = apps[0].click("/l/shared-example/shared", &[]).await;
+        let url = url::Url::parse(&location).unwrap();
+        keys.push(url.query_pairs().find(|(k, _)| k == "lt_click").unwrap().1.into_owned());
+    }
+    // Each click's landing URL is shared: one visitor per instance lands with
+    // it at the same moment. The click goes to one of them, once, whichever
+    // instance writes first; a writer that read it as untied without waiting
+    // for the other would tie it a second time and count it on both.
+    stream::iter(keys.iter().enumerate())
+        .for_each_concurrent(10, |(n, key)| {
+            let apps = &apps;
+            future::join_all(apps.iter().enumerate().map(move |(i, app)| {
+                let landing = json!({ "site": site, "type": "pageview", "tracker_vid": format!("sharer-{n}-{i}"),
+                                      "url": format!("https://shared.example/?lt_click={key}") });
+                async move {
+                    app.collect_with(landing, DESKTOP_UA, &[]).await.expect(202);
+                }
+            }))
+            .map(|_| ())
+        })
+        .await;
+    for app in &apps {
+        app.state.writer.flush().await;
+    }
+    let clicks = apps[0].clicks().await;
+    assert_eq!(clicks.len(), CLICKS);
+    assert!(clicks.iter().all(|click| click.visitor_id.is_some()), "every click is tied to a visitor");
+    let list = client.get(&format!("/api/visitor?siteId={site}&limit=500&timeRange=24h")).await.expect(200).clone();
+    let visitors = list["visitors"].as_array().expect("visitors");
+    assert_eq!(visitors.len(), CLICKS * INSTANCES);
+    let counted: i64 = visitors.iter().map(|v| v["clicks"].as_i64().unwrap()).sum();
+    assert_eq!(counted, CLICKS as i64, "each click is counted on one visitor");
+    for click in &clicks {
+        let tied = visitors.iter().find(|v| Some(v["tracker_vid"].as_str().unwrap()) == click.tracker_vid.as_deref());
+        assert_eq!(tied.map(|v| v["clicks"].as_i64().unwrap()), Some(1), "{:?}", click.tracker_vid);
+    }
+}

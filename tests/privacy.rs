@@ -325,6 +325,49 @@ async fn retention_deletes_old_visitor_data_and_keeps_the_rollups() {
 }
 
 #[tokio::test]
+async fn a_purge_beside_a_busy_writer_finishes_and_keeps_whoever_came_back() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Busy", "busy.example").await;
+        let now = chrono::Utc::now().timestamp_millis();
+        const OLD: usize = 600;
+        let send = |vid: usize, ts: i64| {
+            let app = &app;
+            async move {
+                let event = at(pageview(site, &format!("old-{vid}"), "https://busy.example/"), ts);
+                app.collect_with(event, DESKTOP_UA, &[]).await.expect(202);
+            }
+        };
+        futures_util::stream::iter(0..OLD).for_each_concurrent(20, |vid| send(vid, now - 40 * DAY_MS)).await;
+        app.state.writer.flush().await;
+        client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 30 })).await.expect(200);
+        // Every other old visitor comes back while the purge deletes them in
+        // batches: on PostgreSQL the writer and the purge lock the same
+        // visitor rows, each in its own order, and one of them can be chosen
+        // as a deadlock's victim. The writer retries its batch; so must the
+        // purge, or the hour's purge ends there.
+        let returning = futures_util::stream::iter((0..OLD).step_by(2)).for_each_concurrent(20, |vid| send(vid, now));
+        let (purged, ()) = tokio::join!(privacy::retention::purge(&app.state.db, now), returning);
+        let purged = purged.unwrap_or_else(|err| panic!("{}: the purge failed: {err:?}", app.backend));
+        assert!(purged.visitors >= (OLD / 2) as u64, "{purged:?}");
+        app.state.writer.flush().await;
+        // Whoever came back is there once, whether the purge took them before
+        // or after; whoever did not is gone.
+        let expected: Vec<String> = {
+            let mut vids: Vec<String> = (0..OLD).step_by(2).map(|vid| format!("old-{vid}")).collect();
+            vids.sort();
+            vids
+        };
+        let kept = listed(&client, &format!("/api/visitor?siteId={site}&timeRange=all&limit=500")).await;
+        assert_eq!(kept, expected, "{}", app.backend);
+        let stats = client.get(&format!("/api/stats?siteId={site}&timeRange=24h")).await.expect(200).clone();
+        assert_eq!(stats["overview"]["unique_visitors"], OLD / 2, "{}: {stats}", app.backend);
+        assert_eq!(stats["overview"]["pageviews"], OLD / 2, "{}: {stats}", app.backend);
+        let again = privacy::retention::purge(&app.state.db, now).await.unwrap();
+        assert_eq!(again.visitors, 0, "{}: nothing old is left: {again:?}", app.backend);
+    }
+}
+
+#[tokio::test]
 async fn do_not_track_stores_nothing_for_sites_that_honour_it() {
     for app in apps().await {
         let (client, site) = app.user_with_site("Dnt", "dnt.example").await;

@@ -244,27 +244,19 @@ where
     let [id, site, time] = columns;
     let mut deleted = 0;
     loop {
-        let batch = E::find()
-            .select_only()
-            .column(id)
-            .filter(site.eq(site_id))
-            .filter(time.lt(cutoff))
-            .limit(BATCH)
-            .into_query();
-        // The time is checked on the row too: PostgreSQL checks it again on a
-        // row a writer changed meanwhile, so a visitor who just came back stays.
-        let delete = E::delete_many().filter(id.in_subquery(batch)).filter(time.lt(cutoff));
-        let done = match uncount {
-            None => delete.exec(db).await?.rows_affected,
-            Some(uncount) => {
-                // The delete comes first and answers the rows it took, so the
-                // rollups lose exactly those (and SQLite's write lock is taken
-                // before anything is read).
-                let txn = db.begin().await?;
-                let rows = delete.exec_with_returning(&txn).await?;
-                uncount(&rows).write(&txn).await?;
-                txn.commit().await?;
-                rows.len() as u64
+        let mut tries = 0;
+        let done = loop {
+            match delete_batch::<E>(db, [id, site, time], site_id, cutoff, uncount).await {
+                Ok(done) => break done,
+                // A batch that deadlocked with a writer on PostgreSQL (each
+                // takes row locks in its own order) was rolled back whole:
+                // it is tried again rather than ending the hour's purge.
+                Err(err) if crate::error::is_transient(&err) && tries < TRANSIENT_TRIES => {
+                    tries += 1;
+                    tracing::debug!(error = %err, tries, "retention batch failed, retrying");
+                    tokio::time::sleep(Duration::from_millis(50 << tries)).await;
+                }
+                Err(err) => return Err(err.into()),
             }
         };
         deleted += done;
@@ -276,6 +268,40 @@ where
         // Lets the batch writer take the database between two batches.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// How often a batch that failed for a transient reason is tried again.
+const TRANSIENT_TRIES: u32 = 5;
+
+/// Deletes one batch of the site's rows of `E` before `cutoff` (with their
+/// rollup counts when `uncount`); answers how many it deleted.
+async fn delete_batch<E>(
+    db: &DatabaseConnection,
+    [id, site, time]: [E::Column; 3],
+    site_id: i64,
+    cutoff: i64,
+    uncount: Option<UncountFn<E>>,
+) -> Result<u64, DbErr>
+where
+    E: EntityTrait,
+    E::Column: IntoColumnRef + IntoIden + Copy,
+{
+    let batch =
+        E::find().select_only().column(id).filter(site.eq(site_id)).filter(time.lt(cutoff)).limit(BATCH).into_query();
+    // The time is checked on the row too: PostgreSQL checks it again on a
+    // row a writer changed meanwhile, so a visitor who just came back stays.
+    let delete = E::delete_many().filter(id.in_subquery(batch)).filter(time.lt(cutoff));
+    let Some(uncount) = uncount else {
+        return Ok(delete.exec(db).await?.rows_affected);
+    };
+    // The delete comes first and answers the rows it took, so the rollups
+    // lose exactly those (and SQLite's write lock is taken before anything
+    // is read).
+    let txn = db.begin().await?;
+    let rows = delete.exec_with_returning(&txn).await?;
+    uncount(&rows).write(&txn).await?;
+    txn.commit().await?;
+    Ok(rows.len() as u64)
 }
 
 /// Runs the purge now and then every hour, for as long as the server runs.

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, IntoActiveModel, QueryFilter,
-    Statement, TryInsertResult,
+    QueryOrder, QuerySelect, Statement, TryInsertResult,
 };
 
 use entity::{link_click, tracked_session, visitor};
@@ -232,7 +232,10 @@ async fn open_sessions<'m>(
 
 /// The stored clicks that this batch's events report by `lt_click`. Read after
 /// the visitors are locked, so a click another writer just tied to the same
-/// visitor is seen as tied.
+/// visitor is seen as tied. On PostgreSQL the clicks are locked too, in key
+/// order after the visitors: one shared landing URL can bring two visitors
+/// to two instances at once, and the second writer must see the first one's
+/// tie rather than tie the click again to its own visitor.
 async fn load_clicks(db: &impl ConnectionTrait, batch: &mut Batch<'_>, ops: &[&WriteOp]) -> Result<(), DbErr> {
     let mut keys: Vec<&str> = ops
         .iter()
@@ -245,10 +248,13 @@ async fn load_clicks(db: &impl ConnectionTrait, batch: &mut Batch<'_>, ops: &[&W
     keys.sort_unstable();
     keys.dedup();
     for chunk in keys.chunks(CHUNK) {
-        let found = link_click::Entity::find()
+        let mut select = link_click::Entity::find()
             .filter(link_click::Column::ClickKey.is_in(chunk.iter().copied()))
-            .all(db)
-            .await?;
+            .order_by_asc(link_click::Column::ClickKey);
+        if db.get_database_backend() == DbBackend::Postgres {
+            select = select.lock_exclusive();
+        }
+        let found = select.all(db).await?;
         for click in found {
             let stored = StoredClick {
                 id: click.id,
