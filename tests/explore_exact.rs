@@ -277,6 +277,20 @@ async fn assert_rolled_answers(
     range: serde_json::Value,
 ) {
     let mut cases: Vec<(Vec<&str>, Vec<&str>)> = vec![(vec![], ROLLED_METRICS.to_vec())];
+    // One custom event name's conversions: by name alone, and with each visit
+    // dimension its pairs are kept for (and one they are not, from the rows).
+    let mut named: Vec<Vec<&str>> = vec![vec![]];
+    named.extend(
+        [
+            "visit:source",
+            "visit:channel",
+            "visit:utm_source",
+            "visit:utm_medium",
+            "visit:utm_campaign",
+            "visit:country",
+        ]
+        .map(|d| vec![d]),
+    );
     cases.extend(VISIT_DIMENSIONS.iter().filter(|d| d.starts_with("visit:")).map(|d| {
         // The entry and exit pages keep no visitor rows: their visits only.
         let metrics = if d.ends_with("_page") { ROLLED_METRICS[1..7].to_vec() } else { ROLLED_METRICS.to_vec() };
@@ -296,11 +310,16 @@ async fn assert_rolled_answers(
     cases.push((vec![], vec!["visitors", "pageviews", "events"]));
     // The tiles, also over a range that ends in the past (the previous period).
     cases.push((vec![], VISIT_METRICS.iter().copied().filter(|metric| *metric != "percentage").collect()));
-    for (dimensions, metrics) in cases {
-        let body = json!({ "site_id": site, "metrics": metrics, "date_range": range, "dimensions": dimensions });
+    let cases = cases
+        .into_iter()
+        .map(|(dimensions, metrics)| (dimensions, metrics, "none"))
+        .chain(named.into_iter().map(|dimensions| (dimensions, vec!["visitors", "events", "pageviews"], "signed-up")));
+    for (dimensions, metrics, filter) in cases {
+        let body = json!({ "site_id": site, "metrics": metrics, "date_range": range, "dimensions": dimensions,
+                           "filters": explore_recount::filter_json(filter) });
         let got = answered(client.post("/api/v2/query", body).await.expect(200));
-        let expected = recount(rows, &dimensions, &metrics, "none", zone, span);
-        let case = format!("rolled {range} {dimensions:?} {metrics:?}");
+        let expected = recount(rows, &dimensions, &metrics, filter, zone, span);
+        let case = format!("rolled {range} {dimensions:?} {metrics:?} {filter}");
         assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{case}");
         for (key, values) in &expected {
             assert!(same_numbers(values, &got[key]), "{case} {key:?}: expected {values:?}, got {:?}", got[key]);
@@ -372,6 +391,29 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
         assert_eq!(read, before + 1000, "the aggregate is read from the rollups");
         assert_eq!(unread, before, "a filtered query is read from the rows");
+        // One custom event name by source is read from the name's pairs with
+        // the visits' sources; two names are read from the rows.
+        let (code, value, pair_hour) = rollup_recount::hours_of(&rows).into_keys().find(|key| key.0 == 101).unwrap();
+        let named = |names: &[&str]| {
+            json!({ "site_id": site, "metrics": ["events"], "date_range": "all", "dimensions": ["visit:source"],
+                    "filters": [["is", "event:name", names]] })
+        };
+        let events = |reply: &serde_json::Value| {
+            reply["results"].as_array().unwrap().iter().map(|row| row["metrics"][0].as_i64().unwrap()).sum::<i64>()
+        };
+        let before = events(client.post("/api/v2/query", named(&["signup"])).await.expect(200));
+        let bump = |by: i64| {
+            format!(
+                "UPDATE value_hours SET events = events + {by} \
+                 WHERE site_id = {site} AND dimension = {code} AND hour = {pair_hour} AND value = '{value}'"
+            )
+        };
+        app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
+        let read = events(client.post("/api/v2/query", named(&["signup"])).await.expect(200));
+        let unread = events(client.post("/api/v2/query", named(&["signup", "never-sent"])).await.expect(200));
+        app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
+        assert_eq!(read, before + 1000, "one name by source is read from the rollups");
+        assert_eq!(unread, before, "two names are read from the rows");
         // Visitors by day are read from the active-hour counts.
         let daily =
             json!({ "site_id": site, "metrics": ["visitors"], "date_range": "all", "dimensions": ["time:day"] });

@@ -50,6 +50,7 @@ mod m20261205_000002_create_value_visitor_hours;
 mod m20261206_000001_create_active_hours;
 mod m20261206_000002_index_revenue_events;
 mod m20261207_000001_index_custom_events;
+mod m20261208_000001_fill_custom_event_values;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -108,6 +109,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000001_create_active_hours::Migration),
             Box::new(m20261206_000002_index_revenue_events::Migration),
             Box::new(m20261207_000001_index_custom_events::Migration),
+            Box::new(m20261208_000001_fill_custom_event_values::Migration),
         ]
     }
 }

@@ -128,6 +128,7 @@ fn passes(rows: &Rows, e: &event::Model, filter: &str, zone: Tz, (from, to, firs
                 && !value("visit:country").to_lowercase().contains("fr")
         }
         "named" => ["signup", "never-sent"].contains(&value("event:name").as_str()),
+        "signed-up" => value("event:name") == "signup" && e.event_type == "custom_event",
         "not-named" => value("event:name") != "signup",
         "has-done" => rows.events.iter().any(|other| {
             other.session_id == e.session_id
@@ -157,6 +158,7 @@ pub fn filter_json(filter: &str) -> Value {
         "has-done" => json!([["has_done", ["is", "event:page", ["/pricing"]]]]),
         // Custom events by name (read on their own index), and its negation.
         "named" => json!([["is", "event:name", ["signup", "never-sent"]]]),
+        "signed-up" => json!([["is", "event:name", ["signup"]]]),
         "not-named" => json!([["not", ["is", "event:name", ["signup"]]]]),
         other => panic!("unknown filter {other}"),
     }

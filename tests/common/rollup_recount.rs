@@ -47,9 +47,26 @@ fn visit_values(s: &tracked_session::Model) -> Vec<(i16, String)> {
     ]
 }
 
+/// A custom event's name with its visit's value for each code that pairs
+/// them (source, channel, UTM source, medium, campaign: 100 + the visit
+/// dimension's code): the name's length in characters, `:`, the name, the
+/// value. None for a pageview.
+fn name_by_values(e: &entity::event::Model, s: &tracked_session::Model) -> Vec<(i16, String)> {
+    if e.event_type != "custom_event" {
+        return Vec::new();
+    }
+    let prefix = format!("{}:{}", e.event_name.chars().count(), e.event_name);
+    visit_values(s)
+        .into_iter()
+        .filter(|(code, _)| [1, 3, 4, 5, 6].contains(code))
+        .map(|(code, value)| (100 + code, format!("{prefix}{value}")))
+        .collect()
+}
+
 /// `value_hours` as the rows say it should be: each visit with a human
 /// event at the hour it began, per visit dimension; each human event at
-/// its own hour by name (17, pages, is `page_hours`).
+/// its own hour by name (17, pages, is `page_hours`), and each custom event
+/// by name with its visit's values.
 pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
     let mut hours: BTreeMap<HourKey, HourTally> = BTreeMap::new();
     for s in rows.sessions.values() {
@@ -69,6 +86,9 @@ pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
         let row = hours.entry((18, name, hour(e.timestamp))).or_default();
         row[2] += i64::from(e.event_type == "pageview");
         row[3] += 1;
+        for (code, value) in name_by_values(e, &rows.sessions[&e.session_id]) {
+            hours.entry((code, value, hour(e.timestamp))).or_default()[3] += 1;
+        }
     }
     hours
 }
@@ -84,6 +104,7 @@ pub fn visitor_values_of(rows: &Rows) -> BTreeMap<VisitorKey, i64> {
         let mut values: Vec<(i16, String)> = visit_values(s).into_iter().filter(|(code, _)| *code < 15).collect();
         values.push((17, e.page.clone()));
         values.push((18, name));
+        values.extend(name_by_values(e, s));
         for (code, value) in values {
             let at = latest.entry((e.visitor_id, code, value)).or_insert(i64::MIN);
             *at = (*at).max(hour(e.timestamp));

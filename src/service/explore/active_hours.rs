@@ -156,7 +156,8 @@ async fn visits(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole:
     // Begun in the span's hours and cut by its start, as the rollups' own
     // path counts them; their pageviews and events come from the names.
     let mut begun = HashMap::new();
-    rollups::hours(db, scope.site_id, RolledDimension::Total, span, &mut begun).await?;
+    let site = rollups::Rolled { dimension: RolledDimension::Total, name: None };
+    rollups::hours(db, scope.site_id, &site, span, &mut begun).await?;
     rollups::cut_visits(db, scope, None, span, &mut begun).await?;
     for group in begun.values() {
         whole.visits += group.visits;

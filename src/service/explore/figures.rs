@@ -197,9 +197,9 @@ pub async fn groups(
 ) -> AppResult<Groups> {
     let Ask { filters, metrics, .. } = ask;
     let mut all = Groups::new();
-    let rolled = rollups::plan(ask).filter(|_| buckets.is_none());
-    if let Some(dimension) = rolled
-        && let Some(groups) = rollups::groups(db, scope, ask, dimension, span).await?
+    let rolled = rollups::plan(ask, scope.goals).filter(|_| buckets.is_none());
+    if let Some(rolled) = &rolled
+        && let Some(groups) = rollups::groups(db, scope, ask, rolled, span).await?
     {
         return Ok(groups);
     }

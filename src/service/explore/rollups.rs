@@ -23,7 +23,7 @@ use sea_orm::ConnectionTrait;
 
 use super::{
     counts::{Counts, Groups, Key},
-    query::{Dimension, EventProperty, Metric, VisitProperty},
+    query::{Condition, Dimension, EventProperty, Filter, Metric, Operator, VisitProperty},
     range::Span,
     sql::{self, Context, Source, Sql},
     statements::{Ask, Scope},
@@ -32,8 +32,12 @@ use crate::{
     error::AppResult,
     service::{
         analytics::score_sql_text,
+        goals::{Goal, Target},
         scoring::RECENCY_MAX,
-        tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
+        tracking::{
+            sessionize::SESSION_MAX_MS,
+            value_rollups::{RolledDimension, name_by_prefix},
+        },
     },
     time::HOUR_MS,
 };
@@ -68,32 +72,67 @@ fn rolled(dimension: &Dimension) -> Option<RolledDimension> {
     })
 }
 
-/// Whether an event dimension: its rows count events, not visits.
-fn is_event(dimension: RolledDimension) -> bool {
-    matches!(dimension, RolledDimension::Page | RolledDimension::Name)
+/// What the rollups read for a query: one dimension's rows, all of them
+/// or, for one custom event's conversions, those of its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Rolled {
+    pub dimension: RolledDimension,
+    /// The custom event name the query's one filter keeps: `Name`'s row of
+    /// it, or a `NAME_BY` dimension's rows of it.
+    pub name: Option<String>,
 }
 
-/// The rolled dimension that answers the query's shape, if one does: no
-/// filter, no time, at most one dimension the rollups keep, and metrics its
-/// rows hold (visitors only where visitor rows are kept; visit figures
-/// only for the whole site and visit dimensions).
-pub(super) fn plan(ask: Ask<'_>) -> Option<RolledDimension> {
-    if !ask.filters.is_empty() {
-        return None;
-    }
-    let dimension = match ask.dimensions {
+/// The custom event name a filter condition keeps, if it keeps exactly the
+/// custom events of one name: `event:name` as the rows read it on the name
+/// column, or `event:goal` naming one goal that is a custom event without a
+/// property. `pageview` and the blank name are left to the rows (the name
+/// rows count pageviews under `pageview`).
+fn custom_event_name(condition: &Condition, goals: &[Goal]) -> Option<String> {
+    let name = match &condition.dimension {
+        Dimension::Event(EventProperty::Name) => sql::custom_event_name(condition)?,
+        Dimension::Event(EventProperty::Goal) if condition.operator == Operator::Is => {
+            let mut kept = goals.iter().filter(|goal| condition.keeps(&goal.name));
+            match (kept.next(), kept.next()) {
+                (Some(Goal { target: Target::Event { name, prop: None }, .. }), None) => name.clone(),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    (!name.is_empty() && name != "pageview").then_some(name)
+}
+
+/// The rolled rows that answer the query's shape, if any do: no time, at
+/// most one dimension the rollups keep, no filter or one that keeps one
+/// custom event name (then the whole site or a `NAME_BY` dimension), and
+/// metrics the rows hold (visitors only where visitor rows are kept; visit
+/// figures only for the whole site and visit dimensions).
+pub(super) fn plan(ask: Ask<'_>, goals: &[Goal]) -> Option<Rolled> {
+    let name = match ask.filters {
+        [] => None,
+        [Filter::Condition(condition)] => Some(custom_event_name(condition, goals)?),
+        _ => return None,
+    };
+    let unfiltered = match ask.dimensions {
         [] => RolledDimension::Total,
         [one] => rolled(one)?,
         _ => return None,
     };
+    let dimension = match (&name, unfiltered) {
+        (None, dimension) => dimension,
+        (Some(_), RolledDimension::Total) => RolledDimension::Name,
+        (Some(_), visit) => visit.name_by()?,
+    };
     let fits = |metric: &Metric| match metric {
         Metric::Pageviews | Metric::Events => true,
-        Metric::Visitors | Metric::Percentage => dimension.has_visitor_rows(),
-        Metric::Visits | Metric::ViewsPerVisit | Metric::BounceRate | Metric::VisitDuration => !is_event(dimension),
+        // A rate's base is the query without its goal, read apart.
+        Metric::Visitors | Metric::ConversionRate if name.is_some() => true,
+        Metric::Visitors | Metric::Percentage => name.is_none() && dimension.has_visitor_rows(),
+        Metric::Visits | Metric::ViewsPerVisit | Metric::BounceRate | Metric::VisitDuration => !dimension.is_event(),
         Metric::IdentifiedVisitors | Metric::HotLeads => dimension == RolledDimension::Total,
         _ => false,
     };
-    ask.metrics.iter().all(fits).then_some(dimension)
+    ask.metrics.iter().all(fits).then_some(Rolled { dimension, name })
 }
 
 /// Whether the rollups hold the span exactly: it starts on an hour, at or
@@ -128,18 +167,19 @@ pub(super) async fn groups(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     ask: Ask<'_>,
-    dimension: RolledDimension,
+    rolled: &Rolled,
     span: Span,
 ) -> AppResult<Option<Groups>> {
     if !holds(db, scope, span).await? {
         return Ok(None);
     }
+    let dimension = rolled.dimension;
     let mut counts: HashMap<String, Counts> = HashMap::new();
     if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
-        visitors(db, scope.site_id, dimension, span, &mut counts).await?;
+        visitors(db, scope.site_id, rolled, span, &mut counts).await?;
     }
-    hours(db, scope.site_id, dimension, span, &mut counts).await?;
-    if !is_event(dimension) {
+    hours(db, scope.site_id, rolled, span, &mut counts).await?;
+    if !dimension.is_event() {
         cut_visits(db, scope, ask.dimensions.first(), span, &mut counts).await?;
     }
     if ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
@@ -164,28 +204,49 @@ pub(super) async fn groups(
     Ok(Some(groups))
 }
 
-/// ` WHERE` the site's hourly rows (of `dimension`) in the span's hours,
-/// grouped by their value (the first column).
-fn in_span(sql: &mut Sql, site_id: i64, dimension: Option<RolledDimension>, span: Span) {
+/// ` WHERE` the site's hourly rows (of `rolled`, when given) in the span's
+/// hours, grouped by their value (the first column).
+fn in_span(sql: &mut Sql, site_id: i64, rolled: Option<&Rolled>, span: Span) {
     sql.push(" WHERE site_id = ").bind(site_id);
-    if let Some(dimension) = dimension {
-        sql.push(" AND dimension = ").bind(dimension.code());
+    if let Some(rolled) = rolled {
+        sql.push(" AND dimension = ").bind(rolled.dimension.code());
+        match (&rolled.name, rolled.dimension) {
+            (None, _) => {}
+            (Some(name), RolledDimension::Name) => {
+                sql.push(" AND value = ").bind(name.clone());
+            }
+            (Some(name), _) => {
+                // Characters on both databases, as the prefix's length counts them.
+                let prefix = name_by_prefix(name);
+                sql.push(&format!(" AND SUBSTR(value, 1, {}) = ", prefix.chars().count())).bind(prefix);
+            }
+        }
     }
     sql.push(" AND hour >= ").bind(span.from).push(" AND hour < ").bind(span.to).push(" GROUP BY 1");
+}
+
+/// A stored value as its group shows it: a name's pair without the name.
+fn shown(rolled: &Rolled, value: String) -> String {
+    match &rolled.name {
+        Some(name) if rolled.dimension != RolledDimension::Name => {
+            value.strip_prefix(&name_by_prefix(name)).map(str::to_owned).unwrap_or(value)
+        }
+        _ => value,
+    }
 }
 
 async fn visitors(
     db: &impl ConnectionTrait,
     site_id: i64,
-    dimension: RolledDimension,
+    rolled: &Rolled,
     span: Span,
     counts: &mut HashMap<String, Counts>,
 ) -> AppResult<()> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM value_visitor_hours");
-    in_span(&mut sql, site_id, Some(dimension), span);
+    in_span(&mut sql, site_id, Some(rolled), span);
     for row in db.query_all_raw(sql.statement()).await? {
-        let value: String = row.try_get("", "value")?;
+        let value = shown(rolled, row.try_get("", "value")?);
         counts.entry(value).or_default().visitors = row.try_get("", "visitors")?;
     }
     Ok(())
@@ -196,10 +257,11 @@ async fn visitors(
 pub(super) async fn hours(
     db: &impl ConnectionTrait,
     site_id: i64,
-    dimension: RolledDimension,
+    rolled: &Rolled,
     span: Span,
     counts: &mut HashMap<String, Counts>,
 ) -> AppResult<()> {
+    let dimension = rolled.dimension;
     let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}");
     let mut sql = Sql::new(db.get_database_backend());
     if dimension == RolledDimension::Page {
@@ -208,10 +270,10 @@ pub(super) async fn hours(
     } else {
         let columns = ["visits", "bounces", "pageviews", "events", "seconds"].map(sum).join(", ");
         sql.push(&format!("SELECT value, {columns} FROM value_hours"));
-        in_span(&mut sql, site_id, Some(dimension), span);
+        in_span(&mut sql, site_id, Some(rolled), span);
     }
     for row in db.query_all_raw(sql.statement()).await? {
-        let value: String = row.try_get("", "value")?;
+        let value = shown(rolled, row.try_get("", "value")?);
         let group = counts.entry(value).or_default();
         group.pageviews += row.try_get::<i64>("", "pageviews")?;
         group.events += row.try_get::<i64>("", "events")?;
@@ -315,78 +377,5 @@ pub(super) async fn cut_visits(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::service::explore::query::{self, Filter};
-
-    fn ask_of(body: serde_json::Value) -> (Vec<Dimension>, Vec<Filter>, Vec<Metric>) {
-        let query = query::parse(&body).expect("a valid query");
-        (query.dimensions, query.filters, query.metrics)
-    }
-
-    #[test]
-    fn the_rollups_answer_unfiltered_single_dimension_queries_whose_metrics_they_hold() {
-        use RolledDimension as R;
-        let cases: Vec<(&str, serde_json::Value, Option<RolledDimension>)> = vec![
-            ("aggregate", serde_json::json!({"metrics": ["visitors", "visits", "bounce_rate"]}), Some(R::Total)),
-            (
-                "by source",
-                serde_json::json!({"metrics": ["visitors", "visit_duration"], "dimensions": ["visit:source"]}),
-                Some(R::Source),
-            ),
-            (
-                "country names read codes",
-                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:country_name"]}),
-                Some(R::Country),
-            ),
-            (
-                "pages: visitors and pageviews",
-                serde_json::json!({"metrics": ["visitors", "pageviews"], "dimensions": ["event:page"]}),
-                Some(R::Page),
-            ),
-            ("pages: no visits", serde_json::json!({"metrics": ["visits"], "dimensions": ["event:page"]}), None),
-            (
-                "names: events",
-                serde_json::json!({"metrics": ["events", "percentage"], "dimensions": ["event:name"]}),
-                Some(R::Name),
-            ),
-            (
-                "entry pages: visits",
-                serde_json::json!({"metrics": ["visits", "bounce_rate"], "dimensions": ["visit:entry_page"]}),
-                Some(R::EntryPage),
-            ),
-            (
-                "entry pages: no visitors",
-                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:entry_page"]}),
-                None,
-            ),
-            (
-                "a filter",
-                serde_json::json!({"metrics": ["visitors"], "filters": [["is", "visit:device", ["Desktop"]]]}),
-                None,
-            ),
-            ("time", serde_json::json!({"metrics": ["visitors"], "dimensions": ["time:day"]}), None),
-            (
-                "two dimensions",
-                serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:source", "visit:country"]}),
-                None,
-            ),
-            ("visitor dimension", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visitor:status"]}), None),
-            ("links", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:link"]}), None),
-            ("tiles", serde_json::json!({"metrics": ["identified_visitors", "hot_leads", "visitors"]}), Some(R::Total)),
-            (
-                "identified by source",
-                serde_json::json!({"metrics": ["identified_visitors"], "dimensions": ["visit:source"]}),
-                None,
-            ),
-            ("revenue", serde_json::json!({"metrics": ["total_revenue"], "dimensions": ["visit:source"]}), None),
-        ];
-        for (name, mut body, expected) in cases {
-            body["site_id"] = serde_json::json!(1);
-            body["date_range"] = serde_json::json!("30d");
-            let (dimensions, filters, metrics) = ask_of(body);
-            let ask = Ask { dimensions: &dimensions, filters: &filters, metrics: &metrics };
-            assert_eq!(plan(ask), expected, "{name}");
-        }
-    }
-}
+#[path = "rollups_tests.rs"]
+mod tests;

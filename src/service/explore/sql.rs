@@ -329,6 +329,14 @@ fn condition(
 /// on `event:name`, case-sensitive, naming neither `pageview` (every
 /// pageview's name) nor the blank. Then the events' name column alone
 /// decides it, never NULL (so a `not` around it stays exact).
+/// The one custom event name an `event:name` condition keeps, when it is
+/// read as `names_custom_events` reads it.
+pub fn custom_event_name(condition: &Condition) -> Option<String> {
+    let [value] = condition.values.as_slice() else { return None };
+    let value = if value == blank(&condition.dimension) { String::new() } else { value.clone() };
+    names_custom_events(condition, std::slice::from_ref(&value)).then_some(value)
+}
+
 fn names_custom_events(condition: &Condition, values: &[String]) -> bool {
     condition.dimension == Dimension::Event(EventProperty::Name)
         && condition.operator == Operator::Is

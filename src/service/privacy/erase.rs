@@ -3,7 +3,7 @@
 //! delivery-log entries go, and its pageviews leave the hourly rollups, so
 //! every figure afterwards is as if it had never come.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -111,7 +111,7 @@ async fn erase_in_transaction(
         .await?
         .ok_or_else(|| AppError::not_found("visitor"))?;
 
-    let names = subtract_from_page_hours(&txn, site.id, found.id).await?;
+    let (names, custom) = subtract_from_page_hours(&txn, site.id, found.id).await?;
     visitor_page::Entity::delete_many().filter(visitor_page::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     visitor_link::Entity::delete_many().filter(visitor_link::Column::VisitorId.eq(found.id)).exec(&txn).await?;
     let events = event::Entity::delete_many().filter(event::Column::VisitorId.eq(found.id)).exec(&txn).await?;
@@ -121,7 +121,7 @@ async fn erase_in_transaction(
         .filter(tracked_session::Column::VisitorId.eq(found.id))
         .exec_with_returning(&txn)
         .await?;
-    subtract_from_visitor_and_session_hours(&txn, &found, &sessions, names).await?;
+    subtract_from_visitor_and_session_hours(&txn, &found, &sessions, names, &custom).await?;
     let values = visitor_value::Entity::delete_many()
         .filter(visitor_value::Column::VisitorId.eq(found.id))
         .exec_with_returning(&txn)
@@ -184,18 +184,35 @@ async fn erase_in_transaction(
     })
 }
 
+/// A human custom event of the erased visitor: its time, name and visit.
+struct CustomEvent {
+    timestamp: i64,
+    name: String,
+    session_id: i64,
+}
+
 /// Takes the visitor and its sessions out of the rollup rows they are
-/// counted in, and its events (`names`) out of the event-name rows.
+/// counted in, and its events (`names`, and `custom` with their visits'
+/// values) out of the event-name rows.
 async fn subtract_from_visitor_and_session_hours(
     db: &impl ConnectionTrait,
     found: &visitor::Model,
     sessions: &[tracked_session::Model],
     mut names: rollup::Deltas<ValueKey, ValueTally>,
+    custom: &[CustomEvent],
 ) -> AppResult<()> {
     let mut writes = Writes::new(db.get_database_backend());
     rollup_store::add_visitors_removed(&mut writes, std::slice::from_ref(found));
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
     sessions.iter().flat_map(value_rollups::visit_entries).for_each(|entry| names.moved(Some(entry), None));
+    let visits: HashMap<i64, &tracked_session::Model> = sessions.iter().map(|visit| (visit.id, visit)).collect();
+    for event in custom {
+        // A visit a retention purge took first took its events' counts with it.
+        let Some(visit) = visits.get(&event.session_id) else { continue };
+        let entries =
+            value_rollups::name_by_entries(found.site_id, EventKind::CustomEvent, &event.name, event.timestamp, visit);
+        entries.into_iter().for_each(|entry| names.moved(Some(entry), None));
+    }
     value_rollups::add_value_moves(&mut writes, names);
     writes.send(db).await?;
     Ok(())
@@ -215,18 +232,20 @@ async fn subtract_from_visitor_counts(db: &impl ConnectionTrait, values: &[visit
 
 /// Takes the visitor's human events out of the hourly page rollups, in key
 /// order as the writer adds them, so the two never wait on each other in a
-/// cycle; answers what they take out of the event-name rows.
+/// cycle; answers what they take out of the event-name rows, and the custom
+/// events, whose rows with their visits' values go with the visits.
 async fn subtract_from_page_hours(
     db: &impl ConnectionTrait,
     site_id: i64,
     visitor_id: i64,
-) -> AppResult<rollup::Deltas<ValueKey, ValueTally>> {
-    let rows: Vec<(i64, String, String, String)> = event::Entity::find()
+) -> AppResult<(rollup::Deltas<ValueKey, ValueTally>, Vec<CustomEvent>)> {
+    let rows: Vec<(i64, String, String, String, i64)> = event::Entity::find()
         .select_only()
         .column(event::Column::Timestamp)
         .column(event::Column::Page)
         .column(event::Column::EventType)
         .column(event::Column::EventName)
+        .column(event::Column::SessionId)
         .filter(event::Column::VisitorId.eq(visitor_id))
         .filter(event::Column::IsBot.eq(false))
         .order_by_asc(event::Column::Id)
@@ -235,9 +254,13 @@ async fn subtract_from_page_hours(
         .await?;
     let mut counts: BTreeMap<(i64, String), (i64, i64)> = BTreeMap::new();
     let mut names = rollup::Deltas::new();
-    for (timestamp, page, event_type, name) in rows {
+    let mut custom = Vec::new();
+    for (timestamp, page, event_type, name, session_id) in rows {
         let kind = if event_type == "pageview" { EventKind::Pageview } else { EventKind::CustomEvent };
         names.moved(Some(value_rollups::name_entry(site_id, kind, &name, timestamp)), None);
+        if kind == EventKind::CustomEvent {
+            custom.push(CustomEvent { timestamp, name: name.clone(), session_id });
+        }
         let count = counts.entry((timestamp.div_euclid(HOUR_MS) * HOUR_MS, page)).or_default();
         count.0 += i64::from(event_type == "pageview");
         count.1 += 1;
@@ -258,5 +281,5 @@ async fn subtract_from_page_hours(
         .filter(page_hour::Column::Events.lte(0))
         .exec(db)
         .await?;
-    Ok(names)
+    Ok((names, custom))
 }

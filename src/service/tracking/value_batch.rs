@@ -13,7 +13,10 @@ use super::{
     EventKind, active_hours, json_rows,
     rollup::{Deltas, hour_of},
     sessionize::Batch,
-    value_rollups::{RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_entry, visit_entries},
+    value_rollups::{
+        RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_by_entries, name_by_values,
+        name_entry, visit_entries,
+    },
     visitor_values::{StoredHours, VisitorCount, VisitorValueKey, Written, WrittenValues, add_count_moves, count_key},
     writes::Writes,
 };
@@ -29,6 +32,10 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
         let e = pending.event;
         if !e.is_bot() {
             deltas.moved(None, Some(name_entry(e.site_id, e.kind, &e.event_name, e.timestamp)));
+            let visit = &batch.sessions[pending.session].model;
+            for entry in name_by_entries(e.site_id, e.kind, &e.event_name, e.timestamp, visit) {
+                deltas.moved(None, Some(entry));
+            }
         }
     }
     deltas
@@ -88,12 +95,14 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
             }
             written.push(this_visit);
         }
-        let event_values =
-            [(RolledDimension::Page, e.page.as_str()), (RolledDimension::Name, event_name(e.kind, &e.event_name))];
-        for (dimension, value) in event_values {
-            let this_value = Written::Value { visitor_id, dimension, value: value.to_owned(), hour };
+        let event_values = [
+            (RolledDimension::Page, e.page.clone()),
+            (RolledDimension::Name, event_name(e.kind, &e.event_name).to_owned()),
+        ];
+        for (dimension, value) in event_values.into_iter().chain(name_by_values(e.kind, &e.event_name, visit)) {
+            let this_value = Written::Value { visitor_id, dimension, value: value.clone(), hour };
             if !known.knows(&this_value) {
-                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
+                add(VisitorValueKey { visitor_id, dimension, value }, e.site_id, hour);
                 written.push(this_value);
             }
         }

@@ -52,6 +52,14 @@ pub(crate) enum RolledDimension {
     Page = 17,
     /// `event:name`.
     Name = 18,
+    /// A custom event's name with its visit's source (and so on below): the
+    /// event counted at its own hour under `name_by_value` of the two, so a
+    /// goal's or a name's conversions by source come from the rollups.
+    NameBySource = 101,
+    NameByChannel = 103,
+    NameByUtmSource = 104,
+    NameByUtmMedium = 105,
+    NameByUtmCampaign = 106,
 }
 
 impl RolledDimension {
@@ -76,6 +84,16 @@ impl RolledDimension {
         RolledDimension::ExitPage,
     ];
 
+    /// Each visit dimension a custom event's name is also kept with, and
+    /// the dimension that keeps the pair.
+    pub const NAME_BY: [(RolledDimension, RolledDimension); 5] = [
+        (RolledDimension::Source, RolledDimension::NameBySource),
+        (RolledDimension::Channel, RolledDimension::NameByChannel),
+        (RolledDimension::UtmSource, RolledDimension::NameByUtmSource),
+        (RolledDimension::UtmMedium, RolledDimension::NameByUtmMedium),
+        (RolledDimension::UtmCampaign, RolledDimension::NameByUtmCampaign),
+    ];
+
     pub fn code(self) -> i16 {
         self as i16
     }
@@ -83,7 +101,20 @@ impl RolledDimension {
     /// The dimension a stored code names.
     pub fn of_code(code: i16) -> Option<Self> {
         let event_dimensions = [RolledDimension::Page, RolledDimension::Name];
-        Self::OF_VISIT.into_iter().chain(event_dimensions).find(|dimension| dimension.code() == code)
+        let pairs = Self::NAME_BY.map(|(_, pair)| pair);
+        Self::OF_VISIT.into_iter().chain(event_dimensions).chain(pairs).find(|dimension| dimension.code() == code)
+    }
+
+    /// The dimension that keeps custom events' names with this visit
+    /// dimension, if one does.
+    pub fn name_by(self) -> Option<RolledDimension> {
+        Self::NAME_BY.iter().find(|(visit, _)| *visit == self).map(|(_, pair)| *pair)
+    }
+
+    /// Whether it counts events at their own hour (pages, names, names by a
+    /// visit value), not visits at the hour they began.
+    pub fn is_event(self) -> bool {
+        matches!(self, RolledDimension::Page | RolledDimension::Name) || self.code() > 100
     }
 
     /// Whether its visitor rows are kept: the value never changes on a visit.
@@ -112,7 +143,13 @@ impl RolledDimension {
             D::City => &visit.city,
             D::EntryPage => &visit.entry_page,
             D::ExitPage => &visit.exit_page,
-            D::Page | D::Name => return None,
+            D::Page
+            | D::Name
+            | D::NameBySource
+            | D::NameByChannel
+            | D::NameByUtmSource
+            | D::NameByUtmMedium
+            | D::NameByUtmCampaign => return None,
         };
         Some(value.as_deref().unwrap_or(""))
     }
@@ -187,6 +224,49 @@ pub(crate) fn name_entry(site_id: i64, kind: EventKind, name: &str, timestamp: i
     (key, ValueTally { pageviews: i64::from(kind == EventKind::Pageview), events: 1, ..ValueTally::default() })
 }
 
+/// The stored value of a custom event's `name` with a visit's `value`: the
+/// name's length in characters, `:`, the name, then the value. The length
+/// makes the name's part unambiguous whatever either holds, so the rows of
+/// one name are those whose value starts with `name_by_prefix(name)`.
+pub fn name_by_value(name: &str, value: &str) -> String {
+    format!("{}{value}", name_by_prefix(name))
+}
+
+/// What every `name_by_value` of `name` starts with.
+pub fn name_by_prefix(name: &str) -> String {
+    format!("{}:{name}", name.chars().count())
+}
+
+/// A custom event's values with its visit in the `NAME_BY` dimensions
+/// (none for a pageview: pages have their own rows).
+pub(crate) fn name_by_values<'v>(
+    kind: EventKind,
+    name: &'v str,
+    visit: &'v tracked_session::Model,
+) -> impl Iterator<Item = (RolledDimension, String)> + 'v {
+    let custom = kind == EventKind::CustomEvent;
+    RolledDimension::NAME_BY.iter().filter(move |_| custom).filter_map(move |(of_visit, pair)| {
+        let value = of_visit.of_visit(visit)?;
+        Some((*pair, name_by_value(name, value)))
+    })
+}
+
+/// The rows a human custom event is counted in with its visit's values.
+pub(crate) fn name_by_entries(
+    site_id: i64,
+    kind: EventKind,
+    name: &str,
+    timestamp: i64,
+    visit: &tracked_session::Model,
+) -> Vec<(ValueKey, ValueTally)> {
+    let hour = hour_of(timestamp);
+    name_by_values(kind, name, visit)
+        .map(|(dimension, value)| {
+            (ValueKey { site_id, dimension, hour, value }, ValueTally { events: 1, ..ValueTally::default() })
+        })
+        .collect()
+}
+
 /// Adds moves to the hourly value rows (the writer's, an erasure's).
 pub(crate) fn add_value_moves(writes: &mut Writes, deltas: Deltas<ValueKey, ValueTally>) {
     let rows: Vec<value_hour::ActiveModel> = deltas
@@ -214,146 +294,5 @@ pub(crate) fn add_value_moves(writes: &mut Writes, deltas: Deltas<ValueKey, Valu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::HOUR_MS;
-
-    /// A visit begun at `started_at` with `events` events (`human` of them a
-    /// person's, all pageviews) and `exit` as its last page.
-    fn visit(started_at: i64, events: i32, human: i32, exit: &str) -> tracked_session::Model {
-        tracked_session::Model {
-            id: 1,
-            site_id: 1,
-            visitor_id: 1,
-            tracker_vid: "v".to_owned(),
-            started_at,
-            ended_at: started_at + 90_000,
-            duration_seconds: 90,
-            pageview_count: events,
-            event_count: events,
-            human_pageview_count: human,
-            human_event_count: human,
-            entry_page: Some("/".to_owned()),
-            exit_page: Some(exit.to_owned()),
-            referrer: None,
-            channel: "Direct".to_owned(),
-            utm_source: None,
-            utm_medium: None,
-            utm_campaign: None,
-            utm_content: None,
-            utm_term: None,
-            is_bot: false,
-            country: Some("DE".to_owned()),
-            city: None,
-            region: None,
-            lat: None,
-            lon: None,
-            device_type: Some("Desktop".to_owned()),
-            browser: None,
-            os: None,
-            source: None,
-            link_id: None,
-        }
-    }
-
-    fn key(dimension: RolledDimension, hour: i64, value: &str) -> ValueKey {
-        ValueKey { site_id: 1, dimension, hour: hour * HOUR_MS, value: value.to_owned() }
-    }
-
-    fn tally(visits: i64, bounces: i64, pageviews: i64, seconds: i64) -> ValueTally {
-        ValueTally { visits, bounces, pageviews, events: pageviews, seconds }
-    }
-
-    #[test]
-    fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
-        use RolledDimension as D;
-        let h = HOUR_MS;
-        type Case = (&'static str, Option<tracked_session::Model>, tracked_session::Model, Vec<(ValueKey, ValueTally)>);
-        let cases: Vec<Case> = vec![
-            (
-                "a new visit: counted at the hour it began, a bounce",
-                None,
-                visit(2 * h + 5, 1, 1, "/"),
-                vec![(key(D::Total, 2, ""), tally(1, 1, 1, 90)), (key(D::ExitPage, 2, "/"), tally(1, 1, 1, 90))],
-            ),
-            (
-                "a second pageview: no longer a bounce, and a new exit page",
-                Some(visit(2 * h + 5, 1, 1, "/")),
-                visit(2 * h + 5, 2, 2, "/pricing"),
-                vec![
-                    (key(D::Total, 2, ""), tally(0, -1, 1, 0)),
-                    (key(D::ExitPage, 2, "/"), tally(-1, -1, -1, -90)),
-                    (key(D::ExitPage, 2, "/pricing"), tally(1, 0, 2, 90)),
-                ],
-            ),
-            ("a bot's visit counts nowhere", None, visit(2 * h + 5, 2, 0, "/"), vec![]),
-            (
-                "a bot's event adds no pageview but ends the bounce",
-                Some(visit(2 * h + 5, 1, 1, "/")),
-                visit(2 * h + 5, 2, 1, "/"),
-                vec![(key(D::Total, 2, ""), tally(0, -1, 0, 0)), (key(D::ExitPage, 2, "/"), tally(0, -1, 0, 0))],
-            ),
-            (
-                "an older event moves its start into the hour before",
-                Some(visit(2 * h + 5, 2, 2, "/")),
-                visit(2 * h - 5, 2, 2, "/"),
-                vec![
-                    (key(D::Total, 1, ""), tally(1, 0, 2, 90)),
-                    (key(D::Total, 2, ""), tally(-1, 0, -2, -90)),
-                    (key(D::ExitPage, 1, "/"), tally(1, 0, 2, 90)),
-                    (key(D::ExitPage, 2, "/"), tally(-1, 0, -2, -90)),
-                ],
-            ),
-        ];
-        // Every visit dimension moves as the whole does but the exit page.
-        let shown = [D::Total, D::ExitPage];
-        for (name, before, after, expected) in cases {
-            let mut deltas = Deltas::new();
-            before.iter().flat_map(visit_entries).for_each(|entry| deltas.moved(Some(entry), None));
-            let entries = visit_entries(&after);
-            if after.human_event_count > 0 {
-                assert_eq!(entries.len(), RolledDimension::OF_VISIT.len(), "{name}: one row per dimension");
-            }
-            entries.into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
-            let rows: Vec<_> = deltas.into_rows().filter(|(key, _)| shown.contains(&key.dimension)).collect();
-            assert_eq!(rows, expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn a_visit_is_counted_under_its_values_blank_or_not() {
-        let entries = visit_entries(&visit(HOUR_MS, 1, 1, "/"));
-        let value =
-            |dimension| entries.iter().find(|(key, _)| key.dimension == dimension).map(|(key, _)| key.value.as_str());
-        assert_eq!(value(RolledDimension::Country), Some("DE"));
-        assert_eq!(value(RolledDimension::Device), Some("Desktop"));
-        assert_eq!(value(RolledDimension::UtmSource), Some(""));
-        assert_eq!(value(RolledDimension::Channel), Some("Direct"));
-        assert_eq!(value(RolledDimension::Page), None, "pages are events'");
-    }
-
-    #[test]
-    fn every_stored_code_names_its_dimension() {
-        for code in 0..=18 {
-            assert_eq!(RolledDimension::of_code(code).map(RolledDimension::code), Some(code));
-        }
-        assert_eq!(RolledDimension::of_code(19), None);
-    }
-
-    #[test]
-    fn an_event_counts_under_its_name_at_its_own_hour() {
-        let cases = [
-            (EventKind::Pageview, "", "pageview", 1),
-            (EventKind::CustomEvent, "signup", "signup", 0),
-            (EventKind::CustomEvent, "pageview", "pageview", 0),
-        ];
-        for (kind, name, shown, pageviews) in cases {
-            let (key, tally) = name_entry(1, kind, name, 3 * HOUR_MS + 7);
-            assert_eq!(
-                key,
-                ValueKey { site_id: 1, dimension: RolledDimension::Name, hour: 3 * HOUR_MS, value: shown.to_owned() }
-            );
-            assert_eq!(tally, ValueTally { pageviews, events: 1, ..ValueTally::default() }, "{name}");
-        }
-    }
-}
+#[path = "value_rollups_tests.rs"]
+mod tests;
