@@ -90,6 +90,8 @@ async fn every_model_and_grouping_equals_a_recount() {
                     .expect(200);
             }
         }
+        // A deal dated before the visitor's first visit: credited to "(no visit)".
+        deals.push(("c0".to_owned(), now - 28 * DAY_MS, 1234));
         app.state.writer.flush().await;
         let crm = app.client().with_bearer(&key);
         for (at, (vid, when, minor)) in deals.iter().enumerate() {
@@ -208,6 +210,26 @@ async fn every_model_and_grouping_equals_a_recount() {
                     reply["total"]["conversions"].as_f64().unwrap(),
                     outcomes.iter().filter(|o| o.2.is_some()).count() as f64
                 );
+                assert_eq!(
+                    reply["total"]["leads"].as_f64().unwrap(),
+                    outcomes.iter().filter(|o| o.2.is_none()).count() as f64
+                );
+                let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
+                for (_, _, amount) in &outcomes {
+                    if let Some((minor, currency)) = amount {
+                        *revenue.entry(currency.clone()).or_default() += minor;
+                    }
+                }
+                let total: BTreeMap<String, String> = reply["total"]["revenue"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned()))
+                    .collect();
+                assert_eq!(total, revenue.into_iter().map(|(c, m)| (c, cents(m))).collect(), "{model} by {by}");
+                if model == "first_touch" {
+                    assert!(got.iter().any(|row| row.0 == "(no visit)"), "the early deal: {got:?}");
+                }
             }
         }
 

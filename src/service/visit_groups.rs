@@ -12,9 +12,8 @@ use entity::{link, tracked_session};
 use super::IN_LIST_CHUNK;
 use crate::error::AppResult;
 
-/// What grouping (and crediting) needs of a visit: a few of its row's
-/// columns, not the whole row (the attribution report reads every visit of
-/// each person it credits).
+/// What grouping needs of a visit: a few of its row's columns, not the
+/// whole row (a funnel's breakdown reads the visit of every step).
 #[derive(Debug, Clone, PartialEq, Eq, FromQueryResult)]
 pub struct VisitOrigin {
     pub id: i64,
@@ -56,28 +55,38 @@ impl VisitGroup {
 
     /// The visit's group; `slugs` are the links' slugs by id (`link_slugs`).
     pub fn key(self, session: &VisitOrigin, slugs: &HashMap<i64, String>) -> String {
-        let or = |text: Option<String>, blank: &str| text.filter(|t| !t.is_empty()).unwrap_or_else(|| blank.to_owned());
-        match self {
-            VisitGroup::Channel => session.channel.clone(),
-            VisitGroup::Source => or(session.source.clone(), "Direct / None"),
-            VisitGroup::Campaign => or(session.utm_campaign.clone(), "(not set)"),
-            VisitGroup::Link => or(session.link_id.and_then(|id| slugs.get(&id).cloned()), "(none)"),
-        }
+        self.shown(match self {
+            VisitGroup::Channel => Some(session.channel.clone()),
+            VisitGroup::Source => session.source.clone(),
+            VisitGroup::Campaign => session.utm_campaign.clone(),
+            VisitGroup::Link => session.link_id.and_then(|id| slugs.get(&id).cloned()),
+        })
+    }
+
+    /// A group's value as shown, blanks named as Explore names them.
+    pub fn shown(self, value: Option<String>) -> String {
+        let blank = match self {
+            VisitGroup::Channel => "Direct",
+            VisitGroup::Source => "Direct / None",
+            VisitGroup::Campaign => "(not set)",
+            VisitGroup::Link => "(none)",
+        };
+        value.filter(|text| !text.is_empty()).unwrap_or_else(|| blank.to_owned())
     }
 }
 
-/// The slugs of the links that began these visits, by link id; none are
-/// read unless the grouping is by link.
+/// The slugs of these links (the ones that began some visits), by link id;
+/// none are read unless the grouping is by link.
 pub async fn link_slugs(
     db: &impl ConnectionTrait,
     group: VisitGroup,
-    sessions: &[VisitOrigin],
+    ids: impl IntoIterator<Item = i64>,
 ) -> AppResult<HashMap<i64, String>> {
     let mut slugs = HashMap::new();
     if group != VisitGroup::Link {
         return Ok(slugs);
     }
-    let mut ids: Vec<i64> = sessions.iter().filter_map(|session| session.link_id).collect();
+    let mut ids: Vec<i64> = ids.into_iter().collect();
     ids.sort_unstable();
     ids.dedup();
     for chunk in ids.chunks(IN_LIST_CHUNK) {
@@ -113,21 +122,6 @@ pub async fn origins_by_id(db: &impl ConnectionTrait, ids: &[i64]) -> AppResult<
     for chunk in ids.chunks(IN_LIST_CHUNK) {
         let found = origins()
             .filter(tracked_session::Column::Id.is_in(chunk.iter().copied()))
-            .into_model::<VisitOrigin>()
-            .all(db)
-            .await?;
-        sessions.extend(found);
-    }
-    Ok(sessions)
-}
-
-/// Every visit of these visitors not marked as bot traffic, read in chunks.
-pub async fn human_origins_of(db: &impl ConnectionTrait, visitors: &[i64]) -> AppResult<Vec<VisitOrigin>> {
-    let mut sessions = Vec::new();
-    for chunk in visitors.chunks(IN_LIST_CHUNK) {
-        let found = origins()
-            .filter(tracked_session::Column::VisitorId.is_in(chunk.iter().copied()))
-            .filter(tracked_session::Column::IsBot.eq(false))
             .into_model::<VisitOrigin>()
             .all(db)
             .await?;

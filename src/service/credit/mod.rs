@@ -6,13 +6,10 @@
 //! and summed per group, revenue per currency.
 
 pub mod model;
+mod sql;
 
-use std::collections::{BTreeMap, HashMap};
-
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::ConnectionTrait;
 use serde_json::Value;
-
-use entity::{conversion, event, identity};
 
 use super::{
     access,
@@ -29,7 +26,7 @@ use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
 };
-use model::{Credit, Model, Touch};
+use model::{Model, Sums, Tally};
 
 /// What the report groups by: where the credited visit came from.
 pub type By = VisitGroup;
@@ -80,114 +77,51 @@ pub struct CreditReport {
     pub total: Credited,
 }
 
-/// Something credited: whose, when, and its amount (leads have none).
-struct Outcome {
-    visitor: i64,
-    at: i64,
-    kind: Kind,
+/// The model's tallies over the span, each named as its group shows.
+async fn tallies(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    span: range::Span,
+    model: Model,
+    by: By,
+) -> AppResult<Vec<Tally>> {
+    let statement = sql::tallies(db.get_database_backend(), site_id, span, model, by);
+    let rows = db.query_all_raw(statement).await?;
+    let mut read = Vec::with_capacity(rows.len());
+    let mut links = Vec::new();
+    for row in rows {
+        let link: Option<i64> = row.try_get("", "link")?;
+        links.extend(link);
+        let tally = Tally {
+            lead: row.try_get::<i64>("", "lead")? == 1,
+            currency: row.try_get::<Option<String>>("", "currency")?.unwrap_or_default(),
+            key: String::new(),
+            parts: row.try_get("", "parts")?,
+            credits: row.try_get("", "credits")?,
+            minor: row.try_get::<Option<i64>>("", "minor")?.unwrap_or(0),
+        };
+        read.push((tally, row.try_get::<Option<String>>("", "grp")?, link));
+    }
+    let slugs = visit_groups::link_slugs(db, by, links).await?;
+    Ok(read
+        .into_iter()
+        .map(|(tally, group, link)| {
+            let value = match by {
+                By::Link => link.and_then(|id| slugs.get(&id).cloned()),
+                _ => group,
+            };
+            Tally { key: by.shown(value), ..tally }
+        })
+        .collect())
 }
 
-enum Kind {
-    Lead,
-    Conversion { minor: i64, currency: String },
-}
-
-/// The range's leads, conversions and revenue events.
-async fn outcomes(db: &impl ConnectionTrait, site_id: i64, span: range::Span) -> AppResult<Vec<Outcome>> {
-    let mut found = Vec::new();
-    let firsts: Vec<(i64, Option<i64>)> = identity::Entity::find()
-        .select_only()
-        .column(identity::Column::VisitorId)
-        .column_as(identity::Column::IdentifiedAt.min(), "first")
-        .filter(identity::Column::SiteId.eq(site_id))
-        .group_by(identity::Column::VisitorId)
-        .into_tuple()
-        .all(db)
-        .await?;
-    for (visitor, first) in firsts {
-        if let Some(at) = first.filter(|at| (span.from..span.to).contains(at)) {
-            found.push(Outcome { visitor, at, kind: Kind::Lead });
-        }
-    }
-    let recorded: Vec<(Option<i64>, i64, i64, String)> = conversion::Entity::find()
-        .select_only()
-        .columns([
-            conversion::Column::VisitorId,
-            conversion::Column::OccurredAt,
-            conversion::Column::AmountMinor,
-            conversion::Column::Currency,
-        ])
-        .filter(conversion::Column::SiteId.eq(site_id))
-        .filter(conversion::Column::VisitorId.is_not_null())
-        .filter(conversion::Column::OccurredAt.gte(span.from))
-        .filter(conversion::Column::OccurredAt.lt(span.to))
-        .into_tuple()
-        .all(db)
-        .await?;
-    for (visitor, at, minor, currency) in recorded {
-        if let Some(visitor) = visitor {
-            found.push(Outcome { visitor, at, kind: Kind::Conversion { minor, currency } });
-        }
-    }
-    let tracked: Vec<(i64, i64, Option<i64>, Option<String>)> = event::Entity::find()
-        .select_only()
-        .columns([
-            event::Column::VisitorId,
-            event::Column::Timestamp,
-            event::Column::RevenueMinor,
-            event::Column::RevenueCurrency,
-        ])
-        .filter(event::Column::SiteId.eq(site_id))
-        .filter(event::Column::IsBot.eq(false))
-        .filter(event::Column::RevenueMinor.is_not_null())
-        .filter(event::Column::Timestamp.gte(span.from))
-        .filter(event::Column::Timestamp.lt(span.to))
-        .into_tuple()
-        .all(db)
-        .await?;
-    for (visitor, at, minor, currency) in tracked {
-        if let (Some(minor), Some(currency)) = (minor, currency) {
-            found.push(Outcome { visitor, at, kind: Kind::Conversion { minor, currency } });
-        }
-    }
-    Ok(found)
-}
-
-/// Each visitor's visits as touchpoints, keyed by the report's grouping.
-async fn touches(db: &impl ConnectionTrait, by: By, visitors: &[i64]) -> AppResult<HashMap<i64, Vec<Touch>>> {
-    let sessions = visit_groups::human_origins_of(db, visitors).await?;
-    let slugs = visit_groups::link_slugs(db, by, &sessions).await?;
-    let mut touches: HashMap<i64, Vec<Touch>> = HashMap::new();
-    for session in sessions {
-        let key = by.key(&session, &slugs);
-        touches.entry(session.visitor_id).or_default().push(Touch {
-            started_at: session.started_at,
-            id: session.id,
-            key,
-        });
-    }
-    Ok(touches)
-}
-
-/// Adds one credit to its group.
-fn add(groups: &mut BTreeMap<String, (f64, f64, BTreeMap<String, i64>)>, credit: &Credit, kind: &Kind) {
-    let group = groups.entry(credit.key.clone()).or_default();
-    match kind {
-        Kind::Lead => group.0 += credit.share,
-        Kind::Conversion { currency, .. } => {
-            group.1 += credit.share;
-            *group.2.entry(currency.clone()).or_default() += credit.minor;
-        }
-    }
-}
-
-fn row(value: String, (leads, conversions, revenue): (f64, f64, BTreeMap<String, i64>)) -> Credited {
+fn row(value: String, sums: Sums) -> Credited {
     let round = |n: f64| (n * 100.0).round() / 100.0;
     Credited {
         value,
-        leads: round(leads),
-        conversions: round(conversions),
-        revenue: revenue.into_iter().map(|(currency, minor)| Money { minor, currency }).collect(),
+        leads: round(sums.leads),
+        conversions: round(sums.conversions),
+        revenue: sums.revenue.into_iter().map(|(currency, minor)| Money { minor, currency }).collect(),
     }
 }
 
@@ -196,30 +130,7 @@ pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: CreditAsk, 
     let (site, _) = access::site(db, viewer, ask.site_id, Role::Viewer).await?;
     let first = if date_range == DateRange::All { first_event(db, site.id).await? } else { None };
     let span = range::resolve(&date_range, sites::timezone(&site), now, first);
-    let outcomes = outcomes(db, site.id, span).await?;
-    let mut visitors: Vec<i64> = outcomes.iter().map(|outcome| outcome.visitor).collect();
-    visitors.sort_unstable();
-    visitors.dedup();
-    let touches = touches(db, ask.by, &visitors).await?;
-    let mut groups = BTreeMap::new();
-    let mut total = (0.0, 0.0, BTreeMap::new());
-    for outcome in &outcomes {
-        let minor = match &outcome.kind {
-            Kind::Lead => 0,
-            Kind::Conversion { minor, currency } => {
-                total.1 += 1.0;
-                *total.2.entry(currency.clone()).or_default() += minor;
-                *minor
-            }
-        };
-        if matches!(outcome.kind, Kind::Lead) {
-            total.0 += 1.0;
-        }
-        let own = touches.get(&outcome.visitor).map_or(&[][..], Vec::as_slice);
-        for credit in model::credit(ask.model, own, outcome.at, minor) {
-            add(&mut groups, &credit, &outcome.kind);
-        }
-    }
+    let (groups, total) = model::sum(&tallies(db, site.id, span, ask.model, ask.by).await?);
     let mut rows: Vec<Credited> = groups.into_iter().map(|(value, sums)| row(value, sums)).collect();
     rows.sort_by(|a, b| {
         b.conversions

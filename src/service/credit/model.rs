@@ -1,9 +1,13 @@
-//! How one conversion is credited to a visitor's touchpoints (design §20),
-//! free of I/O. A touchpoint is a visit that began no later than the
-//! conversion; first touch credits the earliest, last touch the latest,
-//! linear each equally. Money is split exactly: every visit gets the same
-//! whole number of minor units and the earliest ones one more until the
-//! remainder is gone, so the credits always add up to the amount.
+//! How credit adds up (design §20), free of I/O. A touchpoint is a visit of
+//! the converting visitor that began no later than the conversion; first
+//! touch credits the earliest, last touch the latest, linear each equally.
+//! Money is split exactly: every visit gets the same whole number of minor
+//! units and the earliest ones one more until the remainder is gone, so the
+//! credits always add up to the amount. The database picks the touchpoints
+//! and splits the money (`sql.rs`), and hands back tallies: credits of one
+//! kind, currency, group and number of parts, counted; this sums them.
+
+use std::collections::BTreeMap;
 
 /// Which touchpoints get the credit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,87 +17,120 @@ pub enum Model {
     Linear,
 }
 
-/// A visit of the converting visitor: when it began, and the value it has
-/// for the report's grouping (its channel, source, campaign or link).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Touch {
-    pub started_at: i64,
-    pub id: i64,
-    pub key: String,
-}
-
-/// A share of one conversion for one group.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Credit {
-    pub key: String,
-    /// The part of the conversion (1 for first and last touch).
-    pub share: f64,
-    /// The part of its amount, in minor units.
-    pub minor: i64,
-}
-
 /// What a conversion with no visit before it is credited to.
 pub const NO_VISIT: &str = "(no visit)";
 
-/// Credits a conversion at `at` worth `minor` to `touches` (any order).
-pub fn credit(model: Model, touches: &[Touch], at: i64, minor: i64) -> Vec<Credit> {
-    let mut eligible: Vec<&Touch> = touches.iter().filter(|touch| touch.started_at <= at).collect();
-    eligible.sort_by_key(|touch| (touch.started_at, touch.id));
-    let whole = |key: &str| vec![Credit { key: key.to_owned(), share: 1.0, minor }];
-    match (model, eligible.first(), eligible.last()) {
-        (_, None, _) | (_, _, None) => whole(NO_VISIT),
-        (Model::FirstTouch, Some(first), _) => whole(&first.key),
-        (Model::LastTouch, _, Some(last)) => whole(&last.key),
-        (Model::Linear, _, _) => {
-            let count = eligible.len() as i64;
-            let (each, left) = (minor / count, minor % count);
-            eligible
-                .iter()
-                .enumerate()
-                .map(|(at, touch)| Credit {
-                    key: touch.key.clone(),
-                    share: 1.0 / count as f64,
-                    minor: each + i64::from((at as i64) < left),
-                })
-                .collect()
+/// Credits alike, counted: `credits` credits of outcomes that were each
+/// split into `parts` parts (0 when the outcome had no visit before it,
+/// which gets it whole, as `NO_VISIT`), to the group `key`, worth `minor`
+/// minor units in all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tally {
+    /// A lead (no money), or a conversion in `currency`.
+    pub lead: bool,
+    pub currency: String,
+    pub key: String,
+    pub parts: i64,
+    pub credits: i64,
+    pub minor: i64,
+}
+
+/// What one group (or the total) was credited.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sums {
+    pub leads: f64,
+    pub conversions: f64,
+    /// Minor units per currency code.
+    pub revenue: BTreeMap<String, i64>,
+}
+
+impl Sums {
+    fn add(&mut self, tally: &Tally, share: f64) {
+        if tally.lead {
+            self.leads += share;
+        } else {
+            self.conversions += share;
+            *self.revenue.entry(tally.currency.clone()).or_default() += tally.minor;
         }
     }
+}
+
+/// The groups' sums, by key, and the total, which counts every outcome
+/// once: an outcome split into n parts left n credits, so the credits of
+/// n-part outcomes divide by n exactly.
+pub fn sum(tallies: &[Tally]) -> (BTreeMap<String, Sums>, Sums) {
+    let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
+    // (lead, parts) -> credits
+    let mut by_parts: BTreeMap<(bool, i64), i64> = BTreeMap::new();
+    let mut total = Sums::default();
+    for tally in tallies {
+        let parts = tally.parts.max(1);
+        let key = if tally.parts == 0 { NO_VISIT } else { tally.key.as_str() };
+        groups.entry(key.to_owned()).or_default().add(tally, tally.credits as f64 / parts as f64);
+        *by_parts.entry((tally.lead, parts)).or_default() += tally.credits;
+        if !tally.lead {
+            *total.revenue.entry(tally.currency.clone()).or_default() += tally.minor;
+        }
+    }
+    for ((lead, parts), credits) in by_parts {
+        let outcomes = (credits / parts) as f64;
+        if lead {
+            total.leads += outcomes;
+        } else {
+            total.conversions += outcomes;
+        }
+    }
+    (groups, total)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn touch(started_at: i64, key: &str) -> Touch {
-        Touch { started_at, id: started_at, key: key.to_owned() }
-    }
-
-    fn keys(credits: &[Credit]) -> Vec<(&str, i64)> {
-        credits.iter().map(|credit| (credit.key.as_str(), credit.minor)).collect()
+    fn tally(lead: bool, key: &str, parts: i64, credits: i64, minor: i64) -> Tally {
+        let currency = if lead { String::new() } else { "EUR".to_owned() };
+        Tally { lead, currency, key: key.to_owned(), parts, credits, minor }
     }
 
     #[test]
-    fn each_model_credits_the_visits_before_the_conversion() {
-        let touches = [touch(30, "Email"), touch(10, "Organic Search"), touch(20, "Direct"), touch(50, "Paid Search")];
-        // (model, conversion time, amount, credited groups with their minor units)
-        type Case = (Model, i64, i64, Vec<(&'static str, i64)>);
-        let table: [Case; 8] = [
-            (Model::FirstTouch, 40, 1000, vec![("Organic Search", 1000)]),
-            (Model::LastTouch, 40, 1000, vec![("Email", 1000)]),
-            (Model::LastTouch, 60, 1000, vec![("Paid Search", 1000)]),
-            (Model::Linear, 40, 1000, vec![("Organic Search", 334), ("Direct", 333), ("Email", 333)]),
-            (Model::Linear, 60, 7, vec![("Organic Search", 2), ("Direct", 2), ("Email", 2), ("Paid Search", 1)]),
-            (Model::Linear, 10, 5, vec![("Organic Search", 5)]),
-            (Model::FirstTouch, 5, 5, vec![(NO_VISIT, 5)]),
-            (Model::Linear, 5, 0, vec![(NO_VISIT, 0)]),
+    fn tallies_add_up_per_group_and_once_per_outcome_in_the_total() {
+        // (tallies, expected (key, leads, conversions, EUR minor), total (leads, conversions, EUR minor))
+        type Case = (Vec<Tally>, Vec<(&'static str, f64, f64, i64)>, (f64, f64, i64));
+        let table: Vec<Case> = vec![
+            // One lead with three visits: a third to each of two groups, two thirds to one.
+            (
+                vec![tally(true, "Email", 3, 1, 0), tally(true, "Direct", 3, 2, 0)],
+                vec![("Direct", 2.0 / 3.0, 0.0, 0), ("Email", 1.0 / 3.0, 0.0, 0)],
+                (1.0, 0.0, 0),
+            ),
+            // A conversion before any visit goes whole to "(no visit)", whatever its key.
+            (vec![tally(false, "", 0, 1, 700)], vec![(NO_VISIT, 0.0, 1.0, 700)], (0.0, 1.0, 700)),
+            // Two conversions split in halves (7 = 4 + 3) and one whole.
+            (
+                vec![tally(false, "Email", 2, 2, 8), tally(false, "Direct", 2, 2, 6), tally(false, "Email", 1, 1, 5)],
+                vec![("Direct", 0.0, 1.0, 6), ("Email", 0.0, 2.0, 13)],
+                (0.0, 3.0, 19),
+            ),
+            // Leads and conversions in one group stay apart.
+            (
+                vec![tally(true, "Email", 1, 4, 0), tally(false, "Email", 4, 4, 10)],
+                vec![("Email", 4.0, 1.0, 10)],
+                (4.0, 1.0, 10),
+            ),
+            (vec![], vec![], (0.0, 0.0, 0)),
         ];
-        for (model, at, minor, expected) in table {
-            let credits = credit(model, &touches, at, minor);
-            assert_eq!(keys(&credits), expected, "{model:?} at {at}");
-            assert_eq!(credits.iter().map(|c| c.minor).sum::<i64>(), minor, "the parts add up");
-            let shares: f64 = credits.iter().map(|c| c.share).sum();
-            assert!((shares - 1.0).abs() < 1e-9, "one conversion in all");
+        for (tallies, expected, (leads, conversions, minor)) in table {
+            let (groups, total) = sum(&tallies);
+            let got: Vec<(&str, f64, f64, i64)> = groups
+                .iter()
+                .map(|(key, sums)| {
+                    (key.as_str(), sums.leads, sums.conversions, sums.revenue.get("EUR").copied().unwrap_or(0))
+                })
+                .collect();
+            assert_eq!(got, expected, "{tallies:?}");
+            assert_eq!(total.leads, leads, "{tallies:?}");
+            assert_eq!(total.conversions, conversions, "{tallies:?}");
+            assert_eq!(total.revenue.get("EUR").copied().unwrap_or(0), minor, "{tallies:?}");
         }
-        assert_eq!(keys(&credit(Model::Linear, &[], 1, 9)), vec![(NO_VISIT, 9)]);
     }
 }

@@ -240,7 +240,7 @@ async fn group_values(
     let Breakdown::Visit(group) = breakdown else { return Ok(values) };
     let ids: Vec<i64> = reached.iter().filter_map(|(_, reached)| reached.start_session).collect();
     let sessions = visit_groups::origins_by_id(db, &ids).await?;
-    let slugs = visit_groups::link_slugs(db, group, &sessions).await?;
+    let slugs = visit_groups::link_slugs(db, group, sessions.iter().filter_map(|session| session.link_id)).await?;
     let by_session: HashMap<i64, String> =
         sessions.iter().map(|session| (session.id, group.key(session, &slugs))).collect();
     for (visitor, reached) in reached {
