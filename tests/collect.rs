@@ -163,6 +163,10 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
         app.collect(json!({ "events": second })).await.expect(202);
         let sessions = app.sessions_of(visitor.id).await;
         assert_eq!(sessions.len(), 1, "both events continue the stored session");
+        // The hours of its human events, as bits counted from its first hour.
+        let hours = |minutes: &[i64]| {
+            minutes.iter().fold(0_i64, |bits, m| bits | 1 << ((t0 + m * MINUTE_MS) / HOUR_MS - t0 / HOUR_MS))
+        };
         let expected = entity::tracked_session::Model {
             started_at: t0,
             ended_at: t0 + 25 * MINUTE_MS,
@@ -171,6 +175,7 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
             event_count: 4,
             human_pageview_count: 3,
             human_event_count: 4,
+            human_hours: hours(&[0, 10, 20, 25]),
             entry_page: Some("/a".to_owned()),
             ..stored.clone()
         };
@@ -186,6 +191,7 @@ async fn a_stored_session_grows_at_both_ends_and_keeps_everything_else() {
             event_count: 5,
             human_pageview_count: 4,
             human_event_count: 5,
+            human_hours: hours(&[0, 10, 20, 25, 26]),
             exit_page: Some("/d".to_owned()),
             ..expected
         };

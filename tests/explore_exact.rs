@@ -303,9 +303,12 @@ async fn assert_rolled_answers(
     }
     // Visitors, pageviews and events per time bucket and over the range
     // (which may end in the past) come from the active hours.
+    // And visits, bounces and their length per bucket from the visits' hours.
     for time in ["time:hour", "time:day", "time:week", "time:month"] {
         cases.push((vec![time], vec!["visitors", "pageviews", "events"]));
         cases.push((vec![time], vec!["visitors"]));
+        cases.push((vec![time], ROLLED_METRICS[..7].to_vec()));
+        cases.push((vec![time], vec!["bounce_rate"]));
     }
     cases.push((vec![], vec!["visitors", "pageviews", "events"]));
     // The tiles, also over a range that ends in the past (the previous period).
@@ -348,6 +351,16 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         {
             let event = json!({ "site": site, "type": kind, "event_name": "signup", "tracker_vid": "one-by-one",
                                 "url": format!("https://explore.example{page}?utm_source=ads"), "ts": at + n as i64 * 10 * MINUTE_MS });
+            let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "DE")]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            app.state.writer.flush().await;
+        }
+        // A visit whose second event is older and moves its start into the
+        // hour before: its hours move with its start.
+        let edge = (now_ms() / hour - 2) * hour;
+        for offset in [5 * MINUTE_MS, -10 * MINUTE_MS] {
+            let event = json!({ "site": site, "type": "pageview", "tracker_vid": "moved-back",
+                                "url": "https://explore.example/back", "ts": edge + offset });
             let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "DE")]).await;
             assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
             app.state.writer.flush().await;
@@ -433,6 +446,21 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         let read = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
         app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
         assert_eq!(read, before + 1000, "visitors by day are read from the active hours");
+        // Visits by day from the visits' hours.
+        let daily = json!({ "site_id": site, "metrics": ["visits"], "date_range": "all", "dimensions": ["time:day"] });
+        let before = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
+        let (_, _, first_visit_hour) =
+            rollup_recount::hours_of(&rows).into_keys().find(|(code, value, _)| *code == 19 && value == "0").unwrap();
+        let bump = |by: i64| {
+            format!(
+                "UPDATE value_hours SET visits = visits + {by} \
+                 WHERE site_id = {site} AND dimension = 19 AND hour = {first_visit_hour} AND value = '0'"
+            )
+        };
+        app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
+        let read = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
+        app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
+        assert_eq!(read, before + 1000, "visits by day are read from the visits' hours");
         // The tiles' known people and hot leads, read beside the rollups, equal
         // the rows' (a filter that keeps everything reads the rows).
         for range in [json!("all"), json!("7d"), json!("30d")] {

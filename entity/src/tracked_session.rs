@@ -39,6 +39,11 @@ pub struct Model {
     pub human_event_count: i32,
     /// `pageview_count` without the pageviews marked as bot traffic.
     pub human_pageview_count: i32,
+    /// The hours of the visit's human events, as bits counted from the hour
+    /// it began (bit `k`: `k` hours after it; a visit spans under 24 hours,
+    /// so at most bits 0 to 24). Explore counts a visit in each time bucket
+    /// it has a human event in from these (design §17).
+    pub human_hours: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

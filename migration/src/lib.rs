@@ -52,6 +52,7 @@ mod m20261206_000002_index_revenue_events;
 mod m20261207_000001_index_custom_events;
 mod m20261208_000001_fill_custom_event_values;
 mod m20261209_000001_index_identities_by_site;
+mod m20261210_000001_add_visit_hours;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -112,6 +113,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261207_000001_index_custom_events::Migration),
             Box::new(m20261208_000001_fill_custom_event_values::Migration),
             Box::new(m20261209_000001_index_identities_by_site::Migration),
+            Box::new(m20261210_000001_add_visit_hours::Migration),
         ]
     }
 }

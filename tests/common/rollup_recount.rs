@@ -64,7 +64,8 @@ fn name_by_values(e: &entity::event::Model, s: &tracked_session::Model) -> Vec<(
 }
 
 /// `value_hours` as the rows say it should be: each visit with a human
-/// event at the hour it began, per visit dimension; each human event at
+/// event at the hour it began, per visit dimension, and at each hour it has
+/// a human event in (19); each human event at
 /// its own hour by name (17, pages, is `page_hours`), and each custom event
 /// by name with its visit's values.
 pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
@@ -79,6 +80,15 @@ pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
         for (code, value) in visit_values(s) {
             let row = hours.entry((code, value, hour(s.started_at))).or_default();
             row.iter_mut().zip(tally).for_each(|(stored, added)| *stored += added);
+        }
+        // 19: the visit at each hour it has a human event in, by the one
+        // before it (0 for none), with its visit, bounce and seconds.
+        let active: BTreeSet<i64> = human.iter().map(|e| hour(e.timestamp)).collect();
+        let mut previous = 0;
+        for at in active {
+            let row = hours.entry((19, previous.to_string(), at)).or_default();
+            row.iter_mut().zip([tally[0], tally[1], 0, 0, tally[4]]).for_each(|(stored, added)| *stored += added);
+            previous = at;
         }
     }
     for e in rows.events.iter().filter(|e| !e.is_bot) {

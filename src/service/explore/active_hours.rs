@@ -1,22 +1,25 @@
-//! Explore's visitors, pageviews and events per time bucket, and over a
+//! Explore's visitors, visits and events per time bucket, and over a
 //! range that ends in the past, from the writer's hourly rollups
 //! (design §17): visitors from the active-hour counts
 //! (`active_hour_visitors`: per hour, the visitors active in it by their
-//! previous active hour), pageviews and events from the hourly event-name
-//! rows (`value_hours`).
+//! previous active hour), visits with their bounces and seconds from the
+//! visits' hours (`value_hours`' `VisitHours` rows: per hour, the visits
+//! with a human event in it by their previous such hour), pageviews and
+//! events from the hourly event-name rows.
 //!
 //! A visitor is in a range `[from, to)` once, at their first active hour
 //! in it: the one whose previous active hour lies before `from`. In a time
 //! bucket likewise: their first active hour in the bucket follows one in an
 //! earlier bucket (bucket numbers never decrease with time, DST included).
-//! For the whole range also the visit figures: the visits begun in its
-//! hours, corrected at both edges from the few visits that cross them, and
-//! the known and hot visitors among those with an active hour in it.
+//! A visit likewise, at its first hour with a human event in the range or
+//! bucket, with its whole visit's bounce and length as the rows count it.
+//! For the whole range also the known and hot visitors among those with an
+//! active hour in it.
 //! Exact when every edge is an hour: the range starts on one (at or after
 //! the latest purge cutoff), ends on one or after every stored event, and
 //! the zone's offsets are whole hours that change on an hour.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use sea_orm::ConnectionTrait;
 
@@ -28,16 +31,12 @@ use super::{
     sql::Sql,
     statements::{Ask, Scope},
 };
-use crate::{
-    error::AppResult,
-    service::tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
-    time::HOUR_MS,
-};
+use crate::{error::AppResult, service::tracking::value_rollups::RolledDimension, time::HOUR_MS};
 
 /// Whether the query's shape is one these rollups answer: no filter; per
-/// time bucket visitors, pageviews and events; for the whole range also
-/// the visit figures and the known and hot visitors (the explorer's tiles
-/// and their previous period).
+/// time bucket visitors, visit figures, pageviews and events; for the whole
+/// range also the known and hot visitors (the explorer's tiles and their
+/// previous period).
 pub(super) fn plan(ask: Ask<'_>) -> bool {
     let whole_range = match ask.dimensions {
         [] => true,
@@ -45,13 +44,14 @@ pub(super) fn plan(ask: Ask<'_>) -> bool {
         _ => return false,
     };
     let counted = |metric: &Metric| match metric {
-        Metric::Visitors | Metric::Pageviews | Metric::Events => true,
-        Metric::Visits
+        Metric::Visitors
+        | Metric::Pageviews
+        | Metric::Events
+        | Metric::Visits
         | Metric::BounceRate
         | Metric::VisitDuration
-        | Metric::ViewsPerVisit
-        | Metric::IdentifiedVisitors
-        | Metric::HotLeads => whole_range,
+        | Metric::ViewsPerVisit => true,
+        Metric::IdentifiedVisitors | Metric::HotLeads => whole_range,
         _ => false,
     };
     ask.filters.is_empty() && !ask.metrics.is_empty() && ask.metrics.iter().all(counted)
@@ -127,15 +127,12 @@ pub(super) async fn groups(
             group.events = row.try_get("", "events")?;
         }
     }
+    if ask.metrics.iter().any(|metric| metric.counts_visits() || metric.is_session_metric()) {
+        visits(db, scope, span, buckets, &mut counts).await?;
+    }
     let time = ask.dimensions.first().is_some_and(Dimension::is_time);
-    if !time {
-        let whole = counts.entry(0).or_default();
-        if ask.metrics.iter().any(|metric| metric.counts_visits() || metric.is_session_metric()) {
-            visits(db, scope, span, whole).await?;
-        }
-        if ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
-            rollups::known_and_hot(db, scope, span, whole).await?;
-        }
+    if !time && ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)) {
+        rollups::known_and_hot(db, scope, span, counts.entry(0).or_default()).await?;
     }
     // As the rows' statements: a bucket with nothing in it is no group.
     let groups = counts
@@ -146,49 +143,43 @@ pub(super) async fn groups(
     Ok(Some(groups))
 }
 
-/// The whole site's visits, bounces and seconds in the span: the visits
-/// begun in its hours (`value_hours`), plus those an earlier start cuts,
-/// less those begun in it whose human events all lie after its end (the
-/// rows count a visit by its human events in the span, a bounce and its
-/// length by the whole visit).
-async fn visits(db: &impl ConnectionTrait, scope: &Scope<'_>, span: Span, whole: &mut Counts) -> AppResult<()> {
-    let backend = db.get_database_backend();
-    // Begun in the span's hours and cut by its start, as the rollups' own
-    // path counts them; their pageviews and events come from the names.
-    let mut begun = HashMap::new();
-    let site = rollups::Rolled { dimension: RolledDimension::Total, name: None };
-    rollups::hours(db, scope.site_id, &site, span, &mut begun).await?;
-    rollups::cut_visits(db, scope, None, span, &mut begun).await?;
-    for group in begun.values() {
-        whole.visits += group.visits;
-        whole.bounces += group.bounces;
-        whole.seconds += group.seconds;
-    }
-    let mut sql = Sql::new(backend);
-    sql.push(
-        "SELECT COUNT(*) AS visits, CAST(COALESCE(SUM(CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END), 0) AS BIGINT) \
-         AS bounces, CAST(COALESCE(SUM(s.duration_seconds), 0) AS BIGINT) AS seconds \
-         FROM tracked_sessions s WHERE s.site_id = ",
-    )
+/// The visits, bounces and seconds of the span (per bucket with
+/// `buckets`): each visit at its first hour with a human event in the span
+/// or bucket, the one whose previous such hour lies before it (`0`, no
+/// previous hour, lies before every span).
+async fn visits(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+    counts: &mut BTreeMap<i64, Counts>,
+) -> AppResult<()> {
+    let previous = "CAST(value AS BIGINT)";
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(&format!(
+        "SELECT {} AS b, CAST(COALESCE(SUM(visits), 0) AS BIGINT) AS visits, \
+         CAST(COALESCE(SUM(bounces), 0) AS BIGINT) AS bounces, CAST(COALESCE(SUM(seconds), 0) AS BIGINT) AS seconds \
+         FROM value_hours WHERE site_id = ",
+        bucket(buckets, "hour")
+    ))
     .bind(scope.site_id)
-    .push(" AND s.started_at >= ")
-    .bind(span.from.max(span.to.saturating_sub(SESSION_MAX_MS)))
-    .push(" AND s.started_at < ")
+    .push(" AND dimension = ")
+    .bind(RolledDimension::VisitHours.code())
+    .push(" AND hour >= ")
+    .bind(span.from)
+    .push(" AND hour < ")
     .bind(span.to)
-    .push(" AND s.ended_at >= ")
-    .bind(span.to)
-    .push(
-        " AND s.human_event_count > 0 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.is_bot = ",
-    )
-    .bind(false)
-    .push(" AND e.timestamp < ")
-    .bind(span.to)
-    .push(")");
-    // Begun in it, with no human event before its end: no visit of it.
-    if let Some(row) = db.query_one_raw(sql.statement()).await? {
-        whole.visits -= row.try_get::<i64>("", "visits")?;
-        whole.bounces -= row.try_get::<i64>("", "bounces")?;
-        whole.seconds -= row.try_get::<i64>("", "seconds")?;
+    .push(&format!(" AND ({previous} < "))
+    .bind(span.from);
+    if buckets.is_some() {
+        sql.push(&format!(" OR {} < {}", bucket(buckets, previous), bucket(buckets, "hour")));
+    }
+    sql.push(") GROUP BY 1");
+    for row in db.query_all_raw(sql.statement()).await? {
+        let group = counts.entry(row.try_get("", "b")?).or_default();
+        group.visits = row.try_get("", "visits")?;
+        group.bounces = row.try_get("", "bounces")?;
+        group.seconds = row.try_get("", "seconds")?;
     }
     Ok(())
 }
@@ -208,8 +199,13 @@ mod tests {
             ("by month", serde_json::json!({"metrics": ["pageviews"], "dimensions": ["time:month"]}), true),
             (
                 "visits by day",
-                serde_json::json!({"metrics": ["visitors", "visits"], "dimensions": ["time:day"]}),
-                false,
+                serde_json::json!({"metrics": ["visitors", "visits", "bounce_rate"], "dimensions": ["time:day"]}),
+                true,
+            ),
+            (
+                "length and views by hour",
+                serde_json::json!({"metrics": ["visit_duration", "views_per_visit"], "dimensions": ["time:hour"]}),
+                true,
             ),
             ("bounce rate", serde_json::json!({"metrics": ["bounce_rate", "visit_duration", "visits"]}), true),
             ("tiles", serde_json::json!({"metrics": ["identified_visitors", "hot_leads", "views_per_visit"]}), true),

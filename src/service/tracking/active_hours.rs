@@ -33,12 +33,10 @@ use super::{
     rollup::{Deltas, hour_of},
     rollup_store::upsert_adding,
     sessionize::Batch,
+    visit_hours::NO_PREVIOUS,
     visitor_values::{VisitorCount, Written, WrittenValues},
     writes::Writes,
 };
-
-/// The previous hour of a visitor's first active hour.
-pub const NO_PREVIOUS: i64 = 0;
 
 /// A count row: the visitors active in `hour` whose previous active hour
 /// was `previous` (`NO_PREVIOUS` for none).

@@ -90,7 +90,7 @@ fn visitor_updates(backend: DbBackend, batch: &Batch<'_>) -> Writes {
 
 /// The columns an event changes on a stored session. Its start moves only for
 /// an event older than the session, as imports out of order can send.
-const SESSION_GROWTH: [tracked_session::Column; 8] = {
+const SESSION_GROWTH: [tracked_session::Column; 9] = {
     use tracked_session::Column as C;
     [
         C::EndedAt,
@@ -99,6 +99,7 @@ const SESSION_GROWTH: [tracked_session::Column; 8] = {
         C::EventCount,
         C::HumanPageviewCount,
         C::HumanEventCount,
+        C::HumanHours,
         C::EntryPage,
         C::ExitPage,
     ]
@@ -143,6 +144,7 @@ fn add_session_updates(writes: &mut Writes, slots: Vec<&SessionSlot>, changed: &
                 event_count: Set(model.event_count),
                 human_pageview_count: Set(model.human_pageview_count),
                 human_event_count: Set(model.human_event_count),
+                human_hours: Set(model.human_hours),
                 entry_page: Set(model.entry_page.clone()),
                 exit_page: Set(model.exit_page.clone()),
                 channel: Set(model.channel.clone()),

@@ -27,6 +27,7 @@ mod slots;
 mod triggers;
 mod value_batch;
 pub(crate) mod value_rollups;
+pub(crate) mod visit_hours;
 mod visitor_links;
 mod visitor_pages;
 pub mod visitor_values;

@@ -381,6 +381,7 @@ mod tests {
             event_count: 1,
             human_pageview_count: 1,
             human_event_count: 1,
+            human_hours: 1,
             entry_page: None,
             exit_page: None,
             referrer: None,

@@ -13,6 +13,7 @@ use super::{
     rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally},
     slots::Slots,
     value_rollups::{self, ValueKey, ValueTally},
+    visit_hours::with_human_hour,
 };
 use crate::{
     enrich::{
@@ -290,6 +291,9 @@ impl<'a> Batch<'a> {
             model.event_count += 1;
             model.human_event_count += i32::from(human);
         }
+        if human && event.kind != EventKind::Ping {
+            model.human_hours = with_human_hour(model.human_hours, model.started_at, ts);
+        }
         model.started_at = model.started_at.min(ts);
         model.ended_at = model.ended_at.max(ts);
         model.duration_seconds = (model.ended_at - model.started_at) / 1000;
@@ -475,6 +479,7 @@ fn new_session(visitor_id: i64, event: &CollectedEvent, link: Option<(LinkKind, 
         link_id: link.map(|(_, id)| id),
         human_event_count: 0,
         human_pageview_count: 0,
+        human_hours: 0,
     }
 }
 

@@ -24,6 +24,7 @@ use super::{
     EventKind,
     rollup::{Deltas, Tally, hour_of},
     rollup_store::upsert_adding,
+    visit_hours::{NO_PREVIOUS, human_hours},
     writes::Writes,
 };
 
@@ -52,6 +53,11 @@ pub(crate) enum RolledDimension {
     Page = 17,
     /// `event:name`.
     Name = 18,
+    /// The whole site's visits by each hour they have a human event in, with
+    /// their bounces and seconds: the value is the visit's previous such
+    /// hour (`0` for none), so a time bucket's visits are the rows of its
+    /// hours whose previous hour lies in an earlier bucket.
+    VisitHours = 19,
     /// A custom event's name with its visit's source (and so on below): the
     /// event counted at its own hour under `name_by_value` of the two, so a
     /// goal's or a name's conversions by source come from the rollups.
@@ -100,7 +106,7 @@ impl RolledDimension {
 
     /// The dimension a stored code names.
     pub fn of_code(code: i16) -> Option<Self> {
-        let event_dimensions = [RolledDimension::Page, RolledDimension::Name];
+        let event_dimensions = [RolledDimension::Page, RolledDimension::Name, RolledDimension::VisitHours];
         let pairs = Self::NAME_BY.map(|(_, pair)| pair);
         Self::OF_VISIT.into_iter().chain(event_dimensions).chain(pairs).find(|dimension| dimension.code() == code)
     }
@@ -119,7 +125,7 @@ impl RolledDimension {
 
     /// Whether its visitor rows are kept: the value never changes on a visit.
     pub fn has_visitor_rows(self) -> bool {
-        !matches!(self, RolledDimension::EntryPage | RolledDimension::ExitPage)
+        !matches!(self, RolledDimension::EntryPage | RolledDimension::ExitPage | RolledDimension::VisitHours)
     }
 
     /// A visit's value, `""` for none; `None` for an event dimension.
@@ -145,6 +151,7 @@ impl RolledDimension {
             D::ExitPage => &visit.exit_page,
             D::Page
             | D::Name
+            | D::VisitHours
             | D::NameBySource
             | D::NameByChannel
             | D::NameByUtmSource
@@ -184,9 +191,10 @@ impl Tally for ValueTally {
     }
 }
 
-/// The rows a visit is counted in, one per visit dimension and the whole
-/// site, at the hour it began; none without a human event (Explore counts
-/// a visit by its human events, a bounce and its length by the whole visit).
+/// The rows a visit is counted in: one per visit dimension and the whole
+/// site at the hour it began, and one per hour it has a human event in
+/// (`VisitHours`); none without a human event (Explore counts a visit by
+/// its human events, a bounce and its length by the whole visit).
 pub(crate) fn visit_entries(visit: &tracked_session::Model) -> Vec<(ValueKey, ValueTally)> {
     if visit.human_event_count <= 0 {
         return Vec::new();
@@ -199,13 +207,17 @@ pub(crate) fn visit_entries(visit: &tracked_session::Model) -> Vec<(ValueKey, Va
         seconds: visit.duration_seconds,
     };
     let hour = hour_of(visit.started_at);
-    RolledDimension::OF_VISIT
-        .iter()
-        .filter_map(|&dimension| {
-            let value = dimension.of_visit(visit)?.to_owned();
-            Some((ValueKey { site_id: visit.site_id, dimension, hour, value }, tally))
-        })
-        .collect()
+    let by_value = RolledDimension::OF_VISIT.iter().filter_map(|&dimension| {
+        let value = dimension.of_visit(visit)?.to_owned();
+        Some((ValueKey { site_id: visit.site_id, dimension, hour, value }, tally))
+    });
+    // Its pageviews and events are counted at their own hours by name.
+    let at_hour = ValueTally { pageviews: 0, events: 0, ..tally };
+    let by_hour = human_hours(visit.human_hours, visit.started_at).map(|(hour, previous)| {
+        let value = previous.unwrap_or(NO_PREVIOUS).to_string();
+        (ValueKey { site_id: visit.site_id, dimension: RolledDimension::VisitHours, hour, value }, at_hour)
+    });
+    by_value.chain(by_hour).collect()
 }
 
 /// An event's `event:name` value, as Explore shows it.

@@ -16,6 +16,8 @@ fn visit(started_at: i64, events: i32, human: i32, exit: &str) -> tracked_sessio
         event_count: events,
         human_pageview_count: human,
         human_event_count: human,
+        // Its human events all in the hour it began.
+        human_hours: i64::from(human > 0),
         entry_page: Some("/".to_owned()),
         exit_page: Some(exit.to_owned()),
         referrer: None,
@@ -57,7 +59,11 @@ fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
             "a new visit: counted at the hour it began, a bounce",
             None,
             visit(2 * h + 5, 1, 1, "/"),
-            vec![(key(D::Total, 2, ""), tally(1, 1, 1, 90)), (key(D::ExitPage, 2, "/"), tally(1, 1, 1, 90))],
+            vec![
+                (key(D::Total, 2, ""), tally(1, 1, 1, 90)),
+                (key(D::ExitPage, 2, "/"), tally(1, 1, 1, 90)),
+                (key(D::VisitHours, 2, "0"), tally(1, 1, 0, 90)),
+            ],
         ),
         (
             "a second pageview: no longer a bounce, and a new exit page",
@@ -67,6 +73,7 @@ fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
                 (key(D::Total, 2, ""), tally(0, -1, 1, 0)),
                 (key(D::ExitPage, 2, "/"), tally(-1, -1, -1, -90)),
                 (key(D::ExitPage, 2, "/pricing"), tally(1, 0, 2, 90)),
+                (key(D::VisitHours, 2, "0"), tally(0, -1, 0, 0)),
             ],
         ),
         ("a bot's visit counts nowhere", None, visit(2 * h + 5, 2, 0, "/"), vec![]),
@@ -74,28 +81,42 @@ fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
             "a bot's event adds no pageview but ends the bounce",
             Some(visit(2 * h + 5, 1, 1, "/")),
             visit(2 * h + 5, 2, 1, "/"),
-            vec![(key(D::Total, 2, ""), tally(0, -1, 0, 0)), (key(D::ExitPage, 2, "/"), tally(0, -1, 0, 0))],
+            vec![
+                (key(D::Total, 2, ""), tally(0, -1, 0, 0)),
+                (key(D::ExitPage, 2, "/"), tally(0, -1, 0, 0)),
+                (key(D::VisitHours, 2, "0"), tally(0, -1, 0, 0)),
+            ],
         ),
         (
             "an older event moves its start into the hour before",
             Some(visit(2 * h + 5, 2, 2, "/")),
-            visit(2 * h - 5, 2, 2, "/"),
+            // Its events now in the hour it began and the one after.
+            tracked_session::Model { human_hours: 0b11, ..visit(2 * h - 5, 2, 2, "/") },
             vec![
                 (key(D::Total, 1, ""), tally(1, 0, 2, 90)),
                 (key(D::Total, 2, ""), tally(-1, 0, -2, -90)),
                 (key(D::ExitPage, 1, "/"), tally(1, 0, 2, 90)),
                 (key(D::ExitPage, 2, "/"), tally(-1, 0, -2, -90)),
+                (key(D::VisitHours, 1, "0"), tally(1, 0, 0, 90)),
+                (key(D::VisitHours, 2, "0"), tally(-1, 0, 0, -90)),
+                (key(D::VisitHours, 2, &HOUR_MS.to_string()), tally(1, 0, 0, 90)),
             ],
         ),
     ];
-    // Every visit dimension moves as the whole does but the exit page.
-    let shown = [D::Total, D::ExitPage];
+    // Every visit dimension moves as the whole does but the exit page; the
+    // visit's hours move with its own.
+    let shown = [D::Total, D::ExitPage, D::VisitHours];
     for (name, before, after, expected) in cases {
         let mut deltas = Deltas::new();
         before.iter().flat_map(visit_entries).for_each(|entry| deltas.moved(Some(entry), None));
         let entries = visit_entries(&after);
         if after.human_event_count > 0 {
-            assert_eq!(entries.len(), RolledDimension::OF_VISIT.len(), "{name}: one row per dimension");
+            let hours = after.human_hours.count_ones() as usize;
+            assert_eq!(
+                entries.len(),
+                RolledDimension::OF_VISIT.len() + hours,
+                "{name}: one row per dimension and hour"
+            );
         }
         entries.into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
         let rows: Vec<_> = deltas.into_rows().filter(|(key, _)| shown.contains(&key.dimension)).collect();
@@ -117,10 +138,10 @@ fn a_visit_is_counted_under_its_values_blank_or_not() {
 
 #[test]
 fn every_stored_code_names_its_dimension() {
-    for code in (0..=18).chain([101, 103, 104, 105, 106]) {
+    for code in (0..=19).chain([101, 103, 104, 105, 106]) {
         assert_eq!(RolledDimension::of_code(code).map(RolledDimension::code), Some(code));
     }
-    for code in [19, 100, 102, 107] {
+    for code in [20, 100, 102, 107] {
         assert_eq!(RolledDimension::of_code(code), None);
     }
 }
