@@ -254,7 +254,7 @@ async fn visitors(
 
 /// The rows of `dimension` in the span's hours, by value: its visits begun
 /// in them (visits, bounces, pageviews, events, seconds), or pages' events.
-pub(super) async fn hours(
+async fn hours(
     db: &impl ConnectionTrait,
     site_id: i64,
     rolled: &Rolled,
@@ -326,7 +326,7 @@ pub(super) async fn known_and_hot(
 
 /// The visits begun before the span that reach into it: their events in
 /// the span, as the visit statement counts a visit an edge cuts.
-pub(super) async fn cut_visits(
+async fn cut_visits(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
     dimension: Option<&Dimension>,

@@ -290,9 +290,9 @@ impl<'a> Batch<'a> {
         if event.kind != EventKind::Ping {
             model.event_count += 1;
             model.human_event_count += i32::from(human);
-        }
-        if human && event.kind != EventKind::Ping {
-            model.human_hours = with_human_hour(model.human_hours, model.started_at, ts);
+            if human {
+                model.human_hours = with_human_hour(model.human_hours, model.started_at, ts);
+            }
         }
         model.started_at = model.started_at.min(ts);
         model.ended_at = model.ended_at.max(ts);

@@ -23,8 +23,7 @@ fn hours_between(earlier: i64, later: i64) -> i64 {
 /// the writer keeps under 24 hours) the bits are returned as they were.
 pub(crate) fn with_human_hour(bits: i64, started_at: i64, ts: i64) -> i64 {
     let shift = hours_between(ts, started_at).max(0);
-    let moved =
-        if shift == 0 { bits } else { u32::try_from(shift).ok().and_then(|by| bits.checked_shl(by)).unwrap_or(bits) };
+    let moved = u32::try_from(shift).ok().and_then(|by| bits.checked_shl(by)).unwrap_or(bits);
     let at = hours_between(started_at.min(ts), ts);
     match u32::try_from(at).ok().filter(|at| *at < 63) {
         Some(at) => moved | (1 << at),
