@@ -356,12 +356,22 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             app.state.writer.flush().await;
         }
         // A visit whose second event is older and moves its start into the
-        // hour before: its hours move with its start.
+        // hour before: its hours move with its start, and its entry page to
+        // the older event's.
         let edge = (now_ms() / hour - 2) * hour;
-        for offset in [5 * MINUTE_MS, -10 * MINUTE_MS] {
+        for (offset, page) in [(5 * MINUTE_MS, "/back"), (-10 * MINUTE_MS, "/earlier")] {
             let event = json!({ "site": site, "type": "pageview", "tracker_vid": "moved-back",
-                                "url": "https://explore.example/back", "ts": edge + offset });
+                                "url": format!("https://explore.example{page}"), "ts": edge + offset });
             let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "DE")]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            app.state.writer.flush().await;
+        }
+        // Two visits of one visitor end on /a; then the later one goes on to
+        // /b, so the visitor's /a exit row falls back to the earlier visit.
+        for (ts, page) in [(at - 6 * hour, "/a"), (at - 3 * hour, "/a"), (at - 3 * hour + 5 * MINUTE_MS, "/b")] {
+            let event = json!({ "site": site, "type": "pageview", "tracker_vid": "two-exits",
+                                "url": format!("https://explore.example{page}"), "ts": ts });
+            let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "FR")]).await;
             assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
             app.state.writer.flush().await;
         }
@@ -430,37 +440,35 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         // Visitors by day are read from the active-hour counts.
         let daily =
             json!({ "site_id": site, "metrics": ["visitors"], "date_range": "all", "dimensions": ["time:day"] });
-        let daily_visitors = |reply: &serde_json::Value| {
-            reply["results"].as_array().unwrap().iter().map(|row| row["metrics"][0].as_i64().unwrap()).sum::<i64>()
-        };
-        let before = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
         let first_active =
             rollup_recount::active_hours_of(&rows).values().filter_map(|hours| hours.first()).min().copied().unwrap();
-        let bump = |by: i64| {
-            format!(
-                "UPDATE active_hour_visitors SET visitors = visitors + {by} \
-                 WHERE site_id = {site} AND hour = {first_active} AND previous_hour = 0"
-            )
-        };
-        app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
-        let read = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
-        app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
+        let update = format!(
+            "UPDATE active_hour_visitors SET visitors = visitors + {{by}} \
+             WHERE site_id = {site} AND hour = {first_active} AND previous_hour = 0"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &daily, &update).await;
         assert_eq!(read, before + 1000, "visitors by day are read from the active hours");
         // Visits by day from the visits' hours.
         let daily = json!({ "site_id": site, "metrics": ["visits"], "date_range": "all", "dimensions": ["time:day"] });
-        let before = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
         let (_, _, first_visit_hour) =
             rollup_recount::hours_of(&rows).into_keys().find(|(code, value, _)| *code == 19 && value == "0").unwrap();
-        let bump = |by: i64| {
-            format!(
-                "UPDATE value_hours SET visits = visits + {by} \
-                 WHERE site_id = {site} AND dimension = 19 AND hour = {first_visit_hour} AND value = '0'"
-            )
-        };
-        app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
-        let read = daily_visitors(client.post("/api/v2/query", daily.clone()).await.expect(200));
-        app.state.db.execute_unprepared(&bump(-1000)).await.unwrap();
+        let update = format!(
+            "UPDATE value_hours SET visits = visits + {{by}} \
+             WHERE site_id = {site} AND dimension = 19 AND hour = {first_visit_hour} AND value = '0'"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &daily, &update).await;
         assert_eq!(read, before + 1000, "visits by day are read from the visits' hours");
+        // Visitors by exit page from the visitors' exit page rows.
+        let exits =
+            json!({ "site_id": site, "metrics": ["visitors"], "date_range": "all", "dimensions": ["visit:exit_page"] });
+        let ((_, _, page), exit_hour) =
+            rollup_recount::visitor_values_of(&rows).into_iter().find(|((_, code, _), _)| *code == 16).unwrap();
+        let update = format!(
+            "UPDATE value_visitor_hours SET visitors = visitors + {{by}} \
+             WHERE site_id = {site} AND dimension = 16 AND hour = {exit_hour} AND value = '{page}'"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &exits, &update).await;
+        assert_eq!(read, before + 1000, "visitors by exit page are read from the visitor rows");
         // The tiles' known people and hot leads, read beside the rollups, equal
         // the rows' (a filter that keeps everything reads the rows).
         for range in [json!("all"), json!("7d"), json!("30d")] {
@@ -497,4 +505,19 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         let rows = explore_recount::rows(&app, site).await;
         rollup_recount::assert_rollups_match(&app, site, &rows, "after an erasure").await;
     }
+}
+
+/// The first metric of `query` summed over its rows, before and while one
+/// rollup row is 1,000 higher (`update` adds `{by}` to it): the second is
+/// 1,000 more only when the query reads that row.
+async fn summed_with_bump(app: &TestApp, client: &Client, query: &serde_json::Value, update: &str) -> (i64, i64) {
+    use sea_orm::ConnectionTrait;
+    let summed = |reply: &serde_json::Value| {
+        reply["results"].as_array().unwrap().iter().map(|row| row["metrics"][0].as_i64().unwrap()).sum::<i64>()
+    };
+    let before = summed(client.post("/api/v2/query", query.clone()).await.expect(200));
+    app.state.db.execute_unprepared(&update.replace("{by}", "1000")).await.unwrap();
+    let read = summed(client.post("/api/v2/query", query.clone()).await.expect(200));
+    app.state.db.execute_unprepared(&update.replace("{by}", "-1000")).await.unwrap();
+    (before, read)
 }

@@ -53,6 +53,7 @@ mod m20261207_000001_index_custom_events;
 mod m20261208_000001_fill_custom_event_values;
 mod m20261209_000001_index_identities_by_site;
 mod m20261210_000001_add_visit_hours;
+mod m20261211_000001_fill_visit_page_values;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -114,6 +115,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261208_000001_fill_custom_event_values::Migration),
             Box::new(m20261209_000001_index_identities_by_site::Migration),
             Box::new(m20261210_000001_add_visit_hours::Migration),
+            Box::new(m20261211_000001_fill_visit_page_values::Migration),
         ]
     }
 }

@@ -104,14 +104,14 @@ pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
 }
 
 /// `visitor_values` as the rows say it should be: per visitor and value of
-/// the dimensions a visit never changes (and pages, 17, and names, 18), the
-/// hour of their latest human event with it.
+/// the visit dimensions (entry and exit pages as the visits hold them now),
+/// pages (17) and names (18), the hour of their latest human event with it.
 pub fn visitor_values_of(rows: &Rows) -> BTreeMap<VisitorKey, i64> {
     let mut latest: BTreeMap<VisitorKey, i64> = BTreeMap::new();
     for e in rows.events.iter().filter(|e| !e.is_bot) {
         let s = &rows.sessions[&e.session_id];
         let name = if e.event_type == "pageview" { "pageview".to_owned() } else { e.event_name.clone() };
-        let mut values: Vec<(i16, String)> = visit_values(s).into_iter().filter(|(code, _)| *code < 15).collect();
+        let mut values: Vec<(i16, String)> = visit_values(s).into_iter().filter(|(code, _)| *code <= 16).collect();
         values.push((17, e.page.clone()));
         values.push((18, name));
         values.extend(name_by_values(e, s));

@@ -28,6 +28,7 @@ mod triggers;
 mod value_batch;
 pub(crate) mod value_rollups;
 pub(crate) mod visit_hours;
+mod visit_page_values;
 mod visitor_links;
 mod visitor_pages;
 pub mod visitor_values;

@@ -17,6 +17,7 @@ use super::{
         RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_by_entries, name_by_values,
         name_entry, visit_entries,
     },
+    visit_page_values::{self, OtherVisit, PageMove},
     visitor_values::{StoredHours, VisitorCount, VisitorValueKey, Written, WrittenValues, add_count_moves, count_key},
     writes::Writes,
 };
@@ -42,10 +43,13 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
 }
 
 /// What the batch reads before it writes its visitor rows: the stored hour
-/// of each `visitor_values` row it may move on, and the stored active hours
-/// of each visitor it may add an hour to.
+/// of each `visitor_values` row it may move on, the stored visits that
+/// recount an entry or exit page a visit leaves, and the stored active
+/// hours of each visitor it may add an hour to.
 pub(super) struct Stored {
     pub values: StoredHours,
+    pub page_moves: Vec<PageMove>,
+    pub other_visits: Vec<OtherVisit>,
     pub active: active_hours::ActiveHours,
 }
 
@@ -55,7 +59,15 @@ pub(super) async fn stored(
     batch: &Batch<'_>,
     known: &WrittenValues,
 ) -> Result<Stored, DbErr> {
-    Ok(Stored { values: stored_hours(db, batch, known).await?, active: active_hours::stored(db, batch, known).await? })
+    let page_moves = visit_page_values::moves(batch);
+    let mut wanted: Vec<VisitorValueKey> = batch_values(batch, known).0.into_keys().collect();
+    wanted.extend(visit_page_values::keys(&page_moves).into_keys());
+    Ok(Stored {
+        values: stored_hours(db, &wanted).await?,
+        other_visits: visit_page_values::other_visits(db, &page_moves).await?,
+        page_moves,
+        active: active_hours::stored(db, batch, known).await?,
+    })
 }
 
 /// Writes the batch's moves between hourly value rows, then its visitors'
@@ -63,6 +75,7 @@ pub(super) async fn stored(
 pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
     add_value_moves(writes, value_moves(batch));
     add_visitor_values(writes, batch, known, &stored.values);
+    visit_page_values::add(writes, &stored.page_moves, &stored.values, &stored.other_visits);
     active_hours::add(writes, &stored.active);
 }
 
@@ -88,7 +101,7 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
         if !known.knows(&this_visit) {
             let values = RolledDimension::OF_VISIT
                 .iter()
-                .filter(|dimension| dimension.has_visitor_rows())
+                .filter(|dimension| dimension.has_visitor_rows() && !dimension.moves_on_visit())
                 .filter_map(|&dimension| Some((dimension, dimension.of_visit(visit)?)));
             for (dimension, value) in values {
                 add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
@@ -112,19 +125,14 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
 
 /// Reads the stored hour of each visitor row the batch would write, by its
 /// key (the rows travel as one JSON parameter, as the writer's inserts do).
-async fn stored_hours(
-    db: &impl ConnectionTrait,
-    batch: &Batch<'_>,
-    known: &WrittenValues,
-) -> Result<StoredHours, DbErr> {
-    let wanted = batch_values(batch, known).0;
+async fn stored_hours(db: &impl ConnectionTrait, wanted: &[VisitorValueKey]) -> Result<StoredHours, DbErr> {
     let mut stored = StoredHours::new();
     if wanted.is_empty() {
         return Ok(stored);
     }
     let backend = db.get_database_backend();
     let keys: Vec<(i64, i16, &str)> =
-        wanted.keys().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
+        wanted.iter().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
     let keys = serde_json::to_string(&keys).map_err(|err| DbErr::Custom(err.to_string()))?;
     let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
     let sql = format!(

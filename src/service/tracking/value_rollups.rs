@@ -123,9 +123,15 @@ impl RolledDimension {
         matches!(self, RolledDimension::Page | RolledDimension::Name) || self.code() > 100
     }
 
-    /// Whether its visitor rows are kept: the value never changes on a visit.
+    /// Whether its visitor rows are kept (the visits' hours have none).
     pub fn has_visitor_rows(self) -> bool {
-        !matches!(self, RolledDimension::EntryPage | RolledDimension::ExitPage | RolledDimension::VisitHours)
+        self != RolledDimension::VisitHours
+    }
+
+    /// Whether a visit's events move its value (entry and exit pages, whose
+    /// visitor rows `visit_page_values` keeps).
+    pub fn moves_on_visit(self) -> bool {
+        matches!(self, RolledDimension::EntryPage | RolledDimension::ExitPage)
     }
 
     /// A visit's value, `""` for none; `None` for an event dimension.

@@ -43,6 +43,11 @@ pub(crate) fn human_hours(bits: i64, started_at: i64) -> impl Iterator<Item = (i
     })
 }
 
+/// The hour of a visit's latest human event, from its bits; none without one.
+pub(crate) fn latest_human_hour(bits: i64, started_at: i64) -> Option<i64> {
+    human_hours(bits, started_at).last().map(|(hour, _)| hour)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +79,9 @@ mod tests {
                 .map(|(n, hour)| (hour * H, n.checked_sub(1).map(|before| expected[before] * H)))
                 .collect();
             assert_eq!(hours, expected, "{name}");
+            let latest = expected.last().map(|(hour, _)| *hour);
+            assert_eq!(latest_human_hour(bits, started_at), latest, "{name}: the latest hour");
         }
+        assert_eq!(latest_human_hour(0, 10 * H), None, "no human event");
     }
 }

@@ -1,0 +1,55 @@
+use sea_orm_migration::prelude::*;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+/// The `EntryPage` and `ExitPage` codes of the writer's `RolledDimension`,
+/// frozen here as the migration ran, with the visit column each reads.
+const PAGES: [(i16, &str); 2] = [(15, "entry_page"), (16, "exit_page")];
+const HOUR: i64 = 3_600_000;
+
+/// The hour of a visit's latest human event: the hour it began plus its
+/// highest bit of `human_hours` (bits 0 to 24, set when it has a human event).
+fn latest_hour() -> String {
+    let highest: Vec<String> =
+        (1..=24).rev().map(|bit| format!("WHEN s.human_hours >= {} THEN {bit}", 1_i64 << bit)).collect();
+    format!("(s.started_at / {HOUR} + CASE {} ELSE 0 END) * {HOUR}", highest.join(" "))
+}
+
+/// Each visitor's latest hour per entry and exit page (`visitor_values`),
+/// counted by that hour (`value_visitor_hours`), as the writer now keeps
+/// them: Explore's visitors by entry or exit page come from these rows,
+/// where they read every visit of the range (8.7 and 9.1 s for 30 days at
+/// 10M events). Existing visits fill them.
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for (code, column) in PAGES {
+            db.execute_unprepared(&format!(
+                "INSERT INTO visitor_values (visitor_id, dimension, value, site_id, last_hour) \
+                 SELECT s.visitor_id, {code}, COALESCE(s.{column}, ''), MIN(s.site_id), MAX({latest}) \
+                 FROM tracked_sessions s WHERE s.human_event_count > 0 AND s.human_hours > 0 \
+                 GROUP BY s.visitor_id, COALESCE(s.{column}, '')",
+                latest = latest_hour(),
+            ))
+            .await?;
+            db.execute_unprepared(&format!(
+                "INSERT INTO value_visitor_hours (site_id, dimension, value, hour, visitors) \
+                 SELECT site_id, dimension, value, last_hour, COUNT(*) FROM visitor_values \
+                 WHERE dimension = {code} GROUP BY site_id, dimension, value, last_hour"
+            ))
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for (code, _) in PAGES {
+            db.execute_unprepared(&format!("DELETE FROM value_visitor_hours WHERE dimension = {code}")).await?;
+            db.execute_unprepared(&format!("DELETE FROM visitor_values WHERE dimension = {code}")).await?;
+        }
+        Ok(())
+    }
+}
