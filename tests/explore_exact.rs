@@ -469,6 +469,17 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
         );
         let (before, read) = summed_with_bump(&app, &client, &exits, &update).await;
         assert_eq!(read, before + 1000, "visitors by exit page are read from the visitor rows");
+        // Visits by the visitor's status from the visits' rows by status.
+        let statuses =
+            json!({ "site_id": site, "metrics": ["visits"], "date_range": "all", "dimensions": ["visitor:status"] });
+        let (_, status, status_hour) =
+            rollup_recount::hours_of(&rows).into_keys().find(|(code, _, _)| *code == 20).unwrap();
+        let update = format!(
+            "UPDATE value_hours SET visits = visits + {{by}} \
+             WHERE site_id = {site} AND dimension = 20 AND hour = {status_hour} AND value = '{status}'"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &statuses, &update).await;
+        assert_eq!(read, before + 1000, "visits by status are read from the rollups");
         // The tiles' known people and hot leads, read beside the rollups, equal
         // the rows' (a filter that keeps everything reads the rows).
         for range in [json!("all"), json!("7d"), json!("30d")] {

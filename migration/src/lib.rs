@@ -54,6 +54,7 @@ mod m20261208_000001_fill_custom_event_values;
 mod m20261209_000001_index_identities_by_site;
 mod m20261210_000001_add_visit_hours;
 mod m20261211_000001_fill_visit_page_values;
+mod m20261212_000001_fill_visitor_dimension_values;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -116,6 +117,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261209_000001_index_identities_by_site::Migration),
             Box::new(m20261210_000001_add_visit_hours::Migration),
             Box::new(m20261211_000001_fill_visit_page_values::Migration),
+            Box::new(m20261212_000001_fill_visitor_dimension_values::Migration),
         ]
     }
 }
@@ -158,6 +160,30 @@ pub(crate) async fn create_indexes(
 pub(crate) async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {
     for table in tables {
         manager.drop_table(Table::drop().table(*table).if_exists().to_owned()).await?;
+    }
+    Ok(())
+}
+
+/// Counts the visitor rows (`visitor_values`) of one dimension code by
+/// their hour into `value_visitor_hours`, as the writer keeps them.
+pub(crate) async fn count_visitor_rows(db: &SchemaManagerConnection<'_>, code: i16) -> Result<(), DbErr> {
+    db.execute_unprepared(&format!(
+        "INSERT INTO value_visitor_hours (site_id, dimension, value, hour, visitors) \
+         SELECT site_id, dimension, value, last_hour, COUNT(*) FROM visitor_values \
+         WHERE dimension = {code} GROUP BY site_id, dimension, value, last_hour"
+    ))
+    .await?;
+    Ok(())
+}
+
+/// Deletes the rollup rows of one dimension code from `tables`.
+pub(crate) async fn delete_dimension(
+    db: &SchemaManagerConnection<'_>,
+    tables: &[&str],
+    code: i16,
+) -> Result<(), DbErr> {
+    for table in tables {
+        db.execute_unprepared(&format!("DELETE FROM {table} WHERE dimension = {code}")).await?;
     }
     Ok(())
 }

@@ -34,12 +34,7 @@ impl MigrationTrait for Migration {
                 latest = latest_hour(),
             ))
             .await?;
-            db.execute_unprepared(&format!(
-                "INSERT INTO value_visitor_hours (site_id, dimension, value, hour, visitors) \
-                 SELECT site_id, dimension, value, last_hour, COUNT(*) FROM visitor_values \
-                 WHERE dimension = {code} GROUP BY site_id, dimension, value, last_hour"
-            ))
-            .await?;
+            crate::count_visitor_rows(db, code).await?;
         }
         Ok(())
     }
@@ -47,8 +42,7 @@ impl MigrationTrait for Migration {
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         for (code, _) in PAGES {
-            db.execute_unprepared(&format!("DELETE FROM value_visitor_hours WHERE dimension = {code}")).await?;
-            db.execute_unprepared(&format!("DELETE FROM visitor_values WHERE dimension = {code}")).await?;
+            crate::delete_dimension(db, &["value_visitor_hours", "visitor_values"], code).await?;
         }
         Ok(())
     }

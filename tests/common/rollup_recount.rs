@@ -47,6 +47,13 @@ fn visit_values(s: &tracked_session::Model) -> Vec<(i16, String)> {
     ]
 }
 
+/// A visitor's value for each visitor dimension code: status (20) and
+/// account (21, blank for none).
+fn visitor_dimension_values(rows: &Rows, visitor_id: i64) -> Vec<(i16, String)> {
+    let v = &rows.visitors[&visitor_id];
+    vec![(20, v.status.clone()), (21, v.account_key.clone().unwrap_or_default())]
+}
+
 /// A custom event's name with its visit's value for each code that pairs
 /// them (source, channel, UTM source, medium, campaign: 100 + the visit
 /// dimension's code): the name's length in characters, `:`, the name, the
@@ -64,7 +71,8 @@ fn name_by_values(e: &entity::event::Model, s: &tracked_session::Model) -> Vec<(
 }
 
 /// `value_hours` as the rows say it should be: each visit with a human
-/// event at the hour it began, per visit dimension, and at each hour it has
+/// event at the hour it began, per visit dimension and its visitor's
+/// status and account (20, 21), and at each hour it has
 /// a human event in (19); each human event at
 /// its own hour by name (17, pages, is `page_hours`), and each custom event
 /// by name with its visit's values.
@@ -77,7 +85,7 @@ pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
         }
         let pageviews = human.iter().filter(|e| e.event_type == "pageview").count() as i64;
         let tally = [1, i64::from(s.event_count <= 1), pageviews, human.len() as i64, s.duration_seconds];
-        for (code, value) in visit_values(s) {
+        for (code, value) in visit_values(s).into_iter().chain(visitor_dimension_values(rows, s.visitor_id)) {
             let row = hours.entry((code, value, hour(s.started_at))).or_default();
             row.iter_mut().zip(tally).for_each(|(stored, added)| *stored += added);
         }
@@ -105,13 +113,15 @@ pub fn hours_of(rows: &Rows) -> BTreeMap<HourKey, HourTally> {
 
 /// `visitor_values` as the rows say it should be: per visitor and value of
 /// the visit dimensions (entry and exit pages as the visits hold them now),
-/// pages (17) and names (18), the hour of their latest human event with it.
+/// the visitor's status and account as they are now (20, 21), pages (17)
+/// and names (18), the hour of their latest human event with it.
 pub fn visitor_values_of(rows: &Rows) -> BTreeMap<VisitorKey, i64> {
     let mut latest: BTreeMap<VisitorKey, i64> = BTreeMap::new();
     for e in rows.events.iter().filter(|e| !e.is_bot) {
         let s = &rows.sessions[&e.session_id];
         let name = if e.event_type == "pageview" { "pageview".to_owned() } else { e.event_name.clone() };
         let mut values: Vec<(i16, String)> = visit_values(s).into_iter().filter(|(code, _)| *code <= 16).collect();
+        values.extend(visitor_dimension_values(rows, e.visitor_id));
         values.push((17, e.page.clone()));
         values.push((18, name));
         values.extend(name_by_values(e, s));

@@ -23,7 +23,7 @@ use sea_orm::ConnectionTrait;
 
 use super::{
     counts::{Counts, Groups, Key},
-    query::{Condition, Dimension, EventProperty, Filter, Metric, Operator, VisitProperty},
+    query::{Condition, Dimension, EventProperty, Filter, Metric, Operator, VisitProperty, VisitorProperty},
     range::Span,
     sql::{self, Context, Source, Sql},
     statements::{Ask, Scope},
@@ -66,6 +66,8 @@ fn rolled(dimension: &Dimension) -> Option<RolledDimension> {
             V::ExitPage => R::ExitPage,
             V::Link => return None,
         },
+        Dimension::Visitor(VisitorProperty::Status) => R::Status,
+        Dimension::Visitor(VisitorProperty::Account) => R::Account,
         Dimension::Event(EventProperty::Page) => R::Page,
         Dimension::Event(EventProperty::Name) => R::Name,
         _ => return None,
@@ -337,8 +339,9 @@ async fn cut_visits(
     let context =
         Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets: None, goals: scope.goals };
     let mut sql = Sql::new(backend);
-    // The value as the rows' statements read it; the whole site has one.
-    sql.push("SELECT COALESCE(");
+    // The value as the rows' statements read it (one per visit, so its
+    // least); the whole site has one.
+    sql.push("SELECT COALESCE(MIN(");
     match dimension {
         Some(dimension) => sql::expression(&mut sql, &context, Source::Events, dimension),
         None => {
@@ -346,24 +349,28 @@ async fn cut_visits(
         }
     }
     sql.push(
-        ", '') AS value, MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds, \
+        "), '') AS value, MIN(s.event_count) AS s_events, MIN(s.duration_seconds) AS s_seconds, \
          COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews \
-         FROM tracked_sessions s JOIN events e ON e.session_id = s.id WHERE s.site_id = ",
-    )
-    .bind(scope.site_id)
-    .push(" AND s.started_at >= ")
-    .bind(span.from.saturating_sub(SESSION_MAX_MS))
-    .push(" AND s.started_at < ")
-    .bind(span.from)
-    .push(" AND s.ended_at >= ")
-    .bind(span.from)
-    .push(" AND e.is_bot = ")
-    .bind(false)
-    .push(" AND e.timestamp >= ")
-    .bind(span.from)
-    .push(" AND e.timestamp < ")
-    .bind(span.to)
-    .push(" GROUP BY s.id");
+         FROM tracked_sessions s JOIN events e ON e.session_id = s.id",
+    );
+    if dimension.is_some_and(|dimension| matches!(dimension, Dimension::Visitor(_))) {
+        sql.push(" JOIN visitors v ON v.id = s.visitor_id");
+    }
+    sql.push(" WHERE s.site_id = ")
+        .bind(scope.site_id)
+        .push(" AND s.started_at >= ")
+        .bind(span.from.saturating_sub(SESSION_MAX_MS))
+        .push(" AND s.started_at < ")
+        .bind(span.from)
+        .push(" AND s.ended_at >= ")
+        .bind(span.from)
+        .push(" AND e.is_bot = ")
+        .bind(false)
+        .push(" AND e.timestamp >= ")
+        .bind(span.from)
+        .push(" AND e.timestamp < ")
+        .bind(span.to)
+        .push(" GROUP BY s.id");
     for row in db.query_all_raw(sql.statement()).await? {
         let value: String = row.try_get("", "value")?;
         let group = counts.entry(value).or_default();

@@ -204,7 +204,9 @@ async fn subtract_from_visitor_and_session_hours(
     let mut writes = Writes::new(db.get_database_backend());
     rollup_store::add_visitors_removed(&mut writes, std::slice::from_ref(found));
     rollup_store::add_session_moves(&mut writes, rollup::Deltas::removed(sessions.iter().map(rollup::session_entry)));
-    sessions.iter().flat_map(value_rollups::visit_entries).for_each(|entry| names.moved(Some(entry), None));
+    let values = value_rollups::visitor_values_of(found);
+    let entries = sessions.iter().flat_map(|visit| value_rollups::visit_entries(visit, &values));
+    entries.for_each(|entry| names.moved(Some(entry), None));
     let visits: HashMap<i64, &tracked_session::Model> = sessions.iter().map(|visit| (visit.id, visit)).collect();
     for event in custom {
         // A visit a retention purge took first took its events' counts with it.

@@ -29,6 +29,7 @@ mod value_batch;
 pub(crate) mod value_rollups;
 pub(crate) mod visit_hours;
 mod visit_page_values;
+mod visitor_dimensions;
 mod visitor_links;
 mod visitor_pages;
 pub mod visitor_values;

@@ -12,7 +12,7 @@ use super::{
     ClickCommand, CollectedEvent, EventKind, IdentifyCommand,
     rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally},
     slots::Slots,
-    value_rollups::{self, ValueKey, ValueTally},
+    value_rollups::{self, RolledDimension, ValueKey, ValueTally},
     visit_hours::with_human_hour,
 };
 use crate::{
@@ -44,6 +44,9 @@ pub(super) struct VisitorSlot {
     pub touch_counted: Option<(TouchKey, VisitorTally)>,
     /// The account row the stored visitor is counted in, if any.
     pub account_counted: Option<(AccountKey, AccountTally)>,
+    /// The visitor's values in the visitor dimensions as stored (as created,
+    /// for a visitor this batch created), which its visits are counted under.
+    pub values_counted: Vec<(RolledDimension, String)>,
     /// The stored score and last activity as loaded, which alerts compare
     /// against; `None` for a visitor this batch created, who had no score.
     pub before: Option<(i32, i64)>,
@@ -186,7 +189,9 @@ impl<'a> Batch<'a> {
         let touch_counted = (!created).then(|| rollup::touch_entry(&model));
         let account_counted = if created { None } else { rollup::account_entry(&model) };
         let before = (!created).then_some((model.score, model.last_seen));
+        let values_counted = value_rollups::visitor_values_of(&model);
         let visitor = self.visitors.push(VisitorSlot {
+            values_counted,
             model,
             dirty: false,
             session: None,
@@ -200,7 +205,7 @@ impl<'a> Batch<'a> {
         self.by_key.insert(key, visitor);
         if let Some(model) = open_session {
             let counted = Some(rollup::session_entry(&model));
-            let values_counted = value_rollups::visit_entries(&model);
+            let values_counted = value_rollups::visit_entries(&model, &self.visitors[visitor].values_counted);
             let stored_start = Some(model.started_at);
             let session =
                 self.sessions.push(SessionSlot { model, visitor, dirty: false, stored_start, counted, values_counted });

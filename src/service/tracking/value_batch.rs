@@ -3,32 +3,42 @@
 //! (`value_rollups`) and its visitors' latest hours with their counts
 //! (`visitor_values`), worked out from the batch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DbErr, Statement};
 
-use entity::visitor_value;
+use entity::tracked_session;
 
 use super::{
     EventKind, active_hours, json_rows,
     rollup::{Deltas, hour_of},
     sessionize::Batch,
+    slots::VisitorIx,
     value_rollups::{
         RolledDimension, ValueKey, ValueTally, add_value_moves, event_name, name_by_entries, name_by_values,
-        name_entry, visit_entries,
+        name_entry, visit_entries, visitor_values_of,
     },
     visit_page_values::{self, OtherVisit, PageMove},
-    visitor_values::{StoredHours, VisitorCount, VisitorValueKey, Written, WrittenValues, add_count_moves, count_key},
+    visitor_dimensions::{self, VisitorChange},
+    visitor_values::{
+        StoredHours, VisitorCount, VisitorValueKey, Written, WrittenValues, add_count_moves, add_row_deletes,
+        add_row_writes, count_key,
+    },
     writes::Writes,
 };
 
-/// How the batch moves its visits and adds its events between rows.
-pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
+/// How the batch moves its visits and adds its events between rows: the
+/// visits it changes, and every visit of a visitor whose status or account
+/// it changes (those it did not load are `unloaded`).
+fn value_moves(batch: &Batch<'_>, stored: &Stored) -> Deltas<ValueKey, ValueTally> {
     let mut deltas = Deltas::new();
-    for slot in batch.sessions.iter().filter(|slot| slot.dirty) {
+    let changed: HashSet<VisitorIx> = stored.visitor_changes.iter().map(|change| change.slot).collect();
+    for slot in batch.sessions.iter().filter(|slot| slot.dirty || changed.contains(&slot.visitor)) {
         slot.values_counted.iter().for_each(|entry| deltas.moved(Some(entry.clone()), None));
-        visit_entries(&slot.model).into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
+        let visitor = visitor_values_of(&batch.visitors[slot.visitor].model);
+        visit_entries(&slot.model, &visitor).into_iter().for_each(|entry| deltas.moved(None, Some(entry)));
     }
+    visitor_dimensions::add_visit_moves(&mut deltas, &stored.visitor_changes, &stored.unloaded_visits);
     for pending in batch.events.iter().filter(|pending| pending.event.kind != EventKind::Ping) {
         let e = pending.event;
         if !e.is_bot() {
@@ -42,14 +52,17 @@ pub(super) fn value_moves(batch: &Batch<'_>) -> Deltas<ValueKey, ValueTally> {
     deltas
 }
 
-/// What the batch reads before it writes its visitor rows: the stored hour
-/// of each `visitor_values` row it may move on, the stored visits that
-/// recount an entry or exit page a visit leaves, and the stored active
-/// hours of each visitor it may add an hour to.
+/// What the batch reads before it writes its rollups: the stored hour of
+/// each `visitor_values` row it may move on, the stored visits that recount
+/// an entry or exit page a visit leaves, the visits it did not load of the
+/// visitors whose status or account it changes, and the stored active hours
+/// of each visitor it may add an hour to.
 pub(super) struct Stored {
     pub values: StoredHours,
     pub page_moves: Vec<PageMove>,
     pub other_visits: Vec<OtherVisit>,
+    pub visitor_changes: Vec<VisitorChange>,
+    pub unloaded_visits: Vec<tracked_session::Model>,
     pub active: active_hours::ActiveHours,
 }
 
@@ -60,12 +73,16 @@ pub(super) async fn stored(
     known: &WrittenValues,
 ) -> Result<Stored, DbErr> {
     let page_moves = visit_page_values::moves(batch);
+    let visitor_changes = visitor_dimensions::changes(batch);
     let mut wanted: Vec<VisitorValueKey> = batch_values(batch, known).0.into_keys().collect();
     wanted.extend(visit_page_values::keys(&page_moves).into_keys());
+    wanted.extend(visitor_dimensions::keys(&visitor_changes));
     Ok(Stored {
         values: stored_hours(db, &wanted).await?,
         other_visits: visit_page_values::other_visits(db, &page_moves).await?,
         page_moves,
+        unloaded_visits: visitor_dimensions::unloaded_visits(db, batch, &visitor_changes).await?,
+        visitor_changes,
         active: active_hours::stored(db, batch, known).await?,
     })
 }
@@ -73,8 +90,8 @@ pub(super) async fn stored(
 /// Writes the batch's moves between hourly value rows, then its visitors'
 /// latest hours (`visitor_values`) and active hours.
 pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
-    add_value_moves(writes, value_moves(batch));
-    add_visitor_values(writes, batch, known, &stored.values);
+    add_value_moves(writes, value_moves(batch, stored));
+    add_visitor_values(writes, batch, known, stored);
     visit_page_values::add(writes, &stored.page_moves, &stored.values, &stored.other_visits);
     active_hours::add(writes, &stored.active);
 }
@@ -102,9 +119,10 @@ fn batch_values(batch: &Batch<'_>, known: &WrittenValues) -> (BTreeMap<VisitorVa
             let values = RolledDimension::OF_VISIT
                 .iter()
                 .filter(|dimension| dimension.has_visitor_rows() && !dimension.moves_on_visit())
-                .filter_map(|&dimension| Some((dimension, dimension.of_visit(visit)?)));
-            for (dimension, value) in values {
-                add(VisitorValueKey { visitor_id, dimension, value: value.to_owned() }, e.site_id, hour);
+                .filter_map(|&dimension| Some((dimension, dimension.of_visit(visit)?.to_owned())));
+            let of_visitor = visitor_values_of(&batch.visitors[pending.visitor].model);
+            for (dimension, value) in values.chain(of_visitor) {
+                add(VisitorValueKey { visitor_id, dimension, value }, e.site_id, hour);
             }
             written.push(this_visit);
         }
@@ -154,29 +172,33 @@ async fn stored_hours(db: &impl ConnectionTrait, wanted: &[VisitorValueKey]) -> 
 }
 
 /// Writes the visitor rows whose hour the batch moves on, and moves their
-/// counts from the stored hour to the new one.
-fn add_visitor_values(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &StoredHours) {
+/// counts from the stored hour to the new one; a visitor's row of a status
+/// or account they left goes, its hour carried to the new value's row.
+fn add_visitor_values(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
     let mut counts = Deltas::new();
-    let mut rows: Vec<visitor_value::ActiveModel> = Vec::new();
-    for (key, (site_id, hour)) in batch_values(batch, known).0 {
-        let before = stored.get(&key).copied();
+    let one = VisitorCount(1);
+    let mut latest = batch_values(batch, known).0;
+    let mut gone = Vec::new();
+    for moved in visitor_dimensions::row_moves(&stored.visitor_changes, &stored.values) {
+        let to = latest.entry(moved.to).or_insert((moved.site_id, moved.hour));
+        to.1 = to.1.max(moved.hour);
+        counts.moved(Some((count_key(moved.site_id, moved.from.dimension, &moved.from.value, moved.hour), one)), None);
+        gone.push(moved.from);
+    }
+    let mut rows = Vec::new();
+    for (key, (site_id, hour)) in latest {
+        let before = stored.values.get(&key).copied();
         if before.is_some_and(|before| before >= hour) {
             continue;
         }
-        let one = VisitorCount(1);
         counts.moved(
             before.map(|before| (count_key(site_id, key.dimension, &key.value, before), one)),
             Some((count_key(site_id, key.dimension, &key.value, hour), one)),
         );
-        rows.push(visitor_value::ActiveModel {
-            visitor_id: Set(key.visitor_id),
-            dimension: Set(key.dimension.code()),
-            value: Set(key.value),
-            site_id: Set(site_id),
-            last_hour: Set(hour),
-        });
+        rows.push((key, site_id, hour));
     }
-    writes.add_models(rows, "ON CONFLICT (visitor_id, dimension, value) DO UPDATE SET last_hour = excluded.last_hour");
+    add_row_deletes(writes, &gone);
+    add_row_writes(writes, rows);
     add_count_moves(writes, counts);
 }
 

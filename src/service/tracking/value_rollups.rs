@@ -8,17 +8,18 @@
 //!   counts, its exit page, an older event that moves its start), as the
 //!   hourly rollups of `rollup` do.
 //! - `visitor_values`: per visitor and value, the hour of their latest human
-//!   event with it, for the values a visit never changes and for pages and
-//!   event names. A range that starts on an hour and runs past every event
-//!   holds a value's visitor exactly when that hour is in it.
+//!   event with it, for the visit and visitor dimensions, pages and event
+//!   names. A range that starts on an hour and runs past every event holds a
+//!   value's visitor exactly when that hour is in it.
 //!
 //! The entry and exit pages can change on a visit (an older event, a later
-//! pageview), so a visitor's latest hour with one of them cannot only grow:
-//! they have hourly rows but no visitor rows.
+//! pageview): `visit_page_values` recounts the page a visit leaves. A
+//! visitor's status and account can change (an identify, a company's
+//! network): `visitor_dimensions` moves all their visits and their row.
 
 use sea_orm::ActiveValue::{NotSet, Set};
 
-use entity::{tracked_session, value_hour};
+use entity::{tracked_session, value_hour, visitor};
 
 use super::{
     EventKind,
@@ -58,6 +59,10 @@ pub(crate) enum RolledDimension {
     /// hour (`0` for none), so a time bucket's visits are the rows of its
     /// hours whose previous hour lies in an earlier bucket.
     VisitHours = 19,
+    /// `visitor:status` and `visitor:account`: the visitor's current value,
+    /// so all their visits and their row move when it changes.
+    Status = 20,
+    Account = 21,
     /// A custom event's name with its visit's source (and so on below): the
     /// event counted at its own hour under `name_by_value` of the two, so a
     /// goal's or a name's conversions by source come from the rollups.
@@ -90,6 +95,9 @@ impl RolledDimension {
         RolledDimension::ExitPage,
     ];
 
+    /// The visitor dimensions, read from a visit's visitor.
+    pub const OF_VISITOR: [RolledDimension; 2] = [RolledDimension::Status, RolledDimension::Account];
+
     /// Each visit dimension a custom event's name is also kept with, and
     /// the dimension that keeps the pair.
     pub const NAME_BY: [(RolledDimension, RolledDimension); 5] = [
@@ -108,7 +116,8 @@ impl RolledDimension {
     pub fn of_code(code: i16) -> Option<Self> {
         let event_dimensions = [RolledDimension::Page, RolledDimension::Name, RolledDimension::VisitHours];
         let pairs = Self::NAME_BY.map(|(_, pair)| pair);
-        Self::OF_VISIT.into_iter().chain(event_dimensions).chain(pairs).find(|dimension| dimension.code() == code)
+        let all = Self::OF_VISIT.into_iter().chain(Self::OF_VISITOR).chain(event_dimensions).chain(pairs);
+        all.into_iter().find(|dimension| dimension.code() == code)
     }
 
     /// The dimension that keeps custom events' names with this visit
@@ -158,6 +167,8 @@ impl RolledDimension {
             D::Page
             | D::Name
             | D::VisitHours
+            | D::Status
+            | D::Account
             | D::NameBySource
             | D::NameByChannel
             | D::NameByUtmSource
@@ -165,6 +176,15 @@ impl RolledDimension {
             | D::NameByUtmCampaign => return None,
         };
         Some(value.as_deref().unwrap_or(""))
+    }
+
+    /// A visitor's value, `""` for none; `None` for all but the visitor dimensions.
+    pub fn of_visitor(self, visitor: &visitor::Model) -> Option<&str> {
+        match self {
+            RolledDimension::Status => Some(&visitor.status),
+            RolledDimension::Account => Some(visitor.account_key.as_deref().unwrap_or("")),
+            _ => None,
+        }
     }
 }
 
@@ -197,33 +217,70 @@ impl Tally for ValueTally {
     }
 }
 
-/// The rows a visit is counted in: one per visit dimension and the whole
-/// site at the hour it began, and one per hour it has a human event in
-/// (`VisitHours`); none without a human event (Explore counts a visit by
-/// its human events, a bounce and its length by the whole visit).
-pub(crate) fn visit_entries(visit: &tracked_session::Model) -> Vec<(ValueKey, ValueTally)> {
-    if visit.human_event_count <= 0 {
-        return Vec::new();
-    }
-    let tally = ValueTally {
+/// What a visit with a human event adds to each row it is counted in by its value.
+fn visit_tally(visit: &tracked_session::Model) -> ValueTally {
+    ValueTally {
         visits: 1,
         bounces: i64::from(visit.event_count <= 1),
         pageviews: i64::from(visit.human_pageview_count),
         events: i64::from(visit.human_event_count),
         seconds: visit.duration_seconds,
-    };
+    }
+}
+
+/// The rows a visit is counted in by its visitor's values (`values`, as
+/// `visitor_values_of` gives them): one per visitor dimension at the hour
+/// it began; none without a human event.
+pub(crate) fn visitor_entries(
+    visit: &tracked_session::Model,
+    values: &[(RolledDimension, String)],
+) -> Vec<(ValueKey, ValueTally)> {
+    if visit.human_event_count <= 0 {
+        return Vec::new();
+    }
+    let (hour, tally) = (hour_of(visit.started_at), visit_tally(visit));
+    values
+        .iter()
+        .map(|(dimension, value)| {
+            (ValueKey { site_id: visit.site_id, dimension: *dimension, hour, value: value.clone() }, tally)
+        })
+        .collect()
+}
+
+/// A visitor's value in each visitor dimension.
+pub(crate) fn visitor_values_of(visitor: &visitor::Model) -> Vec<(RolledDimension, String)> {
+    RolledDimension::OF_VISITOR
+        .iter()
+        .filter_map(|&dimension| Some((dimension, dimension.of_visitor(visitor)?.to_owned())))
+        .collect()
+}
+
+/// The rows a visit is counted in: one per visit dimension, visitor
+/// dimension (by `visitor`'s values) and the whole site at the hour it
+/// began, and one per hour it has a human event in (`VisitHours`); none
+/// without a human event (Explore counts a visit by its human events, a
+/// bounce and its length by the whole visit).
+pub(crate) fn visit_entries(
+    visit: &tracked_session::Model,
+    visitor: &[(RolledDimension, String)],
+) -> Vec<(ValueKey, ValueTally)> {
+    if visit.human_event_count <= 0 {
+        return Vec::new();
+    }
+    let tally = visit_tally(visit);
     let hour = hour_of(visit.started_at);
     let by_value = RolledDimension::OF_VISIT.iter().filter_map(|&dimension| {
         let value = dimension.of_visit(visit)?.to_owned();
         Some((ValueKey { site_id: visit.site_id, dimension, hour, value }, tally))
     });
+    let by_visitor = visitor_entries(visit, visitor);
     // Its pageviews and events are counted at their own hours by name.
     let at_hour = ValueTally { pageviews: 0, events: 0, ..tally };
     let by_hour = human_hours(visit.human_hours, visit.started_at).map(|(hour, previous)| {
         let value = previous.unwrap_or(NO_PREVIOUS).to_string();
         (ValueKey { site_id: visit.site_id, dimension: RolledDimension::VisitHours, hour, value }, at_hour)
     });
-    by_value.chain(by_hour).collect()
+    by_value.chain(by_visitor).chain(by_hour).collect()
 }
 
 /// An event's `event:name` value, as Explore shows it.

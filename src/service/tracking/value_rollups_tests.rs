@@ -108,8 +108,8 @@ fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
     let shown = [D::Total, D::ExitPage, D::VisitHours];
     for (name, before, after, expected) in cases {
         let mut deltas = Deltas::new();
-        before.iter().flat_map(visit_entries).for_each(|entry| deltas.moved(Some(entry), None));
-        let entries = visit_entries(&after);
+        before.iter().flat_map(|visit| visit_entries(visit, &[])).for_each(|entry| deltas.moved(Some(entry), None));
+        let entries = visit_entries(&after, &[]);
         if after.human_event_count > 0 {
             let hours = after.human_hours.count_ones() as usize;
             assert_eq!(
@@ -126,7 +126,7 @@ fn a_visit_moves_between_value_rows_as_the_batch_changes_it() {
 
 #[test]
 fn a_visit_is_counted_under_its_values_blank_or_not() {
-    let entries = visit_entries(&visit(HOUR_MS, 1, 1, "/"));
+    let entries = visit_entries(&visit(HOUR_MS, 1, 1, "/"), &[]);
     let value =
         |dimension| entries.iter().find(|(key, _)| key.dimension == dimension).map(|(key, _)| key.value.as_str());
     assert_eq!(value(RolledDimension::Country), Some("DE"));
@@ -134,14 +134,22 @@ fn a_visit_is_counted_under_its_values_blank_or_not() {
     assert_eq!(value(RolledDimension::UtmSource), Some(""));
     assert_eq!(value(RolledDimension::Channel), Some("Direct"));
     assert_eq!(value(RolledDimension::Page), None, "pages are events'");
+    assert_eq!(value(RolledDimension::Status), None, "no visitor's values given");
+    let mut ada = crate::service::tracking::sessionize::new_visitor(1, "ada", HOUR_MS);
+    ada.status = "identified".to_owned();
+    let entries = visit_entries(&visit(HOUR_MS, 1, 1, "/"), &visitor_values_of(&ada));
+    let value =
+        |dimension| entries.iter().find(|(key, _)| key.dimension == dimension).map(|(key, _)| key.value.as_str());
+    assert_eq!(value(RolledDimension::Status), Some("identified"));
+    assert_eq!(value(RolledDimension::Account), Some(""), "no account is blank");
 }
 
 #[test]
 fn every_stored_code_names_its_dimension() {
-    for code in (0..=19).chain([101, 103, 104, 105, 106]) {
+    for code in (0..=21).chain([101, 103, 104, 105, 106]) {
         assert_eq!(RolledDimension::of_code(code).map(RolledDimension::code), Some(code));
     }
-    for code in [20, 100, 102, 107] {
+    for code in [22, 100, 102, 107] {
         assert_eq!(RolledDimension::of_code(code), None);
     }
 }

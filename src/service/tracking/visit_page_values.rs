@@ -13,9 +13,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DbErr, Statement};
 
-use entity::{tracked_session, visitor_value};
+use entity::tracked_session;
 
 use super::{
     json_rows,
@@ -23,7 +23,9 @@ use super::{
     sessionize::Batch,
     value_rollups::RolledDimension,
     visit_hours::latest_human_hour,
-    visitor_values::{StoredHours, VisitorCount, VisitorValueKey, add_count_moves, count_key},
+    visitor_values::{
+        StoredHours, VisitorCount, VisitorValueKey, add_count_moves, add_row_deletes, add_row_writes, count_key,
+    },
     writes::Writes,
 };
 
@@ -195,40 +197,19 @@ pub(super) async fn other_visits(db: &impl ConnectionTrait, moves: &[PageMove]) 
 /// holds any more).
 pub(super) fn add(writes: &mut Writes, moves: &[PageMove], stored: &StoredHours, others: &[OtherVisit]) {
     let mut counts = Deltas::new();
-    let mut rows: Vec<visitor_value::ActiveModel> = Vec::new();
-    let mut gone: Vec<(i64, i16, String)> = Vec::new();
+    let mut rows = Vec::new();
+    let mut gone: Vec<VisitorValueKey> = Vec::new();
     for (key, (site_id, hour)) in targets(moves, stored, others) {
         let one = VisitorCount(1);
         let before = stored.get(&key).map(|&before| (count_key(site_id, key.dimension, &key.value, before), one));
         counts.moved(before, hour.map(|hour| (count_key(site_id, key.dimension, &key.value, hour), one)));
         match hour {
-            Some(hour) => rows.push(visitor_value::ActiveModel {
-                visitor_id: Set(key.visitor_id),
-                dimension: Set(key.dimension.code()),
-                value: Set(key.value),
-                site_id: Set(site_id),
-                last_hour: Set(hour),
-            }),
-            None => gone.push((key.visitor_id, key.dimension.code(), key.value)),
+            Some(hour) => rows.push((key, site_id, hour)),
+            None => gone.push(key),
         }
     }
-    writes.add_models(rows, "ON CONFLICT (visitor_id, dimension, value) DO UPDATE SET last_hour = excluded.last_hour");
-    if !gone.is_empty() {
-        let backend = writes.backend();
-        let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
-        // The visitors' few rows by the unique index, then the exact keys.
-        let sql = format!(
-            "WITH gone AS (SELECT {} AS visitor_id, {} AS dimension, {} AS value FROM {} k) \
-             DELETE FROM visitor_values WHERE visitor_id IN (SELECT visitor_id FROM gone) \
-             AND EXISTS (SELECT 1 FROM gone g WHERE g.visitor_id = visitor_values.visitor_id \
-             AND g.dimension = visitor_values.dimension AND g.value = visitor_values.value)",
-            at(0, "bigint"),
-            at(1, "smallint"),
-            at(2, "text"),
-            json_rows::rows(backend),
-        );
-        writes.add_json_rows(sql, &gone);
-    }
+    add_row_writes(writes, rows);
+    add_row_deletes(writes, &gone);
     add_count_moves(writes, counts);
 }
 

@@ -13,9 +13,10 @@ use std::{collections::HashMap, num::NonZeroUsize, sync::Mutex};
 use lru::LruCache;
 use sea_orm::ActiveValue::{NotSet, Set};
 
-use entity::value_visitor_hour;
+use entity::{value_visitor_hour, visitor_value};
 
 use super::{
+    json_rows,
     rollup::{Deltas, Tally},
     rollup_store::upsert_adding,
     value_rollups::{RolledDimension, ValueKey},
@@ -108,4 +109,39 @@ pub(crate) fn add_count_moves(writes: &mut Writes, deltas: Deltas<ValueKey, Visi
         &[C::SiteId, C::Dimension, C::Hour, C::Value],
         &[C::Visitors],
     );
+}
+
+/// Deletes visitor rows by key (their counts move apart, with the writer's).
+pub(super) fn add_row_deletes(writes: &mut Writes, keys: &[VisitorValueKey]) {
+    let rows: Vec<(i64, i16, &str)> =
+        keys.iter().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
+    let backend = writes.backend();
+    let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
+    // The visitors' few rows by the unique index, then the exact keys.
+    let sql = format!(
+        "WITH gone AS (SELECT {} AS visitor_id, {} AS dimension, {} AS value FROM {} k) \
+         DELETE FROM visitor_values WHERE visitor_id IN (SELECT visitor_id FROM gone) \
+         AND EXISTS (SELECT 1 FROM gone g WHERE g.visitor_id = visitor_values.visitor_id \
+         AND g.dimension = visitor_values.dimension AND g.value = visitor_values.value)",
+        at(0, "bigint"),
+        at(1, "smallint"),
+        at(2, "text"),
+        json_rows::rows(backend),
+    );
+    writes.add_json_rows(sql, &rows);
+}
+
+/// Writes visitor rows (key, site, hour), replacing a stored row's hour.
+pub(super) fn add_row_writes(writes: &mut Writes, rows: Vec<(VisitorValueKey, i64, i64)>) {
+    let rows: Vec<visitor_value::ActiveModel> = rows
+        .into_iter()
+        .map(|(key, site_id, hour)| visitor_value::ActiveModel {
+            visitor_id: Set(key.visitor_id),
+            dimension: Set(key.dimension.code()),
+            value: Set(key.value),
+            site_id: Set(site_id),
+            last_hour: Set(hour),
+        })
+        .collect();
+    writes.add_models(rows, "ON CONFLICT (visitor_id, dimension, value) DO UPDATE SET last_hour = excluded.last_hour");
 }
