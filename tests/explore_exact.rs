@@ -375,6 +375,19 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
             app.state.writer.flush().await;
         }
+        // A visit leaves /a in the batch that opens an older visit on /a:
+        // the visitor's /a row is recounted from the batch's own visits.
+        let first = json!({ "site": site, "type": "pageview", "tracker_vid": "batch-holds",
+                            "url": "https://explore.example/a", "ts": at - 3 * hour });
+        let then = [(at - 3 * hour + 5 * MINUTE_MS, "/b"), (at - 6 * hour, "/a")].map(|(ts, page)| {
+            json!({ "site": site, "type": "pageview", "tracker_vid": "batch-holds",
+                    "url": format!("https://explore.example{page}"), "ts": ts })
+        });
+        for events in [json!([first]), json!(then)] {
+            let reply = app.collect_with(json!({ "events": events }), DESKTOP_UA, &[("cf-ipcountry", "FR")]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            app.state.writer.flush().await;
+        }
         // Then older visits of the same visitor, out of order: an hour before
         // every stored one, then one between two stored ones.
         for hours_before in [5, 3] {

@@ -38,9 +38,9 @@ fn the_rollups_answer_unfiltered_single_dimension_queries_whose_metrics_they_hol
             Some(R::EntryPage),
         ),
         (
-            "entry pages: no visitors",
-            serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:entry_page"]}),
-            None,
+            "exit pages: visitors",
+            serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:exit_page"]}),
+            Some(R::ExitPage),
         ),
         (
             "a filter",
@@ -53,7 +53,16 @@ fn the_rollups_answer_unfiltered_single_dimension_queries_whose_metrics_they_hol
             serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:source", "visit:country"]}),
             None,
         ),
-        ("visitor dimension", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visitor:status"]}), None),
+        (
+            "visitor status",
+            serde_json::json!({"metrics": ["visitors", "visits", "bounce_rate"], "dimensions": ["visitor:status"]}),
+            Some(R::Status),
+        ),
+        (
+            "visitor account",
+            serde_json::json!({"metrics": ["visitors"], "dimensions": ["visitor:account"]}),
+            Some(R::Account),
+        ),
         ("links", serde_json::json!({"metrics": ["visitors"], "dimensions": ["visit:link"]}), None),
         ("tiles", serde_json::json!({"metrics": ["identified_visitors", "hot_leads", "visitors"]}), Some(R::Total)),
         (

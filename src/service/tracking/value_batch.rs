@@ -79,7 +79,7 @@ pub(super) async fn stored(
     wanted.extend(visitor_dimensions::keys(&visitor_changes));
     Ok(Stored {
         values: stored_hours(db, &wanted).await?,
-        other_visits: visit_page_values::other_visits(db, &page_moves).await?,
+        other_visits: visit_page_values::other_visits(db, batch, &page_moves).await?,
         page_moves,
         unloaded_visits: visitor_dimensions::unloaded_visits(db, batch, &visitor_changes).await?,
         visitor_changes,

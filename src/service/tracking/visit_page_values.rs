@@ -11,7 +11,7 @@
 //! hour of those still holding it, or no row when none does. The visitor is
 //! locked by `load`, so no other write moves their visits meanwhile.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sea_orm::{ConnectionTrait, DbErr, Statement};
 
@@ -155,10 +155,25 @@ fn targets(
         .collect()
 }
 
-/// Reads the stored visits that hold a page some moved visit leaves, for
-/// its recount: each visitor's human visits with that entry or exit page.
-pub(super) async fn other_visits(db: &impl ConnectionTrait, moves: &[PageMove]) -> Result<Vec<OtherVisit>, DbErr> {
-    let left: BTreeSet<VisitorValueKey> = moves.iter().filter_map(PageMove::left).collect();
+/// The stored visits that hold a page some moved visit leaves, for its
+/// recount: each visitor's human visits with that entry or exit page. A
+/// visitor whose every visit the batch holds (their count of visits, which
+/// only grows, is no more than the batch's) needs no read: the batch loads
+/// one stored visit of a visitor, the one that moved, so their others are
+/// new in the batch, and a new visit is a move counted as it is left.
+pub(super) async fn other_visits(
+    db: &impl ConnectionTrait,
+    batch: &Batch<'_>,
+    moves: &[PageMove],
+) -> Result<Vec<OtherVisit>, DbErr> {
+    let mut held: HashMap<i64, (i64, i64)> = HashMap::new();
+    for slot in batch.sessions.iter() {
+        let visitor = &batch.visitors[slot.visitor].model;
+        held.entry(visitor.id).or_insert((i64::from(visitor.total_sessions), 0)).1 += 1;
+    }
+    let whole = |visitor_id: i64| held.get(&visitor_id).is_some_and(|(total, in_batch)| total <= in_batch);
+    let left: BTreeSet<VisitorValueKey> =
+        moves.iter().filter_map(PageMove::left).filter(|key| !whole(key.visitor_id)).collect();
     if left.is_empty() {
         return Ok(Vec::new());
     }
