@@ -366,6 +366,15 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
             app.state.writer.flush().await;
         }
+        // A ping older than a visit's start, in the hour before: the start
+        // moves, and the hour of its one human event stays where it was.
+        for (kind, offset) in [("pageview", 5 * MINUTE_MS), ("ping", -10 * MINUTE_MS)] {
+            let event = json!({ "site": site, "type": kind, "tracker_vid": "pinged-back",
+                                "url": "https://explore.example/pinged", "ts": edge + offset });
+            let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[("cf-ipcountry", "DE")]).await;
+            assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            app.state.writer.flush().await;
+        }
         // Two visits of one visitor end on /a; then the later one goes on to
         // /b, so the visitor's /a exit row falls back to the earlier visit.
         for (ts, page) in [(at - 6 * hour, "/a"), (at - 3 * hour, "/a"), (at - 3 * hour + 5 * MINUTE_MS, "/b")] {

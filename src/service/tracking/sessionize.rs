@@ -13,7 +13,7 @@ use super::{
     rollup::{self, AccountKey, AccountTally, SessionKey, SessionTally, TouchKey, VisitorKey, VisitorTally},
     slots::Slots,
     value_rollups::{self, RolledDimension, ValueKey, ValueTally},
-    visit_hours::with_human_hour,
+    visit_hours::{with_event_at, with_human_hour},
 };
 use crate::{
     enrich::{
@@ -292,6 +292,9 @@ impl<'a> Batch<'a> {
                 model.exit_page = Some(event.page.clone());
             }
         }
+        // Any event before the start moves it, and the hours' bits with it.
+        model.human_hours = with_event_at(model.human_hours, model.started_at, ts);
+        model.started_at = model.started_at.min(ts);
         if event.kind != EventKind::Ping {
             model.event_count += 1;
             model.human_event_count += i32::from(human);
@@ -299,7 +302,6 @@ impl<'a> Batch<'a> {
                 model.human_hours = with_human_hour(model.human_hours, model.started_at, ts);
             }
         }
-        model.started_at = model.started_at.min(ts);
         model.ended_at = model.ended_at.max(ts);
         model.duration_seconds = (model.ended_at - model.started_at) / 1000;
         let duration_delta = model.duration_seconds - before;

@@ -91,8 +91,12 @@ pub(super) async fn stored(
 /// latest hours (`visitor_values`) and active hours.
 pub(super) fn add(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
     add_value_moves(writes, value_moves(batch, stored));
-    add_visitor_values(writes, batch, known, stored);
-    visit_page_values::add(writes, &stored.page_moves, &stored.values, &stored.other_visits);
+    let mut counts = Deltas::new();
+    add_visitor_values(writes, batch, known, stored, &mut counts);
+    visit_page_values::add(writes, &stored.page_moves, &stored.values, &stored.other_visits, &mut counts);
+    // One statement moves every count row, in key order as an erasure does:
+    // two in turn could each hold a row the other waits for on PostgreSQL.
+    add_count_moves(writes, counts);
     active_hours::add(writes, &stored.active);
 }
 
@@ -172,10 +176,15 @@ async fn stored_hours(db: &impl ConnectionTrait, wanted: &[VisitorValueKey]) -> 
 }
 
 /// Writes the visitor rows whose hour the batch moves on, and moves their
-/// counts from the stored hour to the new one; a visitor's row of a status
+/// counts (in `counts`) from the stored hour to the new one; a visitor's row of a status
 /// or account they left goes, its hour carried to the new value's row.
-fn add_visitor_values(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenValues, stored: &Stored) {
-    let mut counts = Deltas::new();
+fn add_visitor_values(
+    writes: &mut Writes,
+    batch: &Batch<'_>,
+    known: &WrittenValues,
+    stored: &Stored,
+    counts: &mut Deltas<ValueKey, VisitorCount>,
+) {
     let one = VisitorCount(1);
     let mut latest = batch_values(batch, known).0;
     let mut gone = Vec::new();
@@ -199,7 +208,6 @@ fn add_visitor_values(writes: &mut Writes, batch: &Batch<'_>, known: &WrittenVal
     }
     add_row_deletes(writes, &gone);
     add_row_writes(writes, rows);
-    add_count_moves(writes, counts);
 }
 
 /// Remembers, once the batch has committed, the visitor rows it wrote.

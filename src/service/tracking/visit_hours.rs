@@ -17,13 +17,20 @@ fn hours_between(earlier: i64, later: i64) -> i64 {
     (hour_of(later) - hour_of(earlier)) / HOUR_MS
 }
 
-/// `bits` (counted from the hour of `started_at`) with the hour of a human
-/// event at `ts` added. An event before the start moves the first hour, so
-/// the stored bits move up with it. Outside the 64 bits (never, for a visit
-/// the writer keeps under 24 hours) the bits are returned as they were.
-pub(crate) fn with_human_hour(bits: i64, started_at: i64, ts: i64) -> i64 {
+/// `bits` (counted from the hour of `started_at`) as counted from the
+/// visit's start once an event at `ts` joins it: any event before the start
+/// (a person's, a bot's, a ping) moves the first hour, so the bits move up
+/// with it. Outside the 64 bits (never, for a visit the writer keeps under
+/// 24 hours) the bits are returned as they were.
+pub(crate) fn with_event_at(bits: i64, started_at: i64, ts: i64) -> i64 {
     let shift = hours_between(ts, started_at).max(0);
-    let moved = u32::try_from(shift).ok().and_then(|by| bits.checked_shl(by)).unwrap_or(bits);
+    u32::try_from(shift).ok().and_then(|by| bits.checked_shl(by)).unwrap_or(bits)
+}
+
+/// `bits` (counted from the hour of `started_at`) with the hour of a human
+/// event at `ts` added, moved first as `with_event_at` moves them.
+pub(crate) fn with_human_hour(bits: i64, started_at: i64, ts: i64) -> i64 {
+    let moved = with_event_at(bits, started_at, ts);
     let at = hours_between(started_at.min(ts), ts);
     match u32::try_from(at).ok().filter(|at| *at < 63) {
         Some(at) => moved | (1 << at),
@@ -83,5 +90,10 @@ mod tests {
             assert_eq!(latest_human_hour(bits, started_at), latest, "{name}: the latest hour");
         }
         assert_eq!(latest_human_hour(0, 10 * H), None, "no human event");
+        // A bot's event or a ping before the start moves it, and the bits with it.
+        let bits = with_human_hour(0, 10 * H + 5 * M, 10 * H + 5 * M);
+        let bits = with_event_at(bits, 10 * H + 5 * M, 8 * H + 50 * M);
+        let hours: Vec<i64> = human_hours(bits, 8 * H + 50 * M).map(|(hour, _)| hour).collect();
+        assert_eq!(hours, [10 * H], "a person's hour stays where it was");
     }
 }

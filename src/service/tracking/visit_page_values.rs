@@ -21,11 +21,9 @@ use super::{
     json_rows,
     rollup::Deltas,
     sessionize::Batch,
-    value_rollups::RolledDimension,
+    value_rollups::{RolledDimension, ValueKey},
     visit_hours::latest_human_hour,
-    visitor_values::{
-        StoredHours, VisitorCount, VisitorValueKey, add_count_moves, add_row_deletes, add_row_writes, count_key,
-    },
+    visitor_values::{StoredHours, VisitorCount, VisitorValueKey, add_row_deletes, add_row_writes, count_key},
     writes::Writes,
 };
 
@@ -208,10 +206,15 @@ pub(super) async fn other_visits(
 }
 
 /// Writes the entry and exit page rows the moves change, and moves their
-/// counts from the stored hour to the new one (or away, for a row no visit
-/// holds any more).
-pub(super) fn add(writes: &mut Writes, moves: &[PageMove], stored: &StoredHours, others: &[OtherVisit]) {
-    let mut counts = Deltas::new();
+/// counts (in `counts`) from the stored hour to the new one (or away, for a
+/// row no visit holds any more).
+pub(super) fn add(
+    writes: &mut Writes,
+    moves: &[PageMove],
+    stored: &StoredHours,
+    others: &[OtherVisit],
+    counts: &mut Deltas<ValueKey, VisitorCount>,
+) {
     let mut rows = Vec::new();
     let mut gone: Vec<VisitorValueKey> = Vec::new();
     for (key, (site_id, hour)) in targets(moves, stored, others) {
@@ -225,7 +228,6 @@ pub(super) fn add(writes: &mut Writes, moves: &[PageMove], stored: &StoredHours,
     }
     add_row_writes(writes, rows);
     add_row_deletes(writes, &gone);
-    add_count_moves(writes, counts);
 }
 
 #[cfg(test)]
