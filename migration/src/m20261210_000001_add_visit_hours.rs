@@ -24,28 +24,7 @@ impl MigrationTrait for Migration {
                 Table::alter().table("tracked_sessions").add_column(big_integer("human_hours").default(0)).to_owned(),
             )
             .await?;
-        let db = manager.get_connection();
-        // A sum of distinct powers of two is their bitwise or.
-        db.execute_unprepared(&format!(
-            "UPDATE tracked_sessions SET human_hours = COALESCE((SELECT CAST(SUM(DISTINCT \
-               CAST(1 AS BIGINT) << CAST(e.timestamp / {HOUR} - tracked_sessions.started_at / {HOUR} AS INTEGER)) \
-               AS BIGINT) FROM events e WHERE e.session_id = tracked_sessions.id AND e.is_bot = FALSE), 0) \
-             WHERE human_event_count > 0"
-        ))
-        .await?;
-        db.execute_unprepared(&format!(
-            "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 24), \
-             hours AS (SELECT s.id, s.site_id, (s.started_at / {HOUR} + n.k) * {HOUR} AS hour, \
-               CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END AS bounce, s.duration_seconds AS seconds \
-               FROM tracked_sessions s JOIN n ON (s.human_hours >> n.k) & 1 = 1 WHERE s.human_event_count > 0), \
-             counted AS (SELECT site_id, hour, bounce, seconds, \
-               COALESCE(LAG(hour) OVER (PARTITION BY id ORDER BY hour), 0) AS previous FROM hours) \
-             INSERT INTO value_hours (site_id, dimension, value, hour, visits, bounces, pageviews, events, seconds) \
-             SELECT site_id, {VISIT_HOURS}, CAST(previous AS TEXT), hour, COUNT(*), SUM(bounce), 0, 0, SUM(seconds) \
-             FROM counted GROUP BY site_id, hour, previous"
-        ))
-        .await?;
-        Ok(())
+        fill(manager.get_connection()).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -54,4 +33,30 @@ impl MigrationTrait for Migration {
         manager.alter_table(Table::alter().table("tracked_sessions").drop_column("human_hours").to_owned()).await?;
         Ok(())
     }
+}
+
+/// Fills each visit's hours from its events' (`human_hours`), and the whole
+/// site's visits at each such hour (`value_hours`, dimension 19) from them.
+pub(crate) async fn fill(db: &SchemaManagerConnection<'_>) -> Result<(), DbErr> {
+    // A sum of distinct powers of two is their bitwise or.
+    db.execute_unprepared(&format!(
+        "UPDATE tracked_sessions SET human_hours = COALESCE((SELECT CAST(SUM(DISTINCT \
+           CAST(1 AS BIGINT) << CAST(e.timestamp / {HOUR} - tracked_sessions.started_at / {HOUR} AS INTEGER)) \
+           AS BIGINT) FROM events e WHERE e.session_id = tracked_sessions.id AND e.is_bot = FALSE), 0) \
+         WHERE human_event_count > 0"
+    ))
+    .await?;
+    db.execute_unprepared(&format!(
+        "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 24), \
+         hours AS (SELECT s.id, s.site_id, (s.started_at / {HOUR} + n.k) * {HOUR} AS hour, \
+           CASE WHEN s.event_count <= 1 THEN 1 ELSE 0 END AS bounce, s.duration_seconds AS seconds \
+           FROM tracked_sessions s JOIN n ON (s.human_hours >> n.k) & 1 = 1 WHERE s.human_event_count > 0), \
+         counted AS (SELECT site_id, hour, bounce, seconds, \
+           COALESCE(LAG(hour) OVER (PARTITION BY id ORDER BY hour), 0) AS previous FROM hours) \
+         INSERT INTO value_hours (site_id, dimension, value, hour, visits, bounces, pageviews, events, seconds) \
+         SELECT site_id, {VISIT_HOURS}, CAST(previous AS TEXT), hour, COUNT(*), SUM(bounce), 0, 0, SUM(seconds) \
+         FROM counted GROUP BY site_id, hour, previous"
+    ))
+    .await?;
+    Ok(())
 }
