@@ -55,6 +55,7 @@ mod m20261209_000001_index_identities_by_site;
 mod m20261210_000001_add_visit_hours;
 mod m20261211_000001_fill_visit_page_values;
 mod m20261212_000001_fill_visitor_dimension_values;
+mod m20261213_000001_index_active_hour_counts;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -118,6 +119,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261210_000001_add_visit_hours::Migration),
             Box::new(m20261211_000001_fill_visit_page_values::Migration),
             Box::new(m20261212_000001_fill_visitor_dimension_values::Migration),
+            Box::new(m20261213_000001_index_active_hour_counts::Migration),
         ]
     }
 }
