@@ -432,10 +432,12 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
                                "filters": [["is_not", "visit:country", ["XX"]]] });
         let visits = |reply: &serde_json::Value| reply["results"][0]["metrics"][0].as_i64().unwrap();
         let before = visits(client.post("/api/v2/query", aggregate.clone()).await.expect(200));
+        // "all" is whole days: they are read from the daily rows.
         let first_hour = rollup_recount::hours_of(&rows).keys().find(|(code, _, _)| *code == 0).unwrap().2;
+        let first_day = first_hour.div_euclid(DAY_MS) * DAY_MS;
         let bump = |by: i64| {
             format!(
-                "UPDATE value_hours SET visits = visits + {by} WHERE site_id = {site} AND dimension = 0 AND hour = {first_hour}"
+                "UPDATE value_days SET visits = visits + {by} WHERE site_id = {site} AND dimension = 0 AND day = {first_day}"
             )
         };
         app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
@@ -455,10 +457,11 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             reply["results"].as_array().unwrap().iter().map(|row| row["metrics"][0].as_i64().unwrap()).sum::<i64>()
         };
         let before = events(client.post("/api/v2/query", named(&["signup"])).await.expect(200));
+        let pair_day = pair_hour.div_euclid(DAY_MS) * DAY_MS;
         let bump = |by: i64| {
             format!(
-                "UPDATE value_hours SET events = events + {by} \
-                 WHERE site_id = {site} AND dimension = {code} AND hour = {pair_hour} AND value = '{value}'"
+                "UPDATE value_days SET events = events + {by} \
+                 WHERE site_id = {site} AND dimension = {code} AND day = {pair_day} AND value = '{value}'"
             )
         };
         app.state.db.execute_unprepared(&bump(1000)).await.unwrap();
@@ -493,23 +496,46 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             json!({ "site_id": site, "metrics": ["visitors"], "date_range": "all", "dimensions": ["visit:exit_page"] });
         let ((_, _, page), exit_hour) =
             rollup_recount::visitor_values_of(&rows).into_iter().find(|((_, code, _), _)| *code == 16).unwrap();
+        // A range of whole days reads the daily counts.
+        let exit_day = exit_hour.div_euclid(DAY_MS) * DAY_MS;
         let update = format!(
-            "UPDATE value_visitor_hours SET visitors = visitors + {{by}} \
-             WHERE site_id = {site} AND dimension = 16 AND hour = {exit_hour} AND value = '{page}'"
+            "UPDATE value_visitor_days SET visitors = visitors + {{by}} \
+             WHERE site_id = {site} AND dimension = 16 AND day = {exit_day} AND value = '{page}'"
         );
         let (before, read) = summed_with_bump(&app, &client, &exits, &update).await;
-        assert_eq!(read, before + 1000, "visitors by exit page are read from the visitor rows");
+        assert_eq!(read, before + 1000, "visitors by exit page are read from the visitor rows' days");
         // Visits by the visitor's status from the visits' rows by status.
         let statuses =
             json!({ "site_id": site, "metrics": ["visits"], "date_range": "all", "dimensions": ["visitor:status"] });
-        let (_, status, status_hour) =
-            rollup_recount::hours_of(&rows).into_keys().find(|(code, _, _)| *code == 20).unwrap();
+        // An hour not at midnight: whole days read its day's row, a range
+        // that starts at it reads the hour itself (and the days after it).
+        let (_, status, status_hour) = rollup_recount::hours_of(&rows)
+            .into_keys()
+            .find(|(code, _, hour)| *code == 20 && hour % DAY_MS != 0)
+            .unwrap();
+        let status_day = status_hour.div_euclid(DAY_MS) * DAY_MS;
+        let update = format!(
+            "UPDATE value_days SET visits = visits + {{by}} \
+             WHERE site_id = {site} AND dimension = 20 AND day = {status_day} AND value = '{status}'"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &statuses, &update).await;
+        assert_eq!(read, before + 1000, "visits by status over whole days are read from the daily rows");
+        let utc = |ms: i64| Tz::UTC.timestamp_millis_opt(ms).unwrap().format("%Y-%m-%dT%H:%M:%S%:z").to_string();
+        let from_the_hour = json!({ "site_id": site, "metrics": ["visits"], "dimensions": ["visitor:status"],
+                                    "date_range": [utc(status_hour), utc(now_ms() + DAY_MS)] });
         let update = format!(
             "UPDATE value_hours SET visits = visits + {{by}} \
              WHERE site_id = {site} AND dimension = 20 AND hour = {status_hour} AND value = '{status}'"
         );
-        let (before, read) = summed_with_bump(&app, &client, &statuses, &update).await;
-        assert_eq!(read, before + 1000, "visits by status are read from the rollups");
+        let (before, read) = summed_with_bump(&app, &client, &from_the_hour, &update).await;
+        assert_eq!(read, before + 1000, "the hours before a range's first whole day are read from the hourly rows");
+        let (from_rows, rolled) = {
+            let mut unrolled = from_the_hour.clone();
+            unrolled["filters"] = json!([["is_not", "visit:country", ["XX"]]]);
+            let rolled = client.post("/api/v2/query", from_the_hour.clone()).await.expect(200).clone();
+            (client.post("/api/v2/query", unrolled).await.expect(200).clone(), rolled)
+        };
+        assert_eq!(rolled["results"], from_rows["results"], "hours and days together equal the rows");
         // The tiles' known people and hot leads, read beside the rollups, equal
         // the rows' (a filter that keeps everything reads the rows).
         for range in [json!("all"), json!("7d"), json!("30d")] {

@@ -56,6 +56,7 @@ mod m20261210_000001_add_visit_hours;
 mod m20261211_000001_fill_visit_page_values;
 mod m20261212_000001_fill_visitor_dimension_values;
 mod m20261213_000001_index_active_hour_counts;
+mod m20261214_000001_create_value_days;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -120,6 +121,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261211_000001_fill_visit_page_values::Migration),
             Box::new(m20261212_000001_fill_visitor_dimension_values::Migration),
             Box::new(m20261213_000001_index_active_hour_counts::Migration),
+            Box::new(m20261214_000001_create_value_days::Migration),
         ]
     }
 }

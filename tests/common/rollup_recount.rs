@@ -1,5 +1,5 @@
-//! The writer's per-value rollups (`value_hours`, `visitor_values`, the
-//! active hours)
+//! The writer's per-value rollups (`value_hours`, `visitor_values`, their
+//! daily sums, the active hours)
 //! recounted by hand from the raw rows, and read back as stored, so a test
 //! compares the two whole. The dimension codes are the stored contract
 //! (design §17), written out here on purpose.
@@ -21,6 +21,11 @@ pub type VisitorKey = (i64, i16, String);
 
 fn hour(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
+}
+
+/// The start of the UTC day of `ms`.
+fn day(ms: i64) -> i64 {
+    ms.div_euclid(24 * HOUR_MS) * 24 * HOUR_MS
 }
 
 /// A visit's value for each visit dimension code (0 is the whole site).
@@ -142,10 +147,18 @@ async fn query(app: &TestApp, sql: &str, site: i64) -> Vec<sea_orm::QueryResult>
 
 /// The site's `value_hours` rows as stored, without those that add nothing.
 pub async fn stored_hours(app: &TestApp, site: i64) -> BTreeMap<HourKey, HourTally> {
-    let sql = "SELECT dimension, value, hour, visits, bounces, pageviews, events, seconds \
-               FROM value_hours WHERE site_id = ?";
+    stored_tallies(app, site, "value_hours", "hour").await
+}
+
+/// A table of value tallies (`value_hours`, `value_days`) as stored, keyed
+/// by `time` (its hour or day column), without rows that add nothing.
+async fn stored_tallies(app: &TestApp, site: i64, table: &str, time: &str) -> BTreeMap<HourKey, HourTally> {
+    let sql = format!(
+        "SELECT dimension, value, {time} AS hour, visits, bounces, pageviews, events, seconds \
+         FROM {table} WHERE site_id = ?"
+    );
     let mut stored = BTreeMap::new();
-    for row in query(app, sql, site).await {
+    for row in query(app, &sql, site).await {
         let tally: HourTally = ["visits", "bounces", "pageviews", "events", "seconds"]
             .map(|column| row.try_get::<i64>("", column).unwrap());
         if tally != [0; 5] {
@@ -177,9 +190,15 @@ pub async fn stored_visitor_values(app: &TestApp, site: i64) -> BTreeMap<Visitor
 
 /// The site's `value_visitor_hours` rows as stored, without empty ones.
 pub async fn stored_visitor_counts(app: &TestApp, site: i64) -> BTreeMap<HourKey, i64> {
-    let sql = "SELECT dimension, value, hour, visitors FROM value_visitor_hours WHERE site_id = ?";
+    stored_counts(app, site, "value_visitor_hours", "hour").await
+}
+
+/// A table of visitor counts (`value_visitor_hours`, `value_visitor_days`)
+/// as stored, keyed by `time`, without empty rows.
+async fn stored_counts(app: &TestApp, site: i64, table: &str, time: &str) -> BTreeMap<HourKey, i64> {
+    let sql = format!("SELECT dimension, value, {time} AS hour, visitors FROM {table} WHERE site_id = ?");
     let mut stored = BTreeMap::new();
-    for row in query(app, sql, site).await {
+    for row in query(app, &sql, site).await {
         let visitors: i64 = row.try_get("", "visitors").unwrap();
         if visitors != 0 {
             let key = (
@@ -200,6 +219,13 @@ pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: 
         assert_eq!(stored.get(key), Some(tally), "{label}: value_hours {key:?}");
     }
     assert_eq!(stored.len(), expected.len(), "{label}: value_hours rows beyond the recount");
+    let mut days: BTreeMap<HourKey, HourTally> = BTreeMap::new();
+    for ((code, value, hour), tally) in &expected {
+        let day = days.entry((*code, value.clone(), day(*hour))).or_default();
+        (0..5).for_each(|column| day[column] += tally[column]);
+    }
+    days.retain(|_, tally| *tally != [0; 5]);
+    assert_eq!(stored_tallies(app, site, "value_days", "day").await, days, "{label}: value_days");
     let (expected, stored) = (visitor_values_of(rows), stored_visitor_values(app, site).await);
     for (key, hour) in &expected {
         assert_eq!(stored.get(key), Some(hour), "{label}: visitor_values {key:?}");
@@ -209,6 +235,11 @@ pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: 
     for ((_, code, value), hour) in expected {
         *counts.entry((code, value, hour)).or_default() += 1;
     }
+    let mut days: BTreeMap<HourKey, i64> = BTreeMap::new();
+    for ((code, value, hour), visitors) in &counts {
+        *days.entry((*code, value.clone(), day(*hour))).or_default() += visitors;
+    }
+    assert_eq!(stored_counts(app, site, "value_visitor_days", "day").await, days, "{label}: value_visitor_days");
     assert_eq!(stored_visitor_counts(app, site).await, counts, "{label}: value_visitor_hours");
     let (expected, stored) = (active_hours_of(rows), stored_active_hours(app, site).await);
     assert_eq!(stored, expected, "{label}: visitor_active_hours");

@@ -14,6 +14,7 @@ pub mod figures;
 pub mod query;
 pub mod range;
 mod revenue;
+mod rolled_rows;
 mod rollups;
 pub mod sql;
 mod statements;

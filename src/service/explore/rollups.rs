@@ -25,6 +25,7 @@ use super::{
     counts::{Counts, Groups, Key},
     query::{Condition, Dimension, EventProperty, Filter, Metric, Operator, VisitProperty, VisitorProperty},
     range::Span,
+    rolled_rows::{self, Rolled},
     sql::{self, Context, Source, Sql},
     statements::{Ask, Scope},
 };
@@ -34,10 +35,7 @@ use crate::{
         analytics::score_sql_text,
         goals::{Goal, Target},
         scoring::RECENCY_MAX,
-        tracking::{
-            sessionize::SESSION_MAX_MS,
-            value_rollups::{RolledDimension, name_by_prefix},
-        },
+        tracking::{sessionize::SESSION_MAX_MS, value_rollups::RolledDimension},
     },
     time::HOUR_MS,
 };
@@ -72,16 +70,6 @@ fn rolled(dimension: &Dimension) -> Option<RolledDimension> {
         Dimension::Event(EventProperty::Name) => R::Name,
         _ => return None,
     })
-}
-
-/// What the rollups read for a query: one dimension's rows, all of them
-/// or, for one custom event's conversions, those of its name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Rolled {
-    pub dimension: RolledDimension,
-    /// The custom event name the query's one filter keeps: `Name`'s row of
-    /// it, or a `NAME_BY` dimension's rows of it.
-    pub name: Option<String>,
 }
 
 /// The custom event name a filter condition keeps, if it keeps exactly the
@@ -178,9 +166,9 @@ pub(super) async fn groups(
     let dimension = rolled.dimension;
     let mut counts: HashMap<String, Counts> = HashMap::new();
     if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
-        visitors(db, scope.site_id, rolled, span, &mut counts).await?;
+        rolled_rows::visitors(db, scope.site_id, rolled, span, &mut counts).await?;
     }
-    hours(db, scope.site_id, rolled, span, &mut counts).await?;
+    rolled_rows::hours(db, scope.site_id, rolled, span, &mut counts).await?;
     if !dimension.is_event() {
         cut_visits(db, scope, ask.dimensions.first(), span, &mut counts).await?;
     }
@@ -204,88 +192,6 @@ pub(super) async fn groups(
         groups.insert(key, group);
     }
     Ok(Some(groups))
-}
-
-/// ` WHERE` the site's hourly rows (of `rolled`, when given) in the span's
-/// hours, grouped by their value (the first column).
-fn in_span(sql: &mut Sql, site_id: i64, rolled: Option<&Rolled>, span: Span) {
-    sql.push(" WHERE site_id = ").bind(site_id);
-    if let Some(rolled) = rolled {
-        sql.push(" AND dimension = ").bind(rolled.dimension.code());
-        match (&rolled.name, rolled.dimension) {
-            (None, _) => {}
-            (Some(name), RolledDimension::Name) => {
-                sql.push(" AND value = ").bind(name.clone());
-            }
-            (Some(name), _) => {
-                // Characters on both databases, as the prefix's length counts them.
-                let prefix = name_by_prefix(name);
-                sql.push(&format!(" AND SUBSTR(value, 1, {}) = ", prefix.chars().count())).bind(prefix);
-            }
-        }
-    }
-    sql.push(" AND hour >= ").bind(span.from).push(" AND hour < ").bind(span.to).push(" GROUP BY 1");
-}
-
-/// A stored value as its group shows it: a name's pair without the name.
-fn shown(rolled: &Rolled, value: String) -> String {
-    match &rolled.name {
-        Some(name) if rolled.dimension != RolledDimension::Name => {
-            value.strip_prefix(&name_by_prefix(name)).map(str::to_owned).unwrap_or(value)
-        }
-        _ => value,
-    }
-}
-
-async fn visitors(
-    db: &impl ConnectionTrait,
-    site_id: i64,
-    rolled: &Rolled,
-    span: Span,
-    counts: &mut HashMap<String, Counts>,
-) -> AppResult<()> {
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM value_visitor_hours");
-    in_span(&mut sql, site_id, Some(rolled), span);
-    for row in db.query_all_raw(sql.statement()).await? {
-        let value = shown(rolled, row.try_get("", "value")?);
-        counts.entry(value).or_default().visitors = row.try_get("", "visitors")?;
-    }
-    Ok(())
-}
-
-/// The rows of `dimension` in the span's hours, by value: its visits begun
-/// in them (visits, bounces, pageviews, events, seconds), or pages' events.
-async fn hours(
-    db: &impl ConnectionTrait,
-    site_id: i64,
-    rolled: &Rolled,
-    span: Span,
-    counts: &mut HashMap<String, Counts>,
-) -> AppResult<()> {
-    let dimension = rolled.dimension;
-    let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}");
-    let mut sql = Sql::new(db.get_database_backend());
-    if dimension == RolledDimension::Page {
-        sql.push(&format!("SELECT page AS value, {}, {} FROM page_hours", sum("pageviews"), sum("events")));
-        in_span(&mut sql, site_id, None, span);
-    } else {
-        let columns = ["visits", "bounces", "pageviews", "events", "seconds"].map(sum).join(", ");
-        sql.push(&format!("SELECT value, {columns} FROM value_hours"));
-        in_span(&mut sql, site_id, Some(rolled), span);
-    }
-    for row in db.query_all_raw(sql.statement()).await? {
-        let value = shown(rolled, row.try_get("", "value")?);
-        let group = counts.entry(value).or_default();
-        group.pageviews += row.try_get::<i64>("", "pageviews")?;
-        group.events += row.try_get::<i64>("", "events")?;
-        if dimension != RolledDimension::Page {
-            group.visits += row.try_get::<i64>("", "visits")?;
-            group.bounces += row.try_get::<i64>("", "bounces")?;
-            group.seconds += row.try_get::<i64>("", "seconds")?;
-        }
-    }
-    Ok(())
 }
 
 /// The range's identified visitors and hot leads (the explorer's tiles):

@@ -6,11 +6,13 @@
 //!   no human event counts nowhere), and for `event:name` the human events of
 //!   the hour. A visit moves between rows as the batch changes it (its
 //!   counts, its exit page, an older event that moves its start), as the
-//!   hourly rollups of `rollup` do.
+//!   hourly rollups of `rollup` do. `value_days` sums them by UTC day in
+//!   the same batch, so a range's whole days read one row per value and day.
 //! - `visitor_values`: per visitor and value, the hour of their latest human
 //!   event with it, for the visit and visitor dimensions, pages and event
 //!   names. A range that starts on an hour and runs past every event holds a
-//!   value's visitor exactly when that hour is in it.
+//!   value's visitor exactly when that hour is in it. `value_visitor_hours`
+//!   counts these rows by that hour, `value_visitor_days` by its UTC day.
 //!
 //! The entry and exit pages can change on a visit (an older event, a later
 //! pageview): `visit_page_values` recounts the page a visit leaves. A
@@ -19,7 +21,7 @@
 
 use sea_orm::ActiveValue::{NotSet, Set};
 
-use entity::{tracked_session, value_hour, visitor};
+use entity::{tracked_session, value_day, value_hour, visitor};
 
 use super::{
     EventKind,
@@ -28,6 +30,7 @@ use super::{
     visit_hours::{NO_PREVIOUS, human_hours},
     writes::Writes,
 };
+use crate::time::DAY_MS;
 
 /// An Explore dimension the rollups keep, with its stored code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -342,10 +345,25 @@ pub(crate) fn name_by_entries(
         .collect()
 }
 
-/// Adds moves to the hourly value rows (the writer's, an erasure's).
+/// The same moves by UTC day: `key.hour` becomes its day's start, moves
+/// of one day add up, and days whose moves cancel are left out (a visitor
+/// row whose latest hour moves within its day). Key order is kept.
+pub(crate) fn by_day<T: Tally>(rows: &[(ValueKey, T)]) -> Vec<(ValueKey, T)> {
+    let mut days: Deltas<ValueKey, T> = Deltas::new();
+    for (key, tally) in rows {
+        let day = ValueKey { hour: key.hour - key.hour.rem_euclid(DAY_MS), ..key.clone() };
+        days.moved(None, Some((day, *tally)));
+    }
+    days.into_rows().collect()
+}
+
+/// Adds moves to the hourly value rows and their days (the writer's, an
+/// erasure's).
 pub(crate) fn add_value_moves(writes: &mut Writes, deltas: Deltas<ValueKey, ValueTally>) {
-    let rows: Vec<value_hour::ActiveModel> = deltas
-        .into_rows()
+    let hours: Vec<(ValueKey, ValueTally)> = deltas.into_rows().collect();
+    let days = by_day(&hours);
+    let hours: Vec<value_hour::ActiveModel> = hours
+        .into_iter()
         .map(|(key, tally)| value_hour::ActiveModel {
             id: NotSet,
             site_id: Set(key.site_id),
@@ -359,11 +377,35 @@ pub(crate) fn add_value_moves(writes: &mut Writes, deltas: Deltas<ValueKey, Valu
             seconds: Set(tally.seconds),
         })
         .collect();
-    use value_hour::Column as C;
-    upsert_adding::<value_hour::Entity>(
+    {
+        use value_hour::Column as C;
+        upsert_adding::<value_hour::Entity>(
+            writes,
+            hours,
+            &[C::SiteId, C::Dimension, C::Hour, C::Value],
+            &[C::Visits, C::Bounces, C::Pageviews, C::Events, C::Seconds],
+        );
+    }
+    let days: Vec<value_day::ActiveModel> = days
+        .into_iter()
+        .map(|(key, tally)| value_day::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            dimension: Set(key.dimension.code()),
+            value: Set(key.value),
+            day: Set(key.hour),
+            visits: Set(tally.visits),
+            bounces: Set(tally.bounces),
+            pageviews: Set(tally.pageviews),
+            events: Set(tally.events),
+            seconds: Set(tally.seconds),
+        })
+        .collect();
+    use value_day::Column as C;
+    upsert_adding::<value_day::Entity>(
         writes,
-        rows,
-        &[C::SiteId, C::Dimension, C::Hour, C::Value],
+        days,
+        &[C::SiteId, C::Dimension, C::Day, C::Value],
         &[C::Visits, C::Bounces, C::Pageviews, C::Events, C::Seconds],
     );
 }

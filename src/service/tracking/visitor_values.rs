@@ -13,13 +13,13 @@ use std::{collections::HashMap, num::NonZeroUsize, sync::Mutex};
 use lru::LruCache;
 use sea_orm::ActiveValue::{NotSet, Set};
 
-use entity::{value_visitor_hour, visitor_value};
+use entity::{value_visitor_day, value_visitor_hour, visitor_value};
 
 use super::{
     json_rows,
     rollup::{Deltas, Tally},
     rollup_store::upsert_adding,
-    value_rollups::{RolledDimension, ValueKey},
+    value_rollups::{RolledDimension, ValueKey, by_day},
     writes::Writes,
 };
 
@@ -89,10 +89,13 @@ pub(crate) fn count_key(site_id: i64, dimension: RolledDimension, value: &str, h
     ValueKey { site_id, dimension, hour, value: value.to_owned() }
 }
 
-/// Adds moves to the visitor count rows (the writer's, an erasure's).
+/// Adds moves to the visitor count rows and their days (the writer's, an
+/// erasure's).
 pub(crate) fn add_count_moves(writes: &mut Writes, deltas: Deltas<ValueKey, VisitorCount>) {
-    let rows: Vec<value_visitor_hour::ActiveModel> = deltas
-        .into_rows()
+    let hours: Vec<(ValueKey, VisitorCount)> = deltas.into_rows().collect();
+    let days = by_day(&hours);
+    let hours: Vec<value_visitor_hour::ActiveModel> = hours
+        .into_iter()
         .map(|(key, count)| value_visitor_hour::ActiveModel {
             id: NotSet,
             site_id: Set(key.site_id),
@@ -102,11 +105,31 @@ pub(crate) fn add_count_moves(writes: &mut Writes, deltas: Deltas<ValueKey, Visi
             visitors: Set(count.0),
         })
         .collect();
-    use value_visitor_hour::Column as C;
-    upsert_adding::<value_visitor_hour::Entity>(
+    {
+        use value_visitor_hour::Column as C;
+        upsert_adding::<value_visitor_hour::Entity>(
+            writes,
+            hours,
+            &[C::SiteId, C::Dimension, C::Hour, C::Value],
+            &[C::Visitors],
+        );
+    }
+    let days: Vec<value_visitor_day::ActiveModel> = days
+        .into_iter()
+        .map(|(key, count)| value_visitor_day::ActiveModel {
+            id: NotSet,
+            site_id: Set(key.site_id),
+            dimension: Set(key.dimension.code()),
+            value: Set(key.value),
+            day: Set(key.hour),
+            visitors: Set(count.0),
+        })
+        .collect();
+    use value_visitor_day::Column as C;
+    upsert_adding::<value_visitor_day::Entity>(
         writes,
-        rows,
-        &[C::SiteId, C::Dimension, C::Hour, C::Value],
+        days,
+        &[C::SiteId, C::Dimension, C::Day, C::Value],
         &[C::Visitors],
     );
 }
