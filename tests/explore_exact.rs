@@ -536,6 +536,17 @@ async fn the_per_value_rollups_equal_a_recount_and_answer_what_they_hold() {
             (client.post("/api/v2/query", unrolled).await.expect(200).clone(), rolled)
         };
         assert_eq!(rolled["results"], from_rows["results"], "hours and days together equal the rows");
+        // Pageviews by page over whole days from the pages' daily rows.
+        let pages =
+            json!({ "site_id": site, "metrics": ["pageviews"], "date_range": "all", "dimensions": ["event:page"] });
+        let viewed = rows.events.iter().find(|e| !e.is_bot && e.event_type == "pageview").unwrap();
+        let (page, page_day) = (viewed.page.clone(), viewed.timestamp.div_euclid(DAY_MS) * DAY_MS);
+        let update = format!(
+            "UPDATE page_days SET pageviews = pageviews + {{by}} \
+             WHERE site_id = {site} AND day = {page_day} AND page = '{page}'"
+        );
+        let (before, read) = summed_with_bump(&app, &client, &pages, &update).await;
+        assert_eq!(read, before + 1000, "pageviews by page over whole days are read from the pages' days");
         // The tiles' known people and hot leads, read beside the rollups, equal
         // the rows' (a filter that keeps everything reads the rows).
         for range in [json!("all"), json!("7d"), json!("30d")] {

@@ -65,6 +65,21 @@ async fn figures(client: &Client, site: i64) -> Value {
     shown
 }
 
+/// The site's daily page rollups as (day, page, pageviews, events).
+async fn page_days(app: &TestApp, site: i64) -> Vec<(i64, String, i64, i64)> {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    entity::page_day::Entity::find()
+        .filter(entity::page_day::Column::SiteId.eq(site))
+        .order_by_asc(entity::page_day::Column::Day)
+        .order_by_asc(entity::page_day::Column::Page)
+        .all(&app.state.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.day, row.page.replace(&format!("{site}"), ""), row.pageviews, row.events))
+        .collect()
+}
+
 /// The site's hourly page rollups as (hour, page, pageviews, events).
 async fn page_hours(app: &TestApp, site: i64) -> Vec<(i64, String, i64, i64)> {
     use sea_orm::{ColumnTrait, QueryFilter};
@@ -167,6 +182,7 @@ async fn erasure_leaves_figures_as_if_the_visitor_never_came() {
         );
         assert_eq!(figures(&client, both).await, figures(&client, alone).await, "every figure as if A never came");
         assert_eq!(page_hours(&app, both).await, page_hours(&app, alone).await, "the rollups too");
+        assert_eq!(page_days(&app, both).await, page_days(&app, alone).await, "and their days");
 
         let tables = tables_naming_visitors(&app).await;
         assert!(tables.len() >= 5, "the schema walk finds the visitor tables: {tables:?}");

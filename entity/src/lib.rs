@@ -22,6 +22,7 @@ pub mod link_click;
 pub mod link_click_day;
 pub mod member;
 pub mod org;
+pub mod page_day;
 pub mod page_hour;
 pub mod saved_view;
 pub mod session_hour;

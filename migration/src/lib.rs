@@ -57,6 +57,7 @@ mod m20261211_000001_fill_visit_page_values;
 mod m20261212_000001_fill_visitor_dimension_values;
 mod m20261213_000001_index_active_hour_counts;
 mod m20261214_000001_create_value_days;
+mod m20261215_000001_create_page_days;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -122,11 +123,15 @@ impl MigratorTrait for Migrator {
             Box::new(m20261212_000001_fill_visitor_dimension_values::Migration),
             Box::new(m20261213_000001_index_active_hour_counts::Migration),
             Box::new(m20261214_000001_create_value_days::Migration),
+            Box::new(m20261215_000001_create_page_days::Migration),
         ]
     }
 }
 
 /// A foreign key that deletes the child rows with their parent.
+/// Milliseconds in a UTC day: the daily rollups' `day` is `hour / DAY_MS * DAY_MS`.
+pub(crate) const DAY_MS: i64 = 86_400_000;
+
 pub(crate) fn cascade(from: (&'static str, &'static str), to: &'static str) -> ForeignKeyCreateStatement {
     ForeignKey::create()
         .name(format!("fk_{}_{}", from.0, from.1))

@@ -1,11 +1,9 @@
 use sea_orm_migration::{prelude::*, schema::*};
 
-use crate::{cascade, unique_index};
+use crate::{DAY_MS, cascade, unique_index};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The per-value rollups by UTC day beside the hourly ones: a breakdown over
 /// 30 days summed 720 rows per value (161 accounts at 10M events: 92k hourly

@@ -1,5 +1,5 @@
-//! The writer's per-value rollups (`value_hours`, `visitor_values`, their
-//! daily sums, the active hours)
+//! The writer's per-value and per-page rollups (`value_hours`,
+//! `visitor_values`, `page_hours`, their daily sums, the active hours)
 //! recounted by hand from the raw rows, and read back as stored, so a test
 //! compares the two whole. The dimension codes are the stored contract
 //! (design §17), written out here on purpose.
@@ -212,8 +212,33 @@ async fn stored_counts(app: &TestApp, site: i64, table: &str, time: &str) -> BTr
     stored
 }
 
+/// `page_hours` and `page_days` as the rows say they should be: each human
+/// event at its page, by `start` (its hour or its day): (pageviews, events).
+fn pages_of(rows: &Rows, start: fn(i64) -> i64) -> BTreeMap<(String, i64), (i64, i64)> {
+    let mut pages: BTreeMap<(String, i64), (i64, i64)> = BTreeMap::new();
+    for e in rows.events.iter().filter(|e| !e.is_bot) {
+        let row = pages.entry((e.page.clone(), start(e.timestamp))).or_default();
+        row.0 += i64::from(e.event_type == "pageview");
+        row.1 += 1;
+    }
+    pages
+}
+
+/// A page rollup table as stored: (page, hour or day) → (pageviews, events).
+async fn stored_pages(app: &TestApp, site: i64, table: &str, time: &str) -> BTreeMap<(String, i64), (i64, i64)> {
+    let sql = format!("SELECT page, {time} AS at, pageviews, events FROM {table} WHERE site_id = ?");
+    let mut stored = BTreeMap::new();
+    for row in query(app, &sql, site).await {
+        let key = (row.try_get("", "page").unwrap(), row.try_get("", "at").unwrap());
+        stored.insert(key, (row.try_get("", "pageviews").unwrap(), row.try_get("", "events").unwrap()));
+    }
+    stored
+}
+
 /// Asserts the rollups equal their recount from the rows.
 pub async fn assert_rollups_match(app: &TestApp, site: i64, rows: &Rows, label: &str) {
+    assert_eq!(stored_pages(app, site, "page_hours", "hour").await, pages_of(rows, hour), "{label}: page_hours");
+    assert_eq!(stored_pages(app, site, "page_days", "day").await, pages_of(rows, day), "{label}: page_days");
     let (expected, stored) = (hours_of(rows), stored_hours(app, site).await);
     for (key, tally) in &expected {
         assert_eq!(stored.get(key), Some(tally), "{label}: value_hours {key:?}");

@@ -3,7 +3,8 @@
 //! daily rows (`value_days`, `value_visitor_days`), the hours at its edges
 //! from the hourly ones, so a dimension with many values costs its days,
 //! not its hours: 161 accounts over 30 days sum 4.8k daily rows where their
-//! hours were 92k. Pages and their events have hourly rows only.
+//! hours were 92k. Pages' events are read alike from `page_days` and
+//! `page_hours`.
 
 use std::collections::HashMap;
 
@@ -86,7 +87,7 @@ fn in_ranges(sql: &mut Sql, site_id: i64, rolled: Option<&Rolled>, column: &str,
 fn hours_and_days(
     backend: DbBackend,
     site_id: i64,
-    rolled: &Rolled,
+    rolled: Option<&Rolled>,
     span: Span,
     select: impl Fn(&str) -> String,
     tables: (&str, &str),
@@ -96,13 +97,13 @@ fn hours_and_days(
     if !edges.is_empty() {
         let mut sql = Sql::new(backend);
         sql.push(&select(tables.0));
-        in_ranges(&mut sql, site_id, Some(rolled), "hour", &edges);
+        in_ranges(&mut sql, site_id, rolled, "hour", &edges);
         statements.push(sql.statement());
     }
     if let Some(days) = days {
         let mut sql = Sql::new(backend);
         sql.push(&select(tables.1));
-        in_ranges(&mut sql, site_id, Some(rolled), "day", &[days]);
+        in_ranges(&mut sql, site_id, rolled, "day", &[days]);
         statements.push(sql.statement());
     }
     statements
@@ -128,7 +129,7 @@ pub(super) async fn visitors(
     let select =
         |table: &str| format!("SELECT value, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM {table}");
     let tables = ("value_visitor_hours", "value_visitor_days");
-    for statement in hours_and_days(db.get_database_backend(), site_id, rolled, span, select, tables) {
+    for statement in hours_and_days(db.get_database_backend(), site_id, Some(rolled), span, select, tables) {
         for row in db.query_all_raw(statement).await? {
             let value = shown(rolled, row.try_get("", "value")?);
             counts.entry(value).or_default().visitors += row.try_get::<i64>("", "visitors")?;
@@ -148,15 +149,15 @@ pub(super) async fn hours(
 ) -> AppResult<()> {
     let dimension = rolled.dimension;
     let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}");
+    let backend = db.get_database_backend();
     let statements = if dimension == RolledDimension::Page {
-        let mut sql = Sql::new(db.get_database_backend());
-        sql.push(&format!("SELECT page AS value, {}, {} FROM page_hours", sum("pageviews"), sum("events")));
-        in_ranges(&mut sql, site_id, None, "hour", &[(span.from, span.to)]);
-        vec![sql.statement()]
+        let select =
+            |table: &str| format!("SELECT page AS value, {}, {} FROM {table}", sum("pageviews"), sum("events"));
+        hours_and_days(backend, site_id, None, span, select, ("page_hours", "page_days"))
     } else {
         let columns = ["visits", "bounces", "pageviews", "events", "seconds"].map(sum).join(", ");
         let select = |table: &str| format!("SELECT value, {columns} FROM {table}");
-        hours_and_days(db.get_database_backend(), site_id, rolled, span, select, ("value_hours", "value_days"))
+        hours_and_days(backend, site_id, Some(rolled), span, select, ("value_hours", "value_days"))
     };
     for statement in statements {
         for row in db.query_all_raw(statement).await? {

@@ -3,7 +3,7 @@
 //! delivery-log entries go, and its pageviews leave the hourly rollups, so
 //! every figure afterwards is as if it had never come.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -12,8 +12,8 @@ use sea_orm::{
 };
 
 use entity::{
-    alert_delivery, conversion, event, identity, link_click, page_hour, tracked_session, visitor, visitor_link,
-    visitor_page, visitor_value, webhook_delivery,
+    alert_delivery, conversion, event, identity, link_click, tracked_session, visitor, visitor_link, visitor_page,
+    visitor_value, webhook_delivery,
 };
 
 use crate::{
@@ -22,13 +22,12 @@ use crate::{
     service::{
         access,
         tracking::{
-            EventKind, active_hours, rollup, rollup_store,
+            EventKind, active_hours, page_rollups, rollup, rollup_store,
             value_rollups::{self, RolledDimension, ValueKey, ValueTally},
             visitor_values::{self, VisitorCount},
             writes::Writes,
         },
     },
-    time::HOUR_MS,
 };
 
 /// What an erasure removed.
@@ -254,34 +253,19 @@ async fn subtract_from_page_hours(
         .into_tuple()
         .all(db)
         .await?;
-    let mut counts: BTreeMap<(i64, String), (i64, i64)> = BTreeMap::new();
     let mut names = rollup::Deltas::new();
     let mut custom = Vec::new();
+    let mut human = Vec::new();
     for (timestamp, page, event_type, name, session_id) in rows {
         let kind = if event_type == "pageview" { EventKind::Pageview } else { EventKind::CustomEvent };
         names.moved(Some(value_rollups::name_entry(site_id, kind, &name, timestamp)), None);
         if kind == EventKind::CustomEvent {
             custom.push(CustomEvent { timestamp, name: name.clone(), session_id });
         }
-        let count = counts.entry((timestamp.div_euclid(HOUR_MS) * HOUR_MS, page)).or_default();
-        count.0 += i64::from(event_type == "pageview");
-        count.1 += 1;
+        human.push((timestamp, page, kind == EventKind::Pageview));
     }
-    for ((hour, page), (pageviews, events)) in counts {
-        page_hour::Entity::update_many()
-            .col_expr(page_hour::Column::Pageviews, Expr::col(page_hour::Column::Pageviews).sub(pageviews))
-            .col_expr(page_hour::Column::Events, Expr::col(page_hour::Column::Events).sub(events))
-            .filter(page_hour::Column::SiteId.eq(site_id))
-            .filter(page_hour::Column::Hour.eq(hour))
-            .filter(page_hour::Column::Page.eq(page.as_str()))
-            .exec(db)
-            .await?;
-    }
-    // A page nobody else viewed that hour leaves no empty row behind.
-    page_hour::Entity::delete_many()
-        .filter(page_hour::Column::SiteId.eq(site_id))
-        .filter(page_hour::Column::Events.lte(0))
-        .exec(db)
-        .await?;
+    let counts =
+        page_rollups::counted(human.iter().map(|(at, page, pageview)| (site_id, *at, page.as_str(), *pageview)));
+    page_rollups::subtract(db, site_id, counts).await?;
     Ok((names, custom))
 }

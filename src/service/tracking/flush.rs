@@ -2,7 +2,7 @@
 //! Every statement here only writes, except the new sessions' inserts, which
 //! read back their ids.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use sea_orm::{
     ActiveModelTrait,
@@ -10,10 +10,10 @@ use sea_orm::{
     ConnectionTrait, DbBackend, DbErr, IdenStatic, IntoActiveModel, Iterable, Statement, Value,
 };
 
-use entity::{event, identity, page_hour, tracked_session, visitor};
+use entity::{event, identity, tracked_session, visitor};
 
 use super::{
-    Activity, EventKind, account_alerts, clicks, json_rows,
+    Activity, EventKind, account_alerts, clicks, json_rows, page_rollups,
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
@@ -22,7 +22,6 @@ use super::{
     writes::{self, Writes},
 };
 use crate::service::{alerts::outbox, conversions};
-use crate::time::HOUR_MS;
 
 /// Writes what the batch changed. Statements go in groups, and the writer
 /// builds each group while the database runs the one before, so on two cores
@@ -392,36 +391,10 @@ fn assign_session_ids(batch: &mut Batch<'_>, slots: Vec<SessionIx>, mut inserted
     Ok(())
 }
 
-/// Adds the batch's human events to the hourly per-page rollups.
+/// Adds the batch's human events to the per-page rollups.
 fn add_to_page_hours(writes: &mut Writes, batch: &Batch<'_>) {
-    // Key order, so concurrent writers take row locks in the same order.
-    let mut counts: BTreeMap<(i64, i64, &str), (i64, i64)> = BTreeMap::new();
-    for pending in &batch.events {
-        let e = pending.event;
-        if e.is_bot() || e.kind == EventKind::Ping {
-            continue;
-        }
-        let hour = e.timestamp.div_euclid(HOUR_MS) * HOUR_MS;
-        let count = counts.entry((e.site_id, hour, e.page.as_str())).or_default();
-        count.0 += i64::from(e.kind == EventKind::Pageview);
-        count.1 += 1;
-    }
-    let rows: Vec<page_hour::ActiveModel> = counts
-        .into_iter()
-        .map(|((site_id, hour, page), (pageviews, events))| page_hour::ActiveModel {
-            id: NotSet,
-            site_id: Set(site_id),
-            hour: Set(hour),
-            page: Set(page.to_owned()),
-            pageviews: Set(pageviews),
-            events: Set(events),
-        })
-        .collect();
-    use page_hour::Column as C;
-    rollup_store::upsert_adding::<page_hour::Entity>(
-        writes,
-        rows,
-        &[C::SiteId, C::Hour, C::Page],
-        &[C::Pageviews, C::Events],
-    );
+    let human = batch.events.iter().map(|pending| pending.event).filter(|e| !e.is_bot() && e.kind != EventKind::Ping);
+    let counts =
+        page_rollups::counted(human.map(|e| (e.site_id, e.timestamp, e.page.as_str(), e.kind == EventKind::Pageview)));
+    page_rollups::add(writes, counts);
 }

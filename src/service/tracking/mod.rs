@@ -17,6 +17,7 @@ mod json_rows;
 pub mod link_cache;
 pub mod live;
 mod load;
+pub(crate) mod page_rollups;
 pub mod quiet_sites;
 pub(crate) mod rollup;
 pub(crate) mod rollup_store;
