@@ -58,6 +58,7 @@ mod m20261212_000001_fill_visitor_dimension_values;
 mod m20261213_000001_index_active_hour_counts;
 mod m20261214_000001_create_value_days;
 mod m20261215_000001_create_page_days;
+mod m20261216_000001_index_visits_by_visitor_with_origin;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -124,6 +125,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261213_000001_index_active_hour_counts::Migration),
             Box::new(m20261214_000001_create_value_days::Migration),
             Box::new(m20261215_000001_create_page_days::Migration),
+            Box::new(m20261216_000001_index_visits_by_visitor_with_origin::Migration),
         ]
     }
 }
