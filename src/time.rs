@@ -6,6 +6,11 @@ pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 60 * MINUTE_MS;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 
+/// The start of the UTC day that holds `ms` (the daily rollups' key).
+pub fn start_of_day(ms: i64) -> i64 {
+    ms.div_euclid(DAY_MS) * DAY_MS
+}
+
 pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }

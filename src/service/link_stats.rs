@@ -14,7 +14,7 @@ use super::{access, analytics::sum_of};
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
-    time::DAY_MS,
+    time::{DAY_MS, start_of_day},
 };
 
 /// Most recent clicks listed by the analytics endpoint.
@@ -26,10 +26,6 @@ pub struct ClickCounts {
     pub total: i64,
     pub today: i64,
     pub last_clicked_at: Option<i64>,
-}
-
-pub fn start_of_day(ms: i64) -> i64 {
-    ms.div_euclid(DAY_MS) * DAY_MS
 }
 
 fn human_clicks(site_id: i64) -> Select<link_click::Entity> {

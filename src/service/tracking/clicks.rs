@@ -16,7 +16,7 @@ use super::{
     sessionize::{Batch, ClickIx, SlotIndex, VisitorIx},
     writes::Writes,
 };
-use crate::time::DAY_MS;
+use crate::time::start_of_day;
 
 /// Stores the batch's clicks, ties clicks reported by `lt_click` to their
 /// visitors, and counts human clicks on their links. Clicks of capped links
@@ -174,7 +174,7 @@ fn add_to_link_click_days(writes: &mut Writes, batch: &Batch<'_>) {
         let (link, geo) = (&click.link, &click.client.geo);
         let key = (
             link.id,
-            click.created_at.div_euclid(DAY_MS) * DAY_MS,
+            start_of_day(click.created_at),
             link.slug.as_str(),
             link.campaign.as_str(),
             link.source.as_str(),

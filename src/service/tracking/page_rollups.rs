@@ -13,11 +13,8 @@ use sea_orm::{
 
 use entity::{page_day, page_hour};
 
-use super::{rollup_store, writes::Writes};
-use crate::{
-    error::AppResult,
-    time::{DAY_MS, HOUR_MS},
-};
+use super::{rollup::hour_of, rollup_store, writes::Writes};
+use crate::{error::AppResult, time::start_of_day};
 
 /// Pageviews and events by (site, hour or day start, page), in key order,
 /// so concurrent writers take row locks in the same order.
@@ -28,8 +25,8 @@ pub(crate) type PageCounts<'a> = BTreeMap<(i64, i64, &'a str), (i64, i64)>;
 pub(crate) fn counted<'a>(events: impl IntoIterator<Item = (i64, i64, &'a str, bool)>) -> [PageCounts<'a>; 2] {
     let mut counts = [PageCounts::new(), PageCounts::new()];
     for (site_id, timestamp, page, pageview) in events {
-        for (counts, width) in counts.iter_mut().zip([HOUR_MS, DAY_MS]) {
-            let count = counts.entry((site_id, timestamp.div_euclid(width) * width, page)).or_default();
+        for (counts, start) in counts.iter_mut().zip([hour_of(timestamp), start_of_day(timestamp)]) {
+            let count = counts.entry((site_id, start, page)).or_default();
             count.0 += i64::from(pageview);
             count.1 += 1;
         }

@@ -30,7 +30,7 @@ use super::{
     visit_hours::{NO_PREVIOUS, human_hours},
     writes::Writes,
 };
-use crate::time::DAY_MS;
+use crate::time::start_of_day;
 
 /// An Explore dimension the rollups keep, with its stored code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -351,7 +351,7 @@ pub(crate) fn name_by_entries(
 pub(crate) fn by_day<T: Tally>(rows: &[(ValueKey, T)]) -> Vec<(ValueKey, T)> {
     let mut days: Deltas<ValueKey, T> = Deltas::new();
     for (key, tally) in rows {
-        let day = ValueKey { hour: key.hour - key.hour.rem_euclid(DAY_MS), ..key.clone() };
+        let day = ValueKey { hour: start_of_day(key.hour), ..key.clone() };
         days.moved(None, Some((day, *tally)));
     }
     days.into_rows().collect()
