@@ -31,7 +31,7 @@ use leadtrail::{
     },
     time::now_ms,
 };
-use sea_orm::EntityTrait;
+use sea_orm::{ConnectionTrait, EntityTrait};
 use serde_json::{Value, json};
 
 const WARM_UP: usize = 5;
@@ -480,6 +480,28 @@ async fn main() {
                 target
             );
         }
+        // The report keeps its closed days; the first one after they were
+        // forgotten (late data, an erasure, retention) computes them all.
+        let url = format!("{}/api/v2/attribution", server.base);
+        let mut cold = Vec::new();
+        for _ in 0..3 {
+            for table in ["credit_day_fills", "credit_days"] {
+                server.state.db.execute_unprepared(&format!("DELETE FROM {table}")).await.expect("forget the days");
+            }
+            let started = Instant::now();
+            let reply = http.post(&url).header("cookie", &server.cookie).json(&attribution).send().await.expect("cold");
+            assert_eq!(reply.status(), 200, "cold attribution");
+            reply.bytes().await.expect("cold body");
+            cold.push(started.elapsed());
+        }
+        cold.sort();
+        println!(
+            "{:<40} {:>8.2}/{:>8.2} {:>12.2}    (no target: once after a forgetting)",
+            "attribution, days forgotten first",
+            common::percentile(&cold, 0.5),
+            common::percentile(&cold, 1.0),
+            common::percentile(&cold, 0.5) / base
+        );
     }
 
     // The CSV export streams: its peak memory stays flat whatever it holds.

@@ -51,7 +51,73 @@ pub fn parse_iso(value: &str) -> Option<i64> {
         .map(|midnight| midnight.and_utc().timestamp_millis())
 }
 
+/// A span split for daily rows: its whole UTC days `[first, last)`,
+/// if any, and the hour ranges before and after them (all of it without a
+/// whole day). Both are half-open and together cover the span once.
+pub fn day_split(from: i64, to: i64) -> DaySplit {
+    let first = from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS;
+    let last = to - to.rem_euclid(DAY_MS);
+    if first >= last {
+        return DaySplit { days: None, edges: vec![(from, to)] };
+    }
+    let edges = [(from, first), (last, to)].into_iter().filter(|(start, end)| start < end).collect();
+    DaySplit { days: Some((first, last)), edges }
+}
+
+/// Half-open `[from, to)` in epoch milliseconds.
+pub type Millis = (i64, i64);
+
+/// A span as `day_split` cuts it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DaySplit {
+    /// Its whole UTC days.
+    pub days: Option<Millis>,
+    /// The hours before and after them.
+    pub edges: Vec<Millis>,
+}
+
 /// `YYYY-MM-DD` of the UTC day containing `ms`.
 pub fn date(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().format("%Y-%m-%d").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DaySplit, day_split};
+
+    const H: i64 = 3_600_000;
+    const D: i64 = 24 * H;
+
+    #[test]
+    fn a_span_splits_into_whole_utc_days_and_the_hours_at_its_edges() {
+        type Case = (&'static str, (i64, i64), Option<(i64, i64)>, Vec<(i64, i64)>);
+        let cases: Vec<Case> = vec![
+            ("whole days", (10 * D, 40 * D), Some((10 * D, 40 * D)), vec![]),
+            (
+                "hours on both sides",
+                (10 * D - 5 * H, 40 * D + 3 * H),
+                Some((10 * D, 40 * D)),
+                vec![(10 * D - 5 * H, 10 * D), (40 * D, 40 * D + 3 * H)],
+            ),
+            (
+                "a start on a day, an end inside one",
+                (10 * D, 12 * D + H),
+                Some((10 * D, 12 * D)),
+                vec![(12 * D, 12 * D + H)],
+            ),
+            ("less than a day", (10 * D + H, 10 * D + 5 * H), None, vec![(10 * D + H, 10 * D + 5 * H)]),
+            ("a day's width across midnight", (10 * D + H, 11 * D + H), None, vec![(10 * D + H, 11 * D + H)]),
+            ("exactly one day", (10 * D, 11 * D), Some((10 * D, 11 * D)), vec![]),
+            ("New York's day (UTC-5)", (10 * D + 5 * H, 11 * D + 5 * H), None, vec![(10 * D + 5 * H, 11 * D + 5 * H)]),
+            (
+                "New York's month",
+                (10 * D + 5 * H, 40 * D + 4 * H),
+                Some((11 * D, 40 * D)),
+                vec![(10 * D + 5 * H, 11 * D), (40 * D, 40 * D + 4 * H)],
+            ),
+        ];
+        for (name, (from, to), days, edges) in cases {
+            assert_eq!(day_split(from, to), DaySplit { days, edges }, "{name}");
+        }
+    }
 }

@@ -11,11 +11,11 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use common::{apps, traffic::DESKTOP_UA};
-use entity::{conversion, event, identity, link, tracked_session};
+use common::{Client, TestApp, apps, traffic::DESKTOP_UA};
+use entity::{conversion, credit_day, credit_day_fill, event, identity, link, tracked_session};
 use leadtrail::time::{DAY_MS, MINUTE_MS, now_ms};
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::json;
 
 /// Something credited: (visitor, when, amount and currency; none for a lead).
@@ -100,138 +100,7 @@ async fn every_model_and_grouping_equals_a_recount() {
             crm.post("/api/conversions", body).await.expect(200);
         }
 
-        // The raw rows.
-        let db = &app.state.db;
-        let sessions =
-            tracked_session::Entity::find().filter(tracked_session::Column::SiteId.eq(site)).all(db).await.unwrap();
-        assert!(sessions.iter().any(|s| s.link_id.is_some()), "some visits began with a click");
-        let slugs: HashMap<i64, String> =
-            link::Entity::find().all(db).await.unwrap().into_iter().map(|l| (l.id, l.slug)).collect();
-        let mut outcomes: Vec<Outcome> = Vec::new();
-        let mut first_identified: HashMap<i64, i64> = HashMap::new();
-        for identity in identity::Entity::find().filter(identity::Column::SiteId.eq(site)).all(db).await.unwrap() {
-            let entry = first_identified.entry(identity.visitor_id).or_insert(identity.identified_at);
-            *entry = (*entry).min(identity.identified_at);
-        }
-        outcomes.extend(first_identified.into_iter().map(|(visitor, at)| (visitor, at, None)));
-        for c in conversion::Entity::find().filter(conversion::Column::SiteId.eq(site)).all(db).await.unwrap() {
-            outcomes.push((c.visitor_id.unwrap(), c.occurred_at, Some((c.amount_minor, c.currency))));
-        }
-        for e in event::Entity::find().filter(event::Column::SiteId.eq(site)).all(db).await.unwrap() {
-            if let (Some(minor), Some(currency)) = (e.revenue_minor, e.revenue_currency) {
-                outcomes.push((e.visitor_id, e.timestamp, Some((minor, currency))));
-            }
-        }
-
-        for model in ["first_touch", "last_touch", "linear"] {
-            for by in ["channel", "source", "campaign", "link"] {
-                let key_of = |s: &tracked_session::Model| -> String {
-                    let or = |text: Option<String>, none: &str| {
-                        text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned())
-                    };
-                    match by {
-                        "channel" => s.channel.clone(),
-                        "source" => or(s.source.clone(), "Direct / None"),
-                        "campaign" => or(s.utm_campaign.clone(), "(not set)"),
-                        _ => or(s.link_id.map(|id| slugs[&id].clone()), "(none)"),
-                    }
-                };
-                let mut sums: BTreeMap<String, (f64, f64, BTreeMap<String, i64>)> = BTreeMap::new();
-                for (visitor, at, amount) in &outcomes {
-                    let mut before: Vec<&tracked_session::Model> =
-                        sessions.iter().filter(|s| s.visitor_id == *visitor && s.started_at <= *at).collect();
-                    before.sort_by_key(|s| (s.started_at, s.id));
-                    let chosen: Vec<&tracked_session::Model> = match model {
-                        "first_touch" => before.first().copied().into_iter().collect(),
-                        "last_touch" => before.last().copied().into_iter().collect(),
-                        _ => before.clone(),
-                    };
-                    let parts = chosen.len().max(1) as i64;
-                    let keys: Vec<String> = if chosen.is_empty() {
-                        vec!["(no visit)".to_owned()]
-                    } else {
-                        chosen.iter().map(|s| key_of(s)).collect()
-                    };
-                    for (index, group) in keys.into_iter().enumerate() {
-                        let entry = sums.entry(group).or_default();
-                        match amount {
-                            None => entry.0 += 1.0 / parts as f64,
-                            Some((minor, currency)) => {
-                                entry.1 += 1.0 / parts as f64;
-                                let share = minor / parts + i64::from((index as i64) < minor % parts);
-                                *entry.2.entry(currency.clone()).or_default() += share;
-                            }
-                        }
-                    }
-                }
-                let mut expected: Vec<Row> = sums
-                    .into_iter()
-                    .map(|(value, (leads, conversions, revenue))| {
-                        (
-                            value,
-                            round(leads),
-                            round(conversions),
-                            revenue.into_iter().map(|(c, m)| (c, cents(m))).collect(),
-                        )
-                    })
-                    .collect();
-                expected
-                    .sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.0.cmp(&b.0)));
-                let reply = client
-                    .post(
-                        "/api/v2/attribution",
-                        json!({ "site_id": site, "model": model, "by": by, "date_range": "30d" }),
-                    )
-                    .await;
-                let reply = reply.expect(200);
-                let got: Vec<Row> = reply["rows"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|row| {
-                        let revenue = row["revenue"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|m| {
-                                (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned())
-                            })
-                            .collect();
-                        (
-                            row["value"].as_str().unwrap().to_owned(),
-                            row["leads"].as_f64().unwrap(),
-                            row["conversions"].as_f64().unwrap(),
-                            revenue,
-                        )
-                    })
-                    .collect();
-                assert_eq!(got, expected, "{model} by {by}");
-                assert_eq!(
-                    reply["total"]["conversions"].as_f64().unwrap(),
-                    outcomes.iter().filter(|o| o.2.is_some()).count() as f64
-                );
-                assert_eq!(
-                    reply["total"]["leads"].as_f64().unwrap(),
-                    outcomes.iter().filter(|o| o.2.is_none()).count() as f64
-                );
-                let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
-                for (_, _, amount) in &outcomes {
-                    if let Some((minor, currency)) = amount {
-                        *revenue.entry(currency.clone()).or_default() += minor;
-                    }
-                }
-                let total: BTreeMap<String, String> = reply["total"]["revenue"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|m| (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned()))
-                    .collect();
-                assert_eq!(total, revenue.into_iter().map(|(c, m)| (c, cents(m))).collect(), "{model} by {by}");
-                if model == "first_touch" {
-                    assert!(got.iter().any(|row| row.0 == "(no visit)"), "the early deal: {got:?}");
-                }
-            }
-        }
+        reports_equal_a_recount(&app, &client, site).await;
 
         // The link page shows what each link brought, as the report has it.
         let report = client
@@ -254,6 +123,118 @@ async fn every_model_and_grouping_equals_a_recount() {
         let linear_row = page.split("<th scope=\"row\">Linear</th>").nth(1).unwrap();
         assert!(linear_row.split("</tr>").next().unwrap().contains(&expected), "{expected} in {linear_row}");
 
+        // A link's own figures (read from its visitors' outcomes alone) are its
+        // row of each model's whole report, which the recount above proved.
+        let figures = |value: &serde_json::Value| {
+            let revenue: BTreeMap<String, String> = value["revenue"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned()))
+                .collect();
+            (value["leads"].as_f64().unwrap(), value["conversions"].as_f64().unwrap(), revenue)
+        };
+        let mut credited_links = 0;
+        for slug in ["spring", "autumn"] {
+            let id = common::web::link_id(&client, site, slug).await;
+            let answer = client
+                .graphql(
+                    "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model leads conversions revenue { amount currency } } } }",
+                    json!({ "id": id }),
+                )
+                .await;
+            let brought = answer["data"]["link"]["brought"].as_array().unwrap_or_else(|| panic!("{answer}"));
+            let models: Vec<&str> = brought.iter().map(|credit| credit["model"].as_str().unwrap()).collect();
+            assert_eq!(models, ["first_touch", "last_touch", "linear"]);
+            for credit in brought {
+                let model = credit["model"].as_str().unwrap();
+                let report = client
+                    .post(
+                        "/api/v2/attribution",
+                        json!({ "site_id": site, "model": model, "by": "link", "date_range": "30d" }),
+                    )
+                    .await;
+                let row = report.body["rows"].as_array().unwrap().iter().find(|row| row["value"] == slug);
+                let expected = row.map(figures).unwrap_or((0.0, 0.0, BTreeMap::new()));
+                credited_links += usize::from(row.is_some());
+                assert_eq!(figures(credit), expected, "{slug} under {model}");
+            }
+        }
+        assert!(credited_links >= 3, "the seed credits the links under several models");
+
+        // The reports kept their closed days; read back, they still equal the recount.
+        let db = &app.state.db;
+        let kept_days =
+            credit_day_fill::Entity::find().filter(credit_day_fill::Column::SiteId.eq(site)).count(db).await.unwrap();
+        assert!(kept_days >= 12 * 20, "every model and grouping kept its closed days: {kept_days}");
+        reports_equal_a_recount(&app, &client, site).await;
+        // And they are what is read: one more credit in a kept day shows.
+        let total_conversions = |reply: &serde_json::Value| reply["total"]["conversions"].as_f64().unwrap();
+        let first_by_channel = json!({ "site_id": site, "model": "first_touch", "by": "channel", "date_range": "30d" });
+        let before = total_conversions(client.post("/api/v2/attribution", first_by_channel.clone()).await.expect(200));
+        let bumped = credit_day::Entity::find()
+            .filter(credit_day::Column::SiteId.eq(site))
+            .filter(credit_day::Column::Model.eq(1))
+            .filter(credit_day::Column::Grouping.eq(1))
+            .filter(credit_day::Column::Lead.eq(false))
+            .one(db)
+            .await
+            .unwrap()
+            .expect("a kept day with a conversion");
+        let mut changed: credit_day::ActiveModel = bumped.clone().into();
+        changed.credits = Set(bumped.credits + bumped.parts.max(1));
+        changed.update(db).await.unwrap();
+        let after = total_conversions(client.post("/api/v2/attribution", first_by_channel.clone()).await.expect(200));
+        assert_eq!(after, before + 1.0, "the kept day is read");
+        credit_day::ActiveModel::from(bumped).reset_all().update(db).await.unwrap();
+
+        // Late data forgets the kept days it changes, each kind after a
+        // report kept them again: a deal days ago for a known visitor and one
+        // for an email nobody has yet; visits older than every outcome of the
+        // visitors with deals and a revenue event days ago; the email
+        // identified, which ties its deal; then an erasure.
+        let now = now_ms();
+        for (vid, days, id, email) in
+            [(Some("c2"), 10, "late-1", None), (None, 5, "late-2", Some("late@credit.example"))]
+        {
+            let mut body = json!({ "siteId": site, "name": "Closed won", "amount": "99.00", "currency": "EUR",
+                                   "occurred_at": now - days * DAY_MS, "external_id": id });
+            match (vid, email) {
+                (Some(vid), _) => body["tracker_vid"] = json!(vid),
+                (_, email) => body["email"] = json!(email),
+            }
+            crm.post("/api/conversions", body).await.expect(200);
+        }
+        reports_equal_a_recount(&app, &client, site).await;
+        let mut late = Vec::new();
+        // Not c0, whose early deal stays before any visit.
+        for (vid, _, _) in deals.iter().filter(|deal| deal.0 != "c0") {
+            late.push(json!({ "site": site, "type": "pageview", "tracker_vid": vid, "ts": now - 29 * DAY_MS,
+                              "url": "https://credit.example/", "referrer": "https://www.bing.com/" }));
+        }
+        late.push(json!({ "site": site, "type": "custom_event", "event_name": "purchase", "tracker_vid": "c1",
+                          "url": "https://credit.example/buy", "ts": now - 3 * DAY_MS,
+                          "revenue": { "amount": "12.34", "currency": "USD" } }));
+        late.push(json!({ "site": site, "type": "pageview", "tracker_vid": "late", "ts": now - 6 * DAY_MS,
+                          "url": "https://credit.example/?utm_source=partner&utm_campaign=late" }));
+        app.collect_with(json!({ "events": late }), DESKTOP_UA, &[]).await.expect(202);
+        app.state.writer.flush().await;
+        reports_equal_a_recount(&app, &client, site).await;
+        client
+            .identify(json!({ "siteId": site, "tracker_vid": "late", "email": "late@credit.example" }))
+            .await
+            .expect(200);
+        app.state.writer.flush().await;
+        reports_equal_a_recount(&app, &client, site).await;
+        let erased = client.delete(&format!("/api/visitor/{}?siteId={site}", deals[1].0)).await;
+        assert_eq!(erased.status.as_u16(), 200, "{}", erased.text);
+        reports_equal_a_recount(&app, &client, site).await;
+        // A retention purge takes the oldest visits and outcomes with it.
+        client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 20 })).await.expect(200);
+        let purged = leadtrail::service::privacy::retention::purge(&app.state.db, now_ms()).await.unwrap();
+        assert!(purged.events > 0, "{purged:?}");
+        reports_equal_a_recount(&app, &client, site).await;
+
         // Refusals name their field; another org's site is not found; no session, nothing.
         for (body, field) in [
             (json!({ "site_id": site, "model": "u_shaped" }), "model"),
@@ -267,5 +248,134 @@ async fn every_model_and_grouping_equals_a_recount() {
         let (stranger, _) = app.user_with_site("Sly", "else.example").await;
         assert_eq!(stranger.post("/api/v2/attribution", json!({ "site_id": site })).await.status.as_u16(), 404);
         assert_eq!(app.client().post("/api/v2/attribution", json!({ "site_id": site })).await.status.as_u16(), 401);
+    }
+}
+
+/// Every model by every grouping over 30 days equals a recount over the raw
+/// rows of the site: its visits, identities, conversions and revenue events.
+async fn reports_equal_a_recount(app: &TestApp, client: &Client, site: i64) {
+    // The raw rows.
+    let db = &app.state.db;
+    let sessions =
+        tracked_session::Entity::find().filter(tracked_session::Column::SiteId.eq(site)).all(db).await.unwrap();
+    assert!(sessions.iter().any(|s| s.link_id.is_some()), "some visits began with a click");
+    let slugs: HashMap<i64, String> =
+        link::Entity::find().all(db).await.unwrap().into_iter().map(|l| (l.id, l.slug)).collect();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut first_identified: HashMap<i64, i64> = HashMap::new();
+    for identity in identity::Entity::find().filter(identity::Column::SiteId.eq(site)).all(db).await.unwrap() {
+        let entry = first_identified.entry(identity.visitor_id).or_insert(identity.identified_at);
+        *entry = (*entry).min(identity.identified_at);
+    }
+    outcomes.extend(first_identified.into_iter().map(|(visitor, at)| (visitor, at, None)));
+    // A conversion waiting for its person is credited once it joins them.
+    for c in conversion::Entity::find().filter(conversion::Column::SiteId.eq(site)).all(db).await.unwrap() {
+        if let Some(visitor) = c.visitor_id {
+            outcomes.push((visitor, c.occurred_at, Some((c.amount_minor, c.currency))));
+        }
+    }
+    for e in event::Entity::find().filter(event::Column::SiteId.eq(site)).all(db).await.unwrap() {
+        if let (Some(minor), Some(currency)) = (e.revenue_minor, e.revenue_currency) {
+            outcomes.push((e.visitor_id, e.timestamp, Some((minor, currency))));
+        }
+    }
+
+    for model in ["first_touch", "last_touch", "linear"] {
+        for by in ["channel", "source", "campaign", "link"] {
+            let key_of = |s: &tracked_session::Model| -> String {
+                let or = |text: Option<String>, none: &str| {
+                    text.filter(|t| !t.is_empty()).unwrap_or_else(|| none.to_owned())
+                };
+                match by {
+                    "channel" => s.channel.clone(),
+                    "source" => or(s.source.clone(), "Direct / None"),
+                    "campaign" => or(s.utm_campaign.clone(), "(not set)"),
+                    _ => or(s.link_id.map(|id| slugs[&id].clone()), "(none)"),
+                }
+            };
+            let mut sums: BTreeMap<String, (f64, f64, BTreeMap<String, i64>)> = BTreeMap::new();
+            for (visitor, at, amount) in &outcomes {
+                let mut before: Vec<&tracked_session::Model> =
+                    sessions.iter().filter(|s| s.visitor_id == *visitor && s.started_at <= *at).collect();
+                before.sort_by_key(|s| (s.started_at, s.id));
+                let chosen: Vec<&tracked_session::Model> = match model {
+                    "first_touch" => before.first().copied().into_iter().collect(),
+                    "last_touch" => before.last().copied().into_iter().collect(),
+                    _ => before.clone(),
+                };
+                let parts = chosen.len().max(1) as i64;
+                let keys: Vec<String> = if chosen.is_empty() {
+                    vec!["(no visit)".to_owned()]
+                } else {
+                    chosen.iter().map(|s| key_of(s)).collect()
+                };
+                for (index, group) in keys.into_iter().enumerate() {
+                    let entry = sums.entry(group).or_default();
+                    match amount {
+                        None => entry.0 += 1.0 / parts as f64,
+                        Some((minor, currency)) => {
+                            entry.1 += 1.0 / parts as f64;
+                            let share = minor / parts + i64::from((index as i64) < minor % parts);
+                            *entry.2.entry(currency.clone()).or_default() += share;
+                        }
+                    }
+                }
+            }
+            let mut expected: Vec<Row> = sums
+                .into_iter()
+                .map(|(value, (leads, conversions, revenue))| {
+                    (value, round(leads), round(conversions), revenue.into_iter().map(|(c, m)| (c, cents(m))).collect())
+                })
+                .collect();
+            expected.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.0.cmp(&b.0)));
+            let reply = client
+                .post("/api/v2/attribution", json!({ "site_id": site, "model": model, "by": by, "date_range": "30d" }))
+                .await;
+            let reply = reply.expect(200);
+            let got: Vec<Row> = reply["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|row| {
+                    let revenue = row["revenue"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|m| (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned()))
+                        .collect();
+                    (
+                        row["value"].as_str().unwrap().to_owned(),
+                        row["leads"].as_f64().unwrap(),
+                        row["conversions"].as_f64().unwrap(),
+                        revenue,
+                    )
+                })
+                .collect();
+            assert_eq!(got, expected, "{model} by {by}");
+            assert_eq!(
+                reply["total"]["conversions"].as_f64().unwrap(),
+                outcomes.iter().filter(|o| o.2.is_some()).count() as f64
+            );
+            assert_eq!(
+                reply["total"]["leads"].as_f64().unwrap(),
+                outcomes.iter().filter(|o| o.2.is_none()).count() as f64
+            );
+            let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
+            for (_, _, amount) in &outcomes {
+                if let Some((minor, currency)) = amount {
+                    *revenue.entry(currency.clone()).or_default() += minor;
+                }
+            }
+            let total: BTreeMap<String, String> = reply["total"]["revenue"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["currency"].as_str().unwrap().to_owned(), m["amount"].as_str().unwrap().to_owned()))
+                .collect();
+            assert_eq!(total, revenue.into_iter().map(|(c, m)| (c, cents(m))).collect(), "{model} by {by}");
+            if model == "first_touch" {
+                assert!(got.iter().any(|row| row.0 == "(no visit)"), "the early deal: {got:?}");
+            }
+        }
     }
 }

@@ -59,6 +59,8 @@ mod m20261213_000001_index_active_hour_counts;
 mod m20261214_000001_create_value_days;
 mod m20261215_000001_create_page_days;
 mod m20261216_000001_index_visits_by_visitor_with_origin;
+mod m20261217_000001_index_visits_by_link;
+mod m20261218_000001_create_credit_days;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -126,6 +128,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261214_000001_create_value_days::Migration),
             Box::new(m20261215_000001_create_page_days::Migration),
             Box::new(m20261216_000001_index_visits_by_visitor_with_origin::Migration),
+            Box::new(m20261217_000001_index_visits_by_link::Migration),
+            Box::new(m20261218_000001_create_credit_days::Migration),
         ]
     }
 }

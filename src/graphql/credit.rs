@@ -37,6 +37,30 @@ impl From<Credited> for AttributionRow {
     }
 }
 
+/// What a tracking link brought under one model.
+#[derive(SimpleObject)]
+pub struct LinkCredit {
+    /// `first_touch`, `last_touch` or `linear`.
+    pub model: String,
+    /// Visitors first identified in the range, as credited (2 decimals).
+    pub leads: f64,
+    /// Conversions and revenue events, as credited (2 decimals).
+    pub conversions: f64,
+    /// Exact per currency.
+    pub revenue: Vec<MoneyTotal>,
+}
+
+impl From<(Model, Credited)> for LinkCredit {
+    fn from((model, row): (Model, Credited)) -> Self {
+        LinkCredit {
+            model: model.name().to_owned(),
+            leads: row.leads,
+            conversions: row.conversions,
+            revenue: row.revenue.into_iter().map(MoneyTotal).collect(),
+        }
+    }
+}
+
 #[derive(SimpleObject)]
 pub struct AttributionReport {
     pub site_id: i64,
@@ -92,7 +116,7 @@ pub(crate) async fn attribution_report(
         by: credit::parse_by(&by_name)?,
         date_range: date_range.unwrap_or_else(|| Value::from("30d")),
     };
-    let report = credit::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?;
+    let report = credit::report(&*ctx.db().await?, &ctx.app().db, ctx.viewer()?, ask, now_ms()).await?;
     Ok(AttributionReport {
         site_id: report.site_id,
         model: model_name,

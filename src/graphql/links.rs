@@ -8,13 +8,14 @@ use entity::{link, site};
 use super::{
     context::ContextExt,
     cost,
+    credit::LinkCredit,
     link_analytics::LinkAnalytics,
     types::{SuccessPayload, Timestamp},
 };
 use crate::{
     auth::Role,
     service::{
-        access,
+        access, credit,
         link_stats::{self, AnalyticsFilter, ClickCounts},
         links::{self, LinkChanges, NewLink},
     },
@@ -118,6 +119,20 @@ impl Link {
     /// The full URL as an SVG QR code.
     async fn qr_svg(&self, ctx: &Context<'_>) -> AppResult<String> {
         Ok(links::qr_svg(&links::full_url(&ctx.app().config.short_link_base(), &self.site, &self.link))?)
+    }
+    /// The leads, conversions and revenue this link brought over a named
+    /// range (`7d`, `30d` (default), `90d`, `all`...), once per model
+    /// (`first_touch`, `last_touch`, `linear`): its row of
+    /// `attributionReport(by: "link")`.
+    #[graphql(
+        complexity = "cost::explore(&serde_json::Value::from(range.as_deref().unwrap_or(\"30d\")), None) + child_complexity"
+    )]
+    async fn brought(&self, ctx: &Context<'_>, range: Option<String>) -> AppResult<Vec<LinkCredit>> {
+        let date_range = serde_json::Value::from(range.unwrap_or_else(|| "30d".to_owned()));
+        let db = ctx.db().await?;
+        let brought =
+            credit::brought_by_link(&*db, ctx.viewer()?, self.site.id, self.link.id, &date_range, now_ms()).await?;
+        Ok(brought.into_iter().map(LinkCredit::from).collect())
     }
     /// This link's human clicks grouped for charts, as `linkAnalytics` with
     /// its slug. `range` is 7d (default), 30d, 90d or all.

@@ -21,6 +21,7 @@ use entity::{conversion, event, visitor};
 use super::{
     IN_LIST_CHUNK, access,
     alerts::{outbox, trigger::AlertTrigger},
+    credit,
     identify::validate_id,
     is_unique_violation,
     money::{self, Money},
@@ -166,6 +167,7 @@ pub async fn record(db: &DatabaseConnection, viewer: &Viewer, input: ConversionI
             if let Some(visitor) = &found {
                 let tied = [(conversion.id, visitor.id, visitor.tracker_vid.clone())];
                 fire_converted(&txn, site.id, &tied, now).await?;
+                credit::cache::forget_from(&txn, site.id, at, now).await?;
             }
             txn.commit().await?;
             Ok(Recorded { conversion, created: true, tracker_vid: found.map(|visitor| visitor.tracker_vid) })
@@ -207,18 +209,21 @@ pub(crate) async fn tie_waiting(
     if person.email.is_none() && person.user_id.is_none() {
         return Ok(0);
     }
-    let waiting: Vec<i64> = conversion::Entity::find()
+    let found: Vec<(i64, i64)> = conversion::Entity::find()
         .select_only()
-        .column(conversion::Column::Id)
+        .columns([conversion::Column::Id, conversion::Column::OccurredAt])
         .filter(conversion::Column::SiteId.eq(person.site_id))
         .filter(conversion::Column::VisitorId.is_null())
         .filter(named)
         .into_tuple()
         .all(db)
         .await?;
-    if waiting.is_empty() {
+    let Some(earliest) = found.iter().map(|(_, at)| *at).min() else {
         return Ok(0);
-    }
+    };
+    let waiting: Vec<i64> = found.into_iter().map(|(id, _)| id).collect();
+    // Tied, they are the person's outcomes from when they happened.
+    credit::cache::forget_from(db, person.site_id, earliest, now).await?;
     conversion::Entity::update_many()
         .col_expr(conversion::Column::VisitorId, Expr::value(person.visitor_id))
         .col_expr(conversion::Column::Email, Expr::value(Option::<String>::None))

@@ -5,10 +5,11 @@
 //! to that visitor's visits by first touch, last touch or linear (`model`),
 //! and summed per group, revenue per currency.
 
+pub mod cache;
 pub mod model;
 mod sql;
 
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, TransactionTrait};
 use serde_json::Value;
 
 use super::{
@@ -25,8 +26,9 @@ use super::{
 use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
+    time::{DaySplit, Millis, day_split},
 };
-use model::{Model, Sums, Tally};
+use model::{Model, RawTally, Sums, Tally};
 
 /// What the report groups by: where the credited visit came from.
 pub type By = VisitGroup;
@@ -43,6 +45,14 @@ impl Model {
             "last_touch" => Ok(Model::LastTouch),
             "linear" => Ok(Model::Linear),
             _ => Err(AppError::validation("model", "must be first_touch, last_touch or linear")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::FirstTouch => "first_touch",
+            Model::LastTouch => "last_touch",
+            Model::Linear => "linear",
         }
     }
 }
@@ -77,40 +87,80 @@ pub struct CreditReport {
     pub total: Credited,
 }
 
-/// The model's tallies over the span, each named as its group shows.
-async fn tallies(
+/// The tallies of the outcomes in `ranges`, computed from the rows.
+async fn computed(
     db: &impl ConnectionTrait,
+    site_id: i64,
+    ranges: &[Millis],
+    model: Model,
+    by: By,
+    only_link: Option<i64>,
+) -> AppResult<Vec<RawTally>> {
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let statement = sql::tallies(db.get_database_backend(), site_id, ranges, model, by, only_link);
+    let mut tallies = Vec::new();
+    for row in db.query_all_raw(statement).await? {
+        tallies.push(RawTally {
+            day: row.try_get("", "day")?,
+            lead: row.try_get::<i64>("", "lead")? == 1,
+            currency: row.try_get::<Option<String>>("", "currency")?.unwrap_or_default(),
+            grp: row.try_get("", "grp")?,
+            link: row.try_get("", "link")?,
+            parts: row.try_get("", "parts")?,
+            credits: row.try_get("", "credits")?,
+            minor: row.try_get::<Option<i64>>("", "minor")?.unwrap_or(0),
+        });
+    }
+    Ok(tallies)
+}
+
+/// The tallies of a span: its closed whole UTC days kept (`cache`), the
+/// hours at its edges and the days not closed yet computed.
+async fn span_tallies(
+    db: &impl ConnectionTrait,
+    keeper: &impl TransactionTrait,
     site_id: i64,
     span: range::Span,
     model: Model,
     by: By,
-) -> AppResult<Vec<Tally>> {
-    let statement = sql::tallies(db.get_database_backend(), site_id, span, model, by);
-    let rows = db.query_all_raw(statement).await?;
-    let mut read = Vec::with_capacity(rows.len());
-    let mut links = Vec::new();
-    for row in rows {
-        let link: Option<i64> = row.try_get("", "link")?;
-        links.extend(link);
-        let tally = Tally {
-            lead: row.try_get::<i64>("", "lead")? == 1,
-            currency: row.try_get::<Option<String>>("", "currency")?.unwrap_or_default(),
-            key: String::new(),
-            parts: row.try_get("", "parts")?,
-            credits: row.try_get("", "credits")?,
-            minor: row.try_get::<Option<i64>>("", "minor")?.unwrap_or(0),
-        };
-        read.push((tally, row.try_get::<Option<String>>("", "grp")?, link));
+    now: i64,
+) -> AppResult<Vec<RawTally>> {
+    let DaySplit { days, mut edges } = day_split(span.from, span.to);
+    let mut tallies = Vec::new();
+    if let Some((first, last)) = days {
+        let closed = cache::closed_until(now).clamp(first, last);
+        if closed > first {
+            let compute = |runs: Vec<Millis>| async move { computed(db, site_id, &runs, model, by, None).await };
+            tallies = cache::tallies(db, keeper, site_id, model, by, (first, closed), compute).await?;
+        }
+        if closed < last {
+            edges.push((closed, last));
+        }
     }
-    let slugs = visit_groups::link_slugs(db, by, links).await?;
-    Ok(read
+    tallies.extend(computed(db, site_id, &edges, model, by, None).await?);
+    Ok(tallies)
+}
+
+/// The tallies, each named as its group shows.
+async fn named(db: &impl ConnectionTrait, by: By, raw: Vec<RawTally>) -> AppResult<Vec<Tally>> {
+    let slugs = visit_groups::link_slugs(db, by, raw.iter().filter_map(|tally| tally.link)).await?;
+    Ok(raw
         .into_iter()
-        .map(|(tally, group, link)| {
+        .map(|tally| {
             let value = match by {
-                By::Link => link.and_then(|id| slugs.get(&id).cloned()),
-                _ => group,
+                By::Link => tally.link.and_then(|id| slugs.get(&id).cloned()),
+                _ => tally.grp,
             };
-            Tally { key: by.shown(value), ..tally }
+            Tally {
+                lead: tally.lead,
+                currency: tally.currency,
+                key: by.shown(value),
+                parts: tally.parts,
+                credits: tally.credits,
+                minor: tally.minor,
+            }
         })
         .collect())
 }
@@ -125,12 +175,32 @@ fn row(value: String, sums: Sums) -> Credited {
     }
 }
 
-pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: CreditAsk, now: i64) -> AppResult<CreditReport> {
-    let date_range = parse_date_range(Some(&ask.date_range))?;
-    let (site, _) = access::site(db, viewer, ask.site_id, Role::Viewer).await?;
+/// The site the viewer may read and the span its `date_range` names.
+async fn site_span(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+    date_range: &Value,
+    now: i64,
+) -> AppResult<(i64, range::Span)> {
+    let date_range = parse_date_range(Some(date_range))?;
+    let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
     let first = if date_range == DateRange::All { first_event(db, site.id).await? } else { None };
-    let span = range::resolve(&date_range, sites::timezone(&site), now, first);
-    let (groups, total) = model::sum(&tallies(db, site.id, span, ask.model, ask.by).await?);
+    Ok((site.id, range::resolve(&date_range, sites::timezone(&site), now, first)))
+}
+
+/// The report; the closed days it computes are kept through `keeper`, a
+/// connection that may write (`db` may be a read-only one).
+pub async fn report(
+    db: &impl ConnectionTrait,
+    keeper: &impl TransactionTrait,
+    viewer: &Viewer,
+    ask: CreditAsk,
+    now: i64,
+) -> AppResult<CreditReport> {
+    let (site_id, span) = site_span(db, viewer, ask.site_id, &ask.date_range, now).await?;
+    let raw = span_tallies(db, keeper, site_id, span, ask.model, ask.by, now).await?;
+    let (groups, total) = model::sum(&named(db, ask.by, raw).await?);
     let mut rows: Vec<Credited> = groups.into_iter().map(|(value, sums)| row(value, sums)).collect();
     rows.sort_by(|a, b| {
         b.conversions
@@ -139,7 +209,7 @@ pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: CreditAsk, 
             .then_with(|| a.value.cmp(&b.value))
     });
     Ok(CreditReport {
-        site_id: site.id,
+        site_id,
         model: ask.model,
         by: ask.by,
         from: span.from,
@@ -147,4 +217,27 @@ pub async fn report(db: &impl ConnectionTrait, viewer: &Viewer, ask: CreditAsk, 
         rows,
         total: row(String::new(), total),
     })
+}
+
+/// What one tracking link of the site brought under each model over
+/// `date_range`: its row of each model's report by link, read from the
+/// outcomes of the visitors it brought alone (the whole report's row, at the
+/// cost of the link's own visitors).
+pub async fn brought_by_link(
+    db: &impl ConnectionTrait,
+    viewer: &Viewer,
+    site_id: i64,
+    link_id: i64,
+    date_range: &Value,
+    now: i64,
+) -> AppResult<Vec<(Model, Credited)>> {
+    let (site_id, span) = site_span(db, viewer, site_id, date_range, now).await?;
+    let mut brought = Vec::with_capacity(3);
+    for model in [Model::FirstTouch, Model::LastTouch, Model::Linear] {
+        let raw = computed(db, site_id, &[(span.from, span.to)], model, By::Link, Some(link_id)).await?;
+        let (groups, _) = model::sum(&named(db, By::Link, raw).await?);
+        let sums = groups.into_values().next().unwrap_or_default();
+        brought.push((model, row(String::new(), sums)));
+    }
+    Ok(brought)
 }

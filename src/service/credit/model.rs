@@ -35,6 +35,20 @@ pub struct Tally {
     pub minor: i64,
 }
 
+/// A tally as the statement or the kept days give it: the UTC day of its
+/// outcomes, and its group as stored (a link by id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawTally {
+    pub day: i64,
+    pub lead: bool,
+    pub currency: String,
+    pub grp: Option<String>,
+    pub link: Option<i64>,
+    pub parts: i64,
+    pub credits: i64,
+    pub minor: i64,
+}
+
 /// What one group (or the total) was credited.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sums {

@@ -10,9 +10,9 @@
 use sea_orm::{DbBackend, Statement};
 
 use super::model::Model;
-use crate::service::{
-    explore::{range::Span, sql::Sql},
-    visit_groups::VisitGroup as By,
+use crate::{
+    service::{explore::sql::Sql, visit_groups::VisitGroup as By},
+    time::{DAY_MS, Millis},
 };
 
 /// The grouping's column of a visit, as `grp` (text) and `link` (a link id).
@@ -42,17 +42,42 @@ fn credited(model: Model) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// Rows: `lead` (1 or 0), `currency`, `grp`, `link`, `parts`, `credits`,
-/// `minor`; the tallies of `model::Tally`.
-pub fn tallies(backend: DbBackend, site_id: i64, span: Span, model: Model, by: By) -> Statement {
+/// Rows: `day` (the UTC day of the outcome), `lead` (1 or 0), `currency`,
+/// `grp`, `link`, `parts`, `credits`, `minor`; the tallies of
+/// `model::Tally`, of the outcomes in any of `ranges`. With `only_link` (and
+/// `by` link), only that link's credits, from the outcomes of the visitors
+/// it brought: no one else's can credit it.
+pub fn tallies(
+    backend: DbBackend,
+    site_id: i64,
+    ranges: &[Millis],
+    model: Model,
+    by: By,
+    only_link: Option<i64>,
+) -> Statement {
     let (chosen, parts, part) = credited(model);
     let mut sql = Sql::new(backend);
     let site = |sql: &mut Sql, from: &str| {
         sql.push(from).push(" WHERE site_id = ").bind(site_id);
+        if let Some(link) = only_link {
+            sql.push(" AND visitor_id IN (SELECT visitor_id FROM tracked_sessions WHERE link_id = ")
+                .bind(link)
+                .push(")");
+        }
     };
-    // Both ends of the range on `column` (an aggregate for the leads).
+    // `column` (an aggregate for the leads) in one of the ranges.
     let in_span = |sql: &mut Sql, column: &str| {
-        sql.push(&format!(" {column} >= ")).bind(span.from).push(&format!(" AND {column} < ")).bind(span.to);
+        sql.push(" (");
+        for (at, (from, to)) in ranges.iter().enumerate() {
+            if at > 0 {
+                sql.push(" OR ");
+            }
+            sql.push(&format!("({column} >= ")).bind(*from).push(&format!(" AND {column} < ")).bind(*to).push(")");
+        }
+        if ranges.is_empty() {
+            sql.push("1 = 0");
+        }
+        sql.push(")");
     };
     sql.push(
         "WITH outcomes (visitor, happened, lead, minor, currency) AS (\
@@ -71,8 +96,10 @@ pub fn tallies(backend: DbBackend, site_id: i64, span: Span, model: Model, by: B
     in_span(&mut sql, "timestamp");
     sql.push(
         "), numbered AS (SELECT ROW_NUMBER() OVER () AS outcome, visitor, happened, lead, minor, currency \
-         FROM outcomes), touched AS (SELECT o.lead, o.minor, o.currency, ",
+         FROM outcomes), touched AS (SELECT ",
     )
+    .push(&format!("o.happened - o.happened % {DAY_MS} AS day, "))
+    .push("o.lead, o.minor, o.currency, ")
     .push(group_columns(by))
     .push(
         ", ROW_NUMBER() OVER (PARTITION BY o.outcome ORDER BY s.started_at, s.id) AS place, \
@@ -81,13 +108,16 @@ pub fn tallies(backend: DbBackend, site_id: i64, span: Span, model: Model, by: B
          ON s.visitor_id = o.visitor AND s.started_at <= o.happened AND s.is_bot = ",
     )
     .bind(false)
-    .push(") SELECT lead, currency, grp, link, parts, COUNT(*) AS credits, CAST(SUM(part) AS BIGINT) AS minor FROM (")
-    .push("SELECT lead, currency, grp, link, ")
+    .push(") SELECT day, lead, currency, grp, link, parts, COUNT(*) AS credits, CAST(SUM(part) AS BIGINT) AS minor FROM (")
+    .push("SELECT day, lead, currency, grp, link, ")
     .push(parts)
     .push(" AS parts, ")
     .push(part)
     .push(" AS part FROM touched WHERE ")
-    .push(chosen)
-    .push(") credited GROUP BY lead, currency, grp, link, parts");
+    .push(chosen);
+    if let Some(link) = only_link {
+        sql.push(" AND link = ").bind(link);
+    }
+    sql.push(") credited GROUP BY day, lead, currency, grp, link, parts");
     sql.statement()
 }

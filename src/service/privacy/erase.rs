@@ -20,7 +20,7 @@ use crate::{
     auth::{Role, Viewer},
     error::{AppError, AppResult},
     service::{
-        access,
+        access, credit,
         tracking::{
             EventKind, active_hours, page_rollups, rollup, rollup_store,
             value_rollups::{self, RolledDimension, ValueKey, ValueTally},
@@ -168,6 +168,8 @@ async fn erase_in_transaction(
             .await?;
     }
     visitor::Entity::delete_by_id(found.id).exec(&txn).await?;
+    // Their outcomes and visits leave the attribution days, whenever they were.
+    credit::cache::forget_all(&txn, site.id, crate::time::now_ms()).await?;
     // Its account's span, without it.
     if let Some((key, _)) = rollup::account_entry(&found) {
         let mut writes = Writes::new(txn.get_database_backend());

@@ -22,12 +22,15 @@ use entity::{
 
 use crate::{
     error::AppResult,
-    service::tracking::{
-        rollup::{self, Deltas, SessionKey, SessionTally},
-        rollup_store,
-        writes::Writes,
+    service::{
+        credit,
+        tracking::{
+            rollup::{self, Deltas, SessionKey, SessionTally},
+            rollup_store,
+            writes::Writes,
+        },
     },
-    time::DAY_MS,
+    time::{DAY_MS, now_ms},
 };
 
 /// Rows one statement deletes at most.
@@ -291,17 +294,24 @@ where
     // The time is checked on the row too: PostgreSQL checks it again on a
     // row a writer changed meanwhile, so a visitor who just came back stays.
     let delete = E::delete_many().filter(id.in_subquery(batch)).filter(time.lt(cutoff));
-    let Some(uncount) = uncount else {
-        return Ok(delete.exec(db).await?.rows_affected);
-    };
     // The delete comes first and answers the rows it took, so the rollups
     // lose exactly those (and SQLite's write lock is taken before anything
-    // is read).
+    // is read). Whatever it took, the attribution days kept after it no
+    // longer hold: they go in the same transaction.
     let txn = db.begin().await?;
-    let rows = delete.exec_with_returning(&txn).await?;
-    uncount(&rows).write(&txn).await?;
+    let taken = match uncount {
+        Some(uncount) => {
+            let rows = delete.exec_with_returning(&txn).await?;
+            uncount(&rows).write(&txn).await?;
+            rows.len() as u64
+        }
+        None => delete.exec(&txn).await?.rows_affected,
+    };
+    if taken > 0 {
+        credit::cache::forget_all(&txn, site_id, now_ms()).await?;
+    }
     txn.commit().await?;
-    Ok(rows.len() as u64)
+    Ok(taken)
 }
 
 /// Runs the purge now and then every hour, for as long as the server runs.
@@ -310,7 +320,7 @@ pub fn spawn_job(db: DatabaseConnection) {
         let mut every = tokio::time::interval(EVERY);
         loop {
             every.tick().await;
-            let now = crate::time::now_ms();
+            let now = now_ms();
             if let Err(err) = crate::service::salts::delete_before(&db, crate::service::salts::day_of(now)).await {
                 tracing::warn!(error = ?err, "deleting yesterday's cookieless salt failed; it runs again in an hour");
             }

@@ -68,7 +68,6 @@ pub const FORMS: [Form; 3] = [
 #[derive(Deserialize)]
 struct Answer {
     link: Link,
-    workspace: revenue_view::Credit,
 }
 
 #[derive(Deserialize)]
@@ -93,6 +92,7 @@ struct Link {
     clicks_today: i64,
     last_clicked_at: Option<String>,
     full_url: String,
+    brought: Vec<revenue_view::Credit>,
     analytics: Analytics,
 }
 
@@ -226,8 +226,8 @@ fn labelled(value: Option<&str>) -> String {
 pub fn render(mut layout: Layout, input: &PageInput, data: Value) -> AppResult<String> {
     let site = input.site()?;
     let answer: Answer = bridge::decode(data)?;
-    let link = answer.link;
-    let brought = revenue_view::brought(answer.workspace, &link.slug);
+    let mut link = answer.link;
+    let brought = revenue_view::brought(std::mem::take(&mut link.brought));
     // `?site=` naming another of the viewer's sites does not show this link under it.
     if link.site_id != site {
         return Err(AppError::not_found("link"));

@@ -53,23 +53,10 @@ pub fn view(conversions: Vec<ConversionData>, revenue: Vec<AmountData>) -> Reven
     }
 }
 
-/// What the link brought, per attribution model.
+/// What the link brought under one attribution model.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct Credit {
-    first_touch: Option<Report>,
-    last_touch: Option<Report>,
-    linear: Option<Report>,
-}
-
-#[derive(Deserialize)]
-struct Report {
-    rows: Vec<CreditRow>,
-}
-
-#[derive(Deserialize)]
-struct CreditRow {
-    value: String,
+    model: String,
     leads: f64,
     conversions: f64,
     revenue: Vec<AmountData>,
@@ -83,28 +70,22 @@ pub struct BroughtRow {
     pub revenue: String,
 }
 
-/// The link's row of each model's report (zero when it has none).
-pub fn brought(credit: Credit, slug: &str) -> Vec<BroughtRow> {
+/// The link's credit under each model, as the table shows it.
+pub fn brought(credits: Vec<Credit>) -> Vec<BroughtRow> {
     let shown = |n: f64| if n.fract() == 0.0 { format!("{n:.0}") } else { format!("{n:.2}") };
-    [("First touch", credit.first_touch), ("Last touch", credit.last_touch), ("Linear", credit.linear)]
+    credits
         .into_iter()
-        .map(|(model, report)| {
-            let row = report.and_then(|report| report.rows.into_iter().find(|row| row.value == slug));
-            BroughtRow {
-                model,
-                leads: shown(row.as_ref().map_or(0.0, |row| row.leads)),
-                conversions: shown(row.as_ref().map_or(0.0, |row| row.conversions)),
-                revenue: row
-                    .map(|row| {
-                        row.revenue
-                            .iter()
-                            .map(|m| format!("{} {}", m.amount, m.currency))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .filter(|text| !text.is_empty())
-                    .unwrap_or_else(|| "none".to_owned()),
-            }
+        .map(|credit| BroughtRow {
+            model: match credit.model.as_str() {
+                "first_touch" => "First touch",
+                "last_touch" => "Last touch",
+                _ => "Linear",
+            },
+            leads: shown(credit.leads),
+            conversions: shown(credit.conversions),
+            revenue: Some(amounts(&credit.revenue))
+                .filter(|text| !text.is_empty())
+                .unwrap_or_else(|| "none".to_owned()),
         })
         .collect()
 }

@@ -1,0 +1,288 @@
+//! The attribution tallies of closed UTC days, kept (design §20). A day's
+//! tallies are those of the outcomes that happened in it; they change only
+//! when something from that day or before is written or removed: a visit,
+//! an identification, a revenue event, a conversion, an erasure, retention.
+//! Each of those forgets the kept days from its own day on (`forget_from`)
+//! in its own transaction and moves the site's generation; a report keeps
+//! the days it had to compute only if the generation did not move while it
+//! computed them, so nothing computed before a write outlives it.
+//!
+//! Only days that ended at least `CLOSED_AFTER` ago are kept, and a write
+//! that touches nothing before today forgets nothing: the writer's hot path
+//! stays a comparison, and instances whose clocks differ by less than the
+//! margin still agree on which days are closed.
+
+use std::collections::BTreeSet;
+
+use sea_orm::{ConnectionTrait, DbErr, EntityTrait, Set, TransactionSession, TransactionTrait};
+
+use entity::{credit_day, credit_day_fill};
+
+use super::model::{Model, RawTally};
+use crate::{
+    error::AppResult,
+    service::{explore::sql::Sql, visit_groups::VisitGroup as By},
+    time::{DAY_MS, HOUR_MS, Millis, start_of_day},
+};
+
+/// How long after its end a day is kept.
+pub const CLOSED_AFTER: i64 = HOUR_MS;
+
+/// Rows per insert statement (12 values each, well under SQLite's limit).
+const INSERT_CHUNK: usize = 1_000;
+
+/// Where the days that may be kept end at `now`: every day before it ended
+/// at least `CLOSED_AFTER` ago.
+pub fn closed_until(now: i64) -> i64 {
+    start_of_day(now - CLOSED_AFTER)
+}
+
+fn model_code(model: Model) -> i16 {
+    match model {
+        Model::FirstTouch => 1,
+        Model::LastTouch => 2,
+        Model::Linear => 3,
+    }
+}
+
+fn by_code(by: By) -> i16 {
+    match by {
+        By::Channel => 1,
+        By::Source => 2,
+        By::Campaign => 3,
+        By::Link => 4,
+    }
+}
+
+/// Forgets the site's kept days from the one holding `earliest` on, and
+/// moves its generation, unless `earliest` is today (UTC): no day from
+/// today on is kept. Call it in the transaction of the write.
+pub async fn forget_from(db: &impl ConnectionTrait, site_id: i64, earliest: i64, now: i64) -> Result<(), DbErr> {
+    if earliest >= start_of_day(now) {
+        return Ok(());
+    }
+    let day = start_of_day(earliest);
+    let backend = db.get_database_backend();
+    // The generation first: its row lock makes a report keeping days wait
+    // for this transaction (and then find the generation moved), and a
+    // report that kept them first has committed before the deletes below
+    // look, so they take its days too.
+    let mut sql = Sql::new(backend);
+    sql.push("INSERT INTO credit_generations (site_id, generation) VALUES (")
+        .bind(site_id)
+        .push(", 1) ON CONFLICT (site_id) DO UPDATE SET generation = credit_generations.generation + 1");
+    db.execute_raw(sql.statement()).await?;
+    for table in ["credit_day_fills", "credit_days"] {
+        let mut sql = Sql::new(backend);
+        sql.push(&format!("DELETE FROM {table} WHERE site_id = ")).bind(site_id).push(" AND day >= ").bind(day);
+        db.execute_raw(sql.statement()).await?;
+    }
+    Ok(())
+}
+
+/// Forgets every kept day of the site (an erasure, retention).
+pub async fn forget_all(db: &impl ConnectionTrait, site_id: i64, now: i64) -> Result<(), DbErr> {
+    forget_from(db, site_id, i64::MIN / 2, now).await
+}
+
+async fn generation(db: &impl ConnectionTrait, site_id: i64) -> Result<Option<i64>, DbErr> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT generation FROM credit_generations WHERE site_id = ").bind(site_id);
+    match db.query_one_raw(sql.statement()).await? {
+        Some(row) => Ok(Some(row.try_get("", "generation")?)),
+        None => Ok(None),
+    }
+}
+
+/// The kept days among `days` and their tallies, read in one statement so
+/// a forgetting between two reads cannot split them.
+async fn kept(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    model: Model,
+    by: By,
+    days: Millis,
+) -> Result<(BTreeSet<i64>, Vec<RawTally>), DbErr> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(
+        "SELECT f.day AS kept_day, d.lead, d.currency, d.grp, d.link_id, d.parts, d.credits, d.minor \
+         FROM credit_day_fills f LEFT JOIN credit_days d ON d.site_id = f.site_id AND d.model = f.model \
+         AND d.grouping = f.grouping AND d.day = f.day WHERE f.site_id = ",
+    )
+    .bind(site_id)
+    .push(" AND f.model = ")
+    .bind(model_code(model))
+    .push(" AND f.grouping = ")
+    .bind(by_code(by))
+    .push(" AND f.day >= ")
+    .bind(days.0)
+    .push(" AND f.day < ")
+    .bind(days.1);
+    let mut filled = BTreeSet::new();
+    let mut tallies = Vec::new();
+    for row in db.query_all_raw(sql.statement()).await? {
+        let day: i64 = row.try_get("", "kept_day")?;
+        filled.insert(day);
+        // A kept day without tallies joins to nothing.
+        let Some(parts) = row.try_get::<Option<i64>>("", "parts")? else { continue };
+        tallies.push(RawTally {
+            day,
+            lead: row.try_get("", "lead")?,
+            currency: row.try_get("", "currency")?,
+            grp: row.try_get("", "grp")?,
+            link: row.try_get("", "link_id")?,
+            parts,
+            credits: row.try_get("", "credits")?,
+            minor: row.try_get("", "minor")?,
+        });
+    }
+    Ok((filled, tallies))
+}
+
+/// The days of `days` not in `filled`, as runs of consecutive days.
+fn missing_runs(days: Millis, filled: &BTreeSet<i64>) -> Vec<Millis> {
+    let mut runs: Vec<Millis> = Vec::new();
+    let mut day = days.0;
+    while day < days.1 {
+        if !filled.contains(&day) {
+            match runs.last_mut() {
+                Some(run) if run.1 == day => run.1 = day + DAY_MS,
+                _ => runs.push((day, day + DAY_MS)),
+            }
+        }
+        day += DAY_MS;
+    }
+    runs
+}
+
+/// The tallies of the closed whole days `days`: kept ones read, the rest
+/// computed by `compute` (over the ranges it is given) and kept for the
+/// next report through `keeper` (reads may come from a read-only pool),
+/// unless something was written meanwhile.
+pub(super) async fn tallies<F, Fut>(
+    db: &impl ConnectionTrait,
+    keeper: &impl TransactionTrait,
+    site_id: i64,
+    model: Model,
+    by: By,
+    days: Millis,
+    compute: F,
+) -> AppResult<Vec<RawTally>>
+where
+    F: FnOnce(Vec<Millis>) -> Fut,
+    Fut: Future<Output = AppResult<Vec<RawTally>>>,
+{
+    // No row yet reads as 0; a forgetting meanwhile makes it 1 or more.
+    let generation = generation(db, site_id).await?.unwrap_or(0);
+    let (filled, mut tallies) = kept(db, site_id, model, by, days).await?;
+    let runs = missing_runs(days, &filled);
+    if runs.is_empty() {
+        return Ok(tallies);
+    }
+    let computed = compute(runs.clone()).await?;
+    if let Err(err) = keep(keeper, site_id, model, by, generation, &runs, &computed).await {
+        // The answer stands; the next report computes these days again.
+        tracing::warn!(error = %err, site_id, "attribution days could not be kept");
+    }
+    tallies.extend(computed);
+    Ok(tallies)
+}
+
+/// Keeps the computed days, in one transaction that first takes the site's
+/// generation row (made if the site has none) if it has not moved (it waits for a writer holding it), so
+/// a write committed since the computation began keeps nothing; days another
+/// report kept meanwhile are left as they are.
+async fn keep(
+    db: &impl TransactionTrait,
+    site_id: i64,
+    model: Model,
+    by: By,
+    generation: i64,
+    runs: &[Millis],
+    computed: &[RawTally],
+) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("INSERT INTO credit_generations (site_id, generation) VALUES (")
+        .bind(site_id)
+        .push(", 0) ON CONFLICT (site_id) DO NOTHING");
+    txn.execute_raw(sql.statement()).await?;
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("UPDATE credit_generations SET generation = generation WHERE site_id = ")
+        .bind(site_id)
+        .push(" AND generation = ")
+        .bind(generation);
+    if txn.execute_raw(sql.statement()).await?.rows_affected() != 1 {
+        return txn.rollback().await;
+    }
+    let span = (runs.first().map_or(0, |run| run.0), runs.last().map_or(0, |run| run.1));
+    let (already, _) = kept(&txn, site_id, model, by, span).await?;
+    let new_days: Vec<i64> = runs
+        .iter()
+        .flat_map(|&(from, to)| (0..(to - from) / DAY_MS).map(move |n| from + n * DAY_MS))
+        .filter(|day| !already.contains(day))
+        .collect();
+    let (model, grouping) = (model_code(model), by_code(by));
+    let fills: Vec<credit_day_fill::ActiveModel> = new_days
+        .iter()
+        .map(|&day| credit_day_fill::ActiveModel {
+            site_id: Set(site_id),
+            model: Set(model),
+            grouping: Set(grouping),
+            day: Set(day),
+            ..Default::default()
+        })
+        .collect();
+    let rows: Vec<credit_day::ActiveModel> = computed
+        .iter()
+        .filter(|tally| !already.contains(&tally.day))
+        .map(|tally| credit_day::ActiveModel {
+            site_id: Set(site_id),
+            model: Set(model),
+            grouping: Set(grouping),
+            day: Set(tally.day),
+            lead: Set(tally.lead),
+            currency: Set(tally.currency.clone()),
+            grp: Set(tally.grp.clone()),
+            link_id: Set(tally.link),
+            parts: Set(tally.parts),
+            credits: Set(tally.credits),
+            minor: Set(tally.minor),
+            ..Default::default()
+        })
+        .collect();
+    for chunk in fills.chunks(INSERT_CHUNK) {
+        credit_day_fill::Entity::insert_many(chunk.to_vec()).exec_without_returning(&txn).await?;
+    }
+    for chunk in rows.chunks(INSERT_CHUNK) {
+        credit_day::Entity::insert_many(chunk.to_vec()).exec_without_returning(&txn).await?;
+    }
+    txn.commit().await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::missing_runs;
+    use crate::time::DAY_MS;
+
+    const D: i64 = DAY_MS;
+
+    #[test]
+    fn the_days_not_kept_come_as_runs() {
+        type Case = (&'static str, (i64, i64), Vec<i64>, Vec<(i64, i64)>);
+        let cases: Vec<Case> = vec![
+            ("nothing kept", (10 * D, 13 * D), vec![], vec![(10 * D, 13 * D)]),
+            ("all kept", (10 * D, 13 * D), vec![10 * D, 11 * D, 12 * D], vec![]),
+            ("a hole in the middle", (10 * D, 14 * D), vec![10 * D, 13 * D], vec![(11 * D, 13 * D)]),
+            ("the ends", (10 * D, 14 * D), vec![11 * D, 12 * D], vec![(10 * D, 11 * D), (13 * D, 14 * D)]),
+            ("kept days outside count for nothing", (10 * D, 12 * D), vec![9 * D, 12 * D], vec![(10 * D, 12 * D)]),
+            ("no days", (10 * D, 10 * D), vec![], vec![]),
+        ];
+        for (name, days, filled, runs) in cases {
+            let filled: BTreeSet<i64> = filled.into_iter().collect();
+            assert_eq!(missing_runs(days, &filled), runs, "{name}");
+        }
+    }
+}
