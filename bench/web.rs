@@ -6,6 +6,7 @@
 //!
 //! cargo bench --bench web                       (SQLite, 130,000 visitors, about 1M events)
 //! BENCH_VISITORS=20000 cargo bench --bench web  (a quicker, smaller run)
+//! BENCH_PAGES=/links ...                       (only the pages whose path holds it)
 //! BENCH_ONLY=desk ...                            (only /leads with each desk query,
 //!                                                 e.g. on a kept 10M seed whose overview is slow)
 // A test fails loudly: an unwrap here is an assertion.
@@ -105,10 +106,18 @@ async fn main() {
         "/settings/account".to_owned(),
     ];
 
+    // BENCH_PAGES=/links times only the pages whose path holds it.
+    let pages: Vec<String> = match std::env::var("BENCH_PAGES") {
+        Ok(part) => pages.into_iter().filter(|page| page.contains(&part)).collect(),
+        Err(_) => pages.to_vec(),
+    };
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
     let desk_only = std::env::var("BENCH_ONLY").is_ok_and(|only| only == "desk");
     if !desk_only {
         measure_pages(&http, &server, &pages).await;
+    }
+    if !desk_only {
+        measure_link_credit(&http, &server, site, link.id).await;
     }
     measure_desk(&http, &server, visitors).await;
     if !desk_only {
@@ -134,6 +143,46 @@ async fn measure_pages(http: &reqwest::Client, server: &common::Server, pages: &
         );
     }
     println!("\n{} of {} pages met the target. Load average: {}", pages.len() - missed, pages.len(), load_average());
+}
+
+/// What a link brought, as its page asked before (the site's report by link
+/// under each model, three times, keeping one row of each) and as it asks
+/// now (`Link.brought`, from the link's own visitors), in the same run.
+async fn measure_link_credit(http: &reqwest::Client, server: &common::Server, site: i64, link: i64) {
+    let url = format!("{}/graphql", server.base);
+    let before = "query($s: Int) { workspace(siteId: $s) { \
+        a: attributionReport(model: \"first_touch\", by: \"link\", range: \"30d\") { rows { value leads } } \
+        b: attributionReport(model: \"last_touch\", by: \"link\", range: \"30d\") { rows { value leads } } \
+        c: attributionReport(model: \"linear\", by: \"link\", range: \"30d\") { rows { value leads } } } }";
+    let after = "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model leads } } }";
+    let variables = serde_json::json!({ "s": site, "id": format!("lnk_{link}") });
+    println!("\n{:<44} {:>10} {:>10}", "what a link brought, 30 days (GraphQL)", "p50 ms", "p95 ms");
+    let mut base = 0.0;
+    for (name, query) in [("the site's report by link, three models", before), ("Link.brought", after)] {
+        let mut times = Vec::with_capacity(RUNS);
+        for run in 0..WARM_UP + RUNS {
+            let started = Instant::now();
+            let reply = http
+                .post(&url)
+                .header("cookie", &server.cookie)
+                .header("origin", &server.base)
+                .json(&serde_json::json!({ "query": query, "variables": variables }))
+                .send()
+                .await
+                .expect("graphql");
+            let body: serde_json::Value = reply.json().await.expect("graphql body");
+            assert!(body.get("errors").is_none(), "{name}: {body}");
+            if run >= WARM_UP {
+                times.push(started.elapsed());
+            }
+        }
+        times.sort();
+        let (p50, p95) = (common::percentile(&times, 0.5), common::percentile(&times, 0.95));
+        if base == 0.0 {
+            base = p50;
+        }
+        println!("{name:<44} {p50:>10.2} {p95:>10.2}   {:.2} of the first", p50 / base);
+    }
 }
 
 /// The lead desk: search, each filter and each sort, beside the plain list.
