@@ -189,9 +189,9 @@ where
 }
 
 /// Keeps the computed days, in one transaction that first takes the site's
-/// generation row (made if the site has none) if it has not moved (it waits for a writer holding it), so
-/// a write committed since the computation began keeps nothing; days another
-/// report kept meanwhile are left as they are.
+/// generation row (made if the site has none) if it has not moved; it waits
+/// for a writer holding the row, so a write committed since the computation
+/// began keeps nothing. Days another report kept meanwhile are left as they are.
 async fn keep(
     db: &impl TransactionTrait,
     site_id: i64,
