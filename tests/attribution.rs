@@ -13,7 +13,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use common::{Client, TestApp, apps, traffic::DESKTOP_UA};
 use entity::{conversion, credit_day, credit_day_fill, event, identity, link, tracked_session};
-use leadtrail::time::{DAY_MS, MINUTE_MS, now_ms};
+use leadtrail::{
+    service::{
+        credit::{cache, model::Model},
+        visit_groups::VisitGroup,
+    },
+    time::{DAY_MS, MINUTE_MS, now_ms},
+};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::json;
@@ -30,6 +36,18 @@ fn cents(minor: i64) -> String {
 
 fn round(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
+}
+
+/// The linear conversions `Link.brought` shows for the link over 30 days.
+async fn linear_conversions_brought(client: &Client, link_id: &str) -> f64 {
+    let answer = client
+        .graphql(
+            "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model conversions } } }",
+            json!({ "id": link_id }),
+        )
+        .await;
+    let brought = answer["data"]["link"]["brought"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    brought.iter().find(|credit| credit["model"] == "linear").unwrap()["conversions"].as_f64().unwrap()
 }
 
 #[tokio::test]
@@ -187,6 +205,25 @@ async fn every_model_and_grouping_equals_a_recount() {
         let after = total_conversions(client.post("/api/v2/attribution", first_by_channel.clone()).await.expect(200));
         assert_eq!(after, before + 1.0, "the kept day is read");
         credit_day::ActiveModel::from(bumped).reset_all().update(db).await.unwrap();
+        // A link's own figures read the same kept days (the report by link's).
+        let bumped = credit_day::Entity::find()
+            .filter(credit_day::Column::SiteId.eq(site))
+            .filter(credit_day::Column::Model.eq(3))
+            .filter(credit_day::Column::Grouping.eq(4))
+            .filter(credit_day::Column::Lead.eq(false))
+            .filter(credit_day::Column::LinkId.is_not_null())
+            .one(db)
+            .await
+            .unwrap()
+            .expect("a kept day with a conversion a link brought");
+        let slug = link::Entity::find_by_id(bumped.link_id.unwrap()).one(db).await.unwrap().unwrap().slug;
+        let id = common::web::link_id(&client, site, &slug).await;
+        let before = linear_conversions_brought(&client, &id).await;
+        let mut changed: credit_day::ActiveModel = bumped.clone().into();
+        changed.credits = Set(bumped.credits + bumped.parts.max(1));
+        changed.update(db).await.unwrap();
+        assert_eq!(linear_conversions_brought(&client, &id).await, round(before + 1.0), "the link reads the kept day");
+        credit_day::ActiveModel::from(bumped).reset_all().update(db).await.unwrap();
 
         // Late data forgets the kept days it changes, each kind after a
         // report kept them again: a deal days ago for a known visitor and one
@@ -233,6 +270,37 @@ async fn every_model_and_grouping_equals_a_recount() {
         client.put(&format!("/api/sites/{site}"), json!({ "retentionDays": 20 })).await.expect(200);
         let purged = leadtrail::service::privacy::retention::purge(&app.state.db, now_ms()).await.unwrap();
         assert!(purged.events > 0, "{purged:?}");
+        reports_equal_a_recount(&app, &client, site).await;
+
+        // A write that commits while a report computes its days: the report
+        // answers what it read but keeps none of them (it would keep what
+        // the write made stale); with no write between, the same call keeps.
+        let now = now_ms();
+        let closed = (now - now % DAY_MS - 9 * DAY_MS, now - now % DAY_MS - DAY_MS);
+        let kept = || {
+            credit_day_fill::Entity::find()
+                .filter(credit_day_fill::Column::SiteId.eq(site))
+                .filter(credit_day_fill::Column::Model.eq(1))
+                .filter(credit_day_fill::Column::Grouping.eq(1))
+                .count(db)
+        };
+        cache::forget_all(db, site, now).await.unwrap();
+        let late_deal = json!({ "siteId": site, "name": "Closed won", "amount": "5.00", "currency": "EUR",
+                                "tracker_vid": "c3", "occurred_at": now - 4 * DAY_MS, "external_id": "race-1" });
+        let crm = &crm;
+        let compute_while_a_deal_lands = move |_runs| async move {
+            crm.post("/api/conversions", late_deal).await.expect(200);
+            Ok::<_, leadtrail::error::AppError>(Vec::new())
+        };
+        cache::tallies(db, db, site, Model::FirstTouch, VisitGroup::Channel, closed, compute_while_a_deal_lands)
+            .await
+            .unwrap();
+        assert_eq!(kept().await.unwrap(), 0, "days computed before a write are not kept");
+        let compute_quietly = |_runs| async { Ok::<_, leadtrail::error::AppError>(Vec::new()) };
+        cache::tallies(db, db, site, Model::FirstTouch, VisitGroup::Channel, closed, compute_quietly).await.unwrap();
+        assert_eq!(kept().await.unwrap(), 8, "with no write between, the eight days are kept");
+        // Those were made up (no tallies at all): forget them, and the reports recount.
+        cache::forget_all(db, site, now).await.unwrap();
         reports_equal_a_recount(&app, &client, site).await;
 
         // Refusals name their field; another org's site is not found; no session, nothing.

@@ -130,8 +130,16 @@ impl Link {
     async fn brought(&self, ctx: &Context<'_>, range: Option<String>) -> AppResult<Vec<LinkCredit>> {
         let date_range = serde_json::Value::from(range.unwrap_or_else(|| "30d".to_owned()));
         let db = ctx.db().await?;
-        let brought =
-            credit::brought_by_link(&*db, ctx.viewer()?, self.site.id, self.link.id, &date_range, now_ms()).await?;
+        let brought = credit::brought_by_link(
+            &*db,
+            &ctx.app().db,
+            ctx.viewer()?,
+            self.site.id,
+            self.link.id,
+            &date_range,
+            now_ms(),
+        )
+        .await?;
         Ok(brought.into_iter().map(LinkCredit::from).collect())
     }
     /// This link's human clicks grouped for charts, as `linkAnalytics` with

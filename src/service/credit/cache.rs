@@ -37,14 +37,6 @@ pub fn closed_until(now: i64) -> i64 {
     start_of_day(now - CLOSED_AFTER)
 }
 
-fn model_code(model: Model) -> i16 {
-    match model {
-        Model::FirstTouch => 1,
-        Model::LastTouch => 2,
-        Model::Linear => 3,
-    }
-}
-
 fn by_code(by: By) -> i16 {
     match by {
         By::Channel => 1,
@@ -111,7 +103,7 @@ async fn kept(
     )
     .bind(site_id)
     .push(" AND f.model = ")
-    .bind(model_code(model))
+    .bind(model.code())
     .push(" AND f.grouping = ")
     .bind(by_code(by))
     .push(" AND f.day >= ")
@@ -158,8 +150,9 @@ fn missing_runs(days: Millis, filled: &BTreeSet<i64>) -> Vec<Millis> {
 /// The tallies of the closed whole days `days`: kept ones read, the rest
 /// computed by `compute` (over the ranges it is given) and kept for the
 /// next report through `keeper` (reads may come from a read-only pool),
-/// unless something was written meanwhile.
-pub(super) async fn tallies<F, Fut>(
+/// unless something was written meanwhile. Public so that a test can land
+/// a write inside `compute`.
+pub async fn tallies<F, Fut>(
     db: &impl ConnectionTrait,
     keeper: &impl TransactionTrait,
     site_id: i64,
@@ -222,7 +215,7 @@ async fn keep(
         .flat_map(|&(from, to)| (0..(to - from) / DAY_MS).map(move |n| from + n * DAY_MS))
         .filter(|day| !already.contains(day))
         .collect();
-    let (model, grouping) = (model_code(model), by_code(by));
+    let (model, grouping) = (model.code(), by_code(by));
     let fills: Vec<credit_day_fill::ActiveModel> = new_days
         .iter()
         .map(|&day| credit_day_fill::ActiveModel {

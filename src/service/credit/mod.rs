@@ -87,60 +87,77 @@ pub struct CreditReport {
     pub total: Credited,
 }
 
-/// The tallies of the outcomes in `ranges`, computed from the rows.
+/// The tallies of the outcomes in `ranges` under each of `models`,
+/// computed from the rows in one statement.
 async fn computed(
     db: &impl ConnectionTrait,
     site_id: i64,
     ranges: &[Millis],
-    model: Model,
+    models: &[Model],
     by: By,
     only_link: Option<i64>,
-) -> AppResult<Vec<RawTally>> {
-    if ranges.is_empty() {
+) -> AppResult<Vec<(Model, RawTally)>> {
+    if ranges.is_empty() || models.is_empty() {
         return Ok(Vec::new());
     }
-    let statement = sql::tallies(db.get_database_backend(), site_id, ranges, model, by, only_link);
+    let statement = sql::tallies(db.get_database_backend(), site_id, ranges, models, by, only_link);
     let mut tallies = Vec::new();
     for row in db.query_all_raw(statement).await? {
-        tallies.push(RawTally {
-            day: row.try_get("", "day")?,
-            lead: row.try_get::<i64>("", "lead")? == 1,
-            currency: row.try_get::<Option<String>>("", "currency")?.unwrap_or_default(),
-            grp: row.try_get("", "grp")?,
-            link: row.try_get("", "link")?,
-            parts: row.try_get("", "parts")?,
-            credits: row.try_get("", "credits")?,
-            minor: row.try_get::<Option<i64>>("", "minor")?.unwrap_or(0),
-        });
+        let code = row.try_get::<i64>("", "model")?;
+        let Some(&model) = models.iter().find(|model| i64::from(model.code()) == code) else { continue };
+        tallies.push((
+            model,
+            RawTally {
+                day: row.try_get("", "day")?,
+                lead: row.try_get::<i64>("", "lead")? == 1,
+                currency: row.try_get::<Option<String>>("", "currency")?.unwrap_or_default(),
+                grp: row.try_get("", "grp")?,
+                link: row.try_get("", "link")?,
+                parts: row.try_get("", "parts")?,
+                credits: row.try_get("", "credits")?,
+                minor: row.try_get::<Option<i64>>("", "minor")?.unwrap_or(0),
+            },
+        ));
     }
     Ok(tallies)
 }
 
-/// The tallies of a span: its closed whole UTC days kept (`cache`), the
-/// hours at its edges and the days not closed yet computed.
-async fn span_tallies(
+/// The tallies of one model, computed from the rows.
+async fn computed_one(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    ranges: &[Millis],
+    (model, by): (Model, By),
+    only_link: Option<i64>,
+) -> AppResult<Vec<RawTally>> {
+    let tallies = computed(db, site_id, ranges, &[model], by, only_link).await?;
+    Ok(tallies.into_iter().map(|(_, tally)| tally).collect())
+}
+
+/// A span's closed whole UTC days, read from the kept days (`cache`; those
+/// missing are computed for the whole site and kept), and the ranges left
+/// to compute: the hours at its edges and the days not closed yet.
+async fn kept_and_rest(
     db: &impl ConnectionTrait,
     keeper: &impl TransactionTrait,
     site_id: i64,
     span: range::Span,
-    model: Model,
-    by: By,
+    (model, by): (Model, By),
     now: i64,
-) -> AppResult<Vec<RawTally>> {
+) -> AppResult<(Vec<RawTally>, Vec<Millis>)> {
     let DaySplit { days, mut edges } = day_split(span.from, span.to);
-    let mut tallies = Vec::new();
+    let mut kept = Vec::new();
     if let Some((first, last)) = days {
         let closed = cache::closed_until(now).clamp(first, last);
         if closed > first {
-            let compute = |runs: Vec<Millis>| async move { computed(db, site_id, &runs, model, by, None).await };
-            tallies = cache::tallies(db, keeper, site_id, model, by, (first, closed), compute).await?;
+            let compute = |runs: Vec<Millis>| async move { computed_one(db, site_id, &runs, (model, by), None).await };
+            kept = cache::tallies(db, keeper, site_id, model, by, (first, closed), compute).await?;
         }
         if closed < last {
             edges.push((closed, last));
         }
     }
-    tallies.extend(computed(db, site_id, &edges, model, by, None).await?);
-    Ok(tallies)
+    Ok((kept, edges))
 }
 
 /// The tallies, each named as its group shows.
@@ -199,7 +216,8 @@ pub async fn report(
     now: i64,
 ) -> AppResult<CreditReport> {
     let (site_id, span) = site_span(db, viewer, ask.site_id, &ask.date_range, now).await?;
-    let raw = span_tallies(db, keeper, site_id, span, ask.model, ask.by, now).await?;
+    let (mut raw, rest) = kept_and_rest(db, keeper, site_id, span, (ask.model, ask.by), now).await?;
+    raw.extend(computed_one(db, site_id, &rest, (ask.model, ask.by), None).await?);
     let (groups, total) = model::sum(&named(db, ask.by, raw).await?);
     let mut rows: Vec<Credited> = groups.into_iter().map(|(value, sums)| row(value, sums)).collect();
     rows.sort_by(|a, b| {
@@ -220,11 +238,13 @@ pub async fn report(
 }
 
 /// What one tracking link of the site brought under each model over
-/// `date_range`: its row of each model's report by link, read from the
-/// outcomes of the visitors it brought alone (the whole report's row, at the
-/// cost of the link's own visitors).
+/// `date_range`: its row of each model's report by link. The closed days
+/// come from that report's kept days (computed and kept for every link if
+/// missing); the rest of the span from the outcomes of the visitors the link
+/// brought alone, under the three models in one statement.
 pub async fn brought_by_link(
     db: &impl ConnectionTrait,
+    keeper: &impl TransactionTrait,
     viewer: &Viewer,
     site_id: i64,
     link_id: i64,
@@ -232,10 +252,31 @@ pub async fn brought_by_link(
     now: i64,
 ) -> AppResult<Vec<(Model, Credited)>> {
     let (site_id, span) = site_span(db, viewer, site_id, date_range, now).await?;
-    let mut brought = Vec::with_capacity(3);
-    for model in [Model::FirstTouch, Model::LastTouch, Model::Linear] {
-        let raw = computed(db, site_id, &[(span.from, span.to)], model, By::Link, Some(link_id)).await?;
-        let (groups, _) = model::sum(&named(db, By::Link, raw).await?);
+    let mut raw: Vec<(Model, RawTally)> = Vec::new();
+    let mut rest = Vec::new();
+    for model in Model::ALL {
+        // The span's split into days is the same under every model.
+        let (kept, left) = kept_and_rest(db, keeper, site_id, span, (model, By::Link), now).await?;
+        raw.extend(kept.into_iter().filter(|tally| tally.link == Some(link_id)).map(|tally| (model, tally)));
+        rest = left;
+    }
+    raw.extend(computed(db, site_id, &rest, &Model::ALL, By::Link, Some(link_id)).await?);
+    let mut brought = Vec::with_capacity(Model::ALL.len());
+    for model in Model::ALL {
+        // One group, the link's: no name needed.
+        let own: Vec<Tally> = raw
+            .iter()
+            .filter(|(of, _)| *of == model)
+            .map(|(_, tally)| Tally {
+                lead: tally.lead,
+                currency: tally.currency.clone(),
+                key: String::new(),
+                parts: tally.parts,
+                credits: tally.credits,
+                minor: tally.minor,
+            })
+            .collect();
+        let (groups, _) = model::sum(&own);
         let sums = groups.into_values().next().unwrap_or_default();
         brought.push((model, row(String::new(), sums)));
     }

@@ -17,6 +17,20 @@ pub enum Model {
     Linear,
 }
 
+impl Model {
+    /// Every model, in the order a link's page shows them.
+    pub const ALL: [Model; 3] = [Model::FirstTouch, Model::LastTouch, Model::Linear];
+
+    /// The model's number in the statement's rows and the kept days.
+    pub fn code(self) -> i16 {
+        match self {
+            Model::FirstTouch => 1,
+            Model::LastTouch => 2,
+            Model::Linear => 3,
+        }
+    }
+}
+
 /// What a conversion with no visit before it is credited to.
 pub const NO_VISIT: &str = "(no visit)";
 

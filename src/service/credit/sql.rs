@@ -42,20 +42,21 @@ fn credited(model: Model) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// Rows: `day` (the UTC day of the outcome), `lead` (1 or 0), `currency`,
-/// `grp`, `link`, `parts`, `credits`, `minor`; the tallies of
-/// `model::Tally`, of the outcomes in any of `ranges`. With `only_link` (and
-/// `by` link), only that link's credits, from the outcomes of the visitors
-/// it brought: no one else's can credit it.
+/// Rows: `model` (its code), `day` (the UTC day of the outcome), `lead` (1
+/// or 0), `currency`, `grp`, `link`, `parts`, `credits`, `minor`; the
+/// tallies of `model::Tally` under each of `models`, of the outcomes in any
+/// of `ranges` (the outcomes are joined to their visits once, whatever the
+/// number of models). With `only_link` (and `by` link), only that link's
+/// credits, from the outcomes of the visitors it brought: no one else's can
+/// credit it.
 pub fn tallies(
     backend: DbBackend,
     site_id: i64,
     ranges: &[Millis],
-    model: Model,
+    models: &[Model],
     by: By,
     only_link: Option<i64>,
 ) -> Statement {
-    let (chosen, parts, part) = credited(model);
     let mut sql = Sql::new(backend);
     let site = |sql: &mut Sql, from: &str| {
         sql.push(from).push(" WHERE site_id = ").bind(site_id);
@@ -108,16 +109,24 @@ pub fn tallies(
          ON s.visitor_id = o.visitor AND s.started_at <= o.happened AND s.is_bot = ",
     )
     .bind(false)
-    .push(") SELECT day, lead, currency, grp, link, parts, COUNT(*) AS credits, CAST(SUM(part) AS BIGINT) AS minor FROM (")
-    .push("SELECT day, lead, currency, grp, link, ")
-    .push(parts)
-    .push(" AS parts, ")
-    .push(part)
-    .push(" AS part FROM touched WHERE ")
-    .push(chosen);
-    if let Some(link) = only_link {
-        sql.push(" AND link = ").bind(link);
+    .push(
+        ") SELECT model, day, lead, currency, grp, link, parts, COUNT(*) AS credits, \
+         CAST(SUM(part) AS BIGINT) AS minor FROM (",
+    );
+    for (at, model) in models.iter().enumerate() {
+        let (chosen, parts, part) = credited(*model);
+        if at > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.push(&format!(
+            "SELECT CAST({} AS BIGINT) AS model, day, lead, currency, grp, link, {parts} AS parts, {part} AS part \
+             FROM touched WHERE {chosen}",
+            model.code()
+        ));
+        if let Some(link) = only_link {
+            sql.push(" AND link = ").bind(link);
+        }
     }
-    sql.push(") credited GROUP BY day, lead, currency, grp, link, parts");
+    sql.push(") credited GROUP BY model, day, lead, currency, grp, link, parts");
     sql.statement()
 }
