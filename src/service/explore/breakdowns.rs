@@ -13,7 +13,7 @@ use super::{
     query::{Dimension, Filter},
     range::Span,
     sql::{self, Context, Source, Sql},
-    statements::{VISIT_EVENT_COUNTS, events_from, push_where},
+    statements::{VISIT_EVENT_COUNTS, events_in_span},
     visits,
 };
 use crate::{
@@ -52,7 +52,7 @@ fn statement(
     context: &Context<'_>,
     dimensions: &[Dimension],
     filters: &[Filter],
-    resolved: &sql::Resolved,
+    (resolved, stretch): (&sql::Resolved, Option<visits::Stretch>),
 ) -> Sql {
     let mut sql = Sql::new(context.backend);
     let score = score_sql_text("v", scope.now);
@@ -80,14 +80,13 @@ fn statement(
     }
     if per_event {
         sql.push(" FROM (SELECT e.session_id AS sid").push(VISIT_EVENT_COUNTS);
-        events_from(&mut sql, &[], filters, &[]);
-        push_where(&mut sql, "e", context.site_id, "e.timestamp", context.span);
+        events_in_span(&mut sql, context.site_id, context.span, (&[], filters, &[]), stretch);
         sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
         sql.push(" GROUP BY 1) x0 JOIN tracked_sessions s ON s.id = x0.sid JOIN visitors v ON v.id = x0.vid");
     } else {
-        visits::from(&mut sql, context, context.span, false);
+        visits::from(&mut sql, context, context.span, false, stretch);
         sql.push(&format!(" JOIN visitors v ON v.id = {visitor}"));
-        visits::condition(&mut sql, context, context.span, false);
+        visits::condition(&mut sql, context, context.span, false, stretch);
         sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     }
     sql.push(&format!(
@@ -117,7 +116,8 @@ pub async fn visit_breakdowns(
     let resolved = figures::resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
     let context =
         Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets: None, goals: scope.goals };
-    let sql = statement(scope, &context, dimensions, filters, &resolved);
+    let stretch = visits::stretch(db, scope.site_id, span).await?;
+    let sql = statement(scope, &context, dimensions, filters, (&resolved, stretch));
     let mut shared = Shared { whole: Counts::default(), groups: vec![Groups::new(); dimensions.len()] };
     for row in db.query_all_raw(sql.statement()).await? {
         let counts = Counts {

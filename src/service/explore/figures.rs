@@ -12,7 +12,10 @@ use super::{
     revenue::{self, Currency, Revenue},
     rollups,
     sql::{self, Context, Resolved, Source, Sql},
-    statements::{events_from, flat_statement, group_by_positions, nested_statement, push_where, visit_statement},
+    statements::{
+        events_from, flat_statement, group_by_positions, joins_visits, nested_statement, push_where, visit_statement,
+    },
+    visits,
 };
 
 pub use super::{
@@ -48,12 +51,18 @@ async fn event_groups(
     // kept on the events only.
     let visit_level =
         ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
-    let sql = if visit_level && !revenue::asked(metrics) {
-        visit_statement(scope, ask, span, &context, resolved)
-    } else if metrics.contains(&Metric::VisitDuration) {
-        nested_statement(scope, ask, span, &context, resolved)
+    let whole_visits = visit_level && !revenue::asked(metrics);
+    let stretch = if whole_visits || joins_visits(ask.dimensions, ask.filters, metrics) {
+        visits::stretch(db, scope.site_id, span).await?
     } else {
-        flat_statement(scope, ask, span, &context, resolved)
+        None
+    };
+    let sql = if whole_visits {
+        visit_statement(scope, ask, span, &context, (resolved, stretch))
+    } else if metrics.contains(&Metric::VisitDuration) {
+        nested_statement(scope, ask, span, &context, (resolved, stretch))
+    } else {
+        flat_statement(scope, ask, span, &context, (resolved, stretch))
     };
     let mut groups = Groups::new();
     for row in db.query_all_raw(sql.statement()).await? {

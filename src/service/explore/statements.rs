@@ -72,12 +72,50 @@ pub fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Sp
         .bind(span.to);
 }
 
+/// Whether the events statement joins each event's visit (`s`).
+pub fn joins_visits(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) -> bool {
+    metrics.iter().any(|metric| metric.is_session_metric()) || sql::needs_join(dimensions, filters, false)
+}
+
 pub fn events_from(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
     sql.push(" FROM events e");
-    let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
-    if visit_metric || sql::needs_join(dimensions, filters, false) {
+    if joins_visits(dimensions, filters, metrics) {
         sql.push(" JOIN tracked_sessions s ON s.id = e.session_id");
     }
+    visitors_joined(sql, dimensions, filters, metrics);
+}
+
+/// ` FROM` the events with their visits and visitors as the query needs and
+/// ` WHERE` the site's human events in the span, as `events_from` and
+/// `push_where` write them; but with a `stretch` (SQLite) and the visits
+/// joined anyway, the visits are read first, in table order, and each
+/// one's events through the visit index: looking the visit of each of a
+/// month's events up took 1.6 s at 1M events, this 0.2 s (`visits.rs`
+/// says why every event of the span has its visit in the stretch).
+pub fn events_in_span(
+    sql: &mut Sql,
+    site_id: i64,
+    span: Span,
+    (dimensions, filters, metrics): (&[Dimension], &[Filter], &[Metric]),
+    stretch: Option<visits::Stretch>,
+) {
+    match stretch.filter(|_| joins_visits(dimensions, filters, metrics)) {
+        Some(stretch) => {
+            // SQLite keeps the left table of a CROSS JOIN outermost.
+            sql.push(" FROM tracked_sessions s NOT INDEXED CROSS JOIN events e ON e.session_id = s.id");
+            visitors_joined(sql, dimensions, filters, metrics);
+            push_where(sql, "e", site_id, "e.timestamp", span);
+            sql.push(" AND ");
+            visits::within(sql, stretch, site_id, span);
+        }
+        None => {
+            events_from(sql, dimensions, filters, metrics);
+            push_where(sql, "e", site_id, "e.timestamp", span);
+        }
+    }
+}
+
+fn visitors_joined(sql: &mut Sql, dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) {
     let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
     if visitor_metric || sql::needs_join(dimensions, filters, true) {
         sql.push(" JOIN visitors v ON v.id = e.visitor_id");
@@ -92,7 +130,7 @@ pub(super) fn visit_statement(
     ask: Ask<'_>,
     span: Span,
     context: &Context<'_>,
-    resolved: &Resolved,
+    (resolved, stretch): (&Resolved, Option<visits::Stretch>),
 ) -> Sql {
     let Ask { dimensions, filters, metrics } = ask;
     let mut sql = Sql::new(context.backend);
@@ -122,12 +160,12 @@ pub(super) fn visit_statement(
         let score = score_sql_text("v", scope.now);
         sql.push(&format!(", COUNT(DISTINCT CASE WHEN {score} >= {} THEN {visitor} END) AS hot", scope.hot_threshold));
     }
-    visits::from(&mut sql, context, span, time);
+    visits::from(&mut sql, context, span, time, stretch);
     let visitor_metric = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
     if visitor_metric || sql::needs_join(dimensions, filters, true) {
         sql.push(&format!(" JOIN visitors v ON v.id = {visitor}"));
     }
-    visits::condition(&mut sql, context, span, time);
+    visits::condition(&mut sql, context, span, time, stretch);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     group_by_positions(&mut sql, dimensions.len());
     sql
@@ -140,7 +178,7 @@ pub(super) fn nested_statement(
     ask: Ask<'_>,
     span: Span,
     context: &Context<'_>,
-    resolved: &Resolved,
+    (resolved, stretch): (&Resolved, Option<visits::Stretch>),
 ) -> Sql {
     let Ask { dimensions, filters, metrics } = ask;
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
@@ -166,8 +204,7 @@ pub(super) fn nested_statement(
     if revenue::asked(metrics) {
         sql.push(&revenue::sums(true, "e.revenue_"));
     }
-    events_from(&mut sql, dimensions, filters, metrics);
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
+    events_in_span(&mut sql, scope.site_id, span, (dimensions, filters, metrics), stretch);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     group_by_positions(&mut sql, dimensions.len() + 1);
 
@@ -211,7 +248,7 @@ pub(super) fn flat_statement(
     ask: Ask<'_>,
     span: Span,
     context: &Context<'_>,
-    resolved: &Resolved,
+    (resolved, stretch): (&Resolved, Option<visits::Stretch>),
 ) -> Sql {
     let Ask { dimensions, filters, metrics } = ask;
     let mut sql = Sql::new(context.backend);
@@ -248,8 +285,7 @@ pub(super) fn flat_statement(
     if revenue::asked(metrics) {
         sql.push(&revenue::sums(true, "e.revenue_"));
     }
-    events_from(&mut sql, dimensions, filters, metrics);
-    push_where(&mut sql, "e", scope.site_id, "e.timestamp", span);
+    events_in_span(&mut sql, scope.site_id, span, (dimensions, filters, metrics), stretch);
     sql::filters(&mut sql, context, Source::Events, filters, &mut resolved.iter());
     group_by_positions(&mut sql, dimensions.len());
     sql

@@ -13,11 +13,53 @@
 //! The statement reads `tracked_sessions s LEFT JOIN (edge counts) y`; the
 //! expressions below name a visit's visitor, events, pageviews and bucket.
 
+use sea_orm::{ConnectionTrait, DbBackend, DbErr};
+
 use super::{
     range::Span,
     sql::{Context, Sql},
 };
 use crate::service::tracking::sessionize::SESSION_MAX_MS;
+
+/// How many rows of the table a stretch may hold per visit it is read for
+/// and still be read in order: SQLite reads a row in table order several
+/// times faster than through the start index, which looks each one up
+/// (220k visits of one site at 1M events: 24 ms in order, 128 ms looked up).
+const STRETCH_ROWS_PER_VISIT: i64 = 4;
+
+/// The ids of the visits that may reach into a span (those begun in the
+/// window the start index bounds), when, on SQLite, reading the table from
+/// the first to the last of them in order costs less than looking each one
+/// up: ids grow as visits are written, so a site's recent visits lie
+/// together unless other sites' interleave. The rows read are still
+/// checked against every condition; the stretch only says where to look.
+#[derive(Debug, Clone, Copy)]
+pub struct Stretch {
+    first: i64,
+    last: i64,
+}
+
+/// The stretch of the table to read for `span`'s visits, if reading it in
+/// order is cheaper (SQLite only; PostgreSQL plans its own scans).
+pub async fn stretch(db: &impl ConnectionTrait, site_id: i64, span: Span) -> Result<Option<Stretch>, DbErr> {
+    if db.get_database_backend() != DbBackend::Sqlite {
+        return Ok(None);
+    }
+    let mut sql = Sql::new(DbBackend::Sqlite);
+    sql.push("SELECT MIN(s.id) AS first, MAX(s.id) AS last, COUNT(*) AS visits FROM tracked_sessions s WHERE ");
+    started(&mut sql, "s", site_id, span.from.saturating_sub(SESSION_MAX_MS), span.to);
+    let Some(row) = db.query_one_raw(sql.statement()).await? else { return Ok(None) };
+    let visits: i64 = row.try_get("", "visits")?;
+    let (first, last): (Option<i64>, Option<i64>) = (row.try_get("", "first")?, row.try_get("", "last")?);
+    Ok(match (first, last) {
+        (Some(first), Some(last)) if last - first < visits.saturating_mul(STRETCH_ROWS_PER_VISIT) => {
+            Some(Stretch { first, last })
+        }
+        // No visit at all: an empty stretch reads nothing.
+        (None, None) => Some(Stretch { first: 0, last: -1 }),
+        _ => None,
+    })
+}
 
 /// A visit's visitor.
 pub const VISITOR: &str = "s.visitor_id";
@@ -73,9 +115,15 @@ fn inside(sql: &mut Sql, context: &Context<'_>, alias: &str, span: Span, time: b
 }
 
 /// Writes ` FROM` the visits with, for those not inside the span (or a
-/// bucket), the events and pageviews they have in it (`y`).
-pub fn from(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool) {
-    sql.push(" FROM tracked_sessions s LEFT JOIN (SELECT e.session_id AS sid");
+/// bucket), the events and pageviews they have in it (`y`); with a
+/// `stretch`, read in table order (`condition` bounds them).
+pub fn from(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool, stretch: Option<Stretch>) {
+    sql.push(" FROM tracked_sessions s");
+    if stretch.is_some() {
+        // The table in id order between the stretch's ends (`condition`), not the start index.
+        sql.push(" NOT INDEXED");
+    }
+    sql.push(" LEFT JOIN (SELECT e.session_id AS sid");
     if time {
         sql.push(&format!(", {} AS t", bucket_of(context, "e.timestamp")));
     }
@@ -103,10 +151,20 @@ pub fn from(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool) {
     sql.push(" ON y.sid = s.id");
 }
 
+/// Writes that visit `s` lies in the stretch and begun in the window of
+/// `span` (what the stretch was taken over).
+pub fn within(sql: &mut Sql, stretch: Stretch, site_id: i64, span: Span) {
+    sql.push("s.id >= ").bind(stretch.first).push(" AND s.id <= ").bind(stretch.last).push(" AND ");
+    started(sql, "s", site_id, span.from.saturating_sub(SESSION_MAX_MS), span.to);
+}
+
 /// Writes ` WHERE` the visit reaches into the span with events in it (in
 /// `y`, or inside the span with any kept on its row).
-pub fn condition(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool) {
+pub fn condition(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool, stretch: Option<Stretch>) {
     sql.push(" WHERE ");
+    if let Some(Stretch { first, last }) = stretch {
+        sql.push("s.id >= ").bind(first).push(" AND s.id <= ").bind(last).push(" AND ");
+    }
     reaching(sql, "s", context.site_id, span);
     sql.push(" AND (y.sid IS NOT NULL OR (");
     inside(sql, context, "s", span, time);
