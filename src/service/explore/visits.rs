@@ -129,10 +129,20 @@ pub fn from(sql: &mut Sql, context: &Context<'_>, span: Span, time: bool, stretc
     }
     sql.push(
         ", COUNT(*) AS n_events, SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews \
-         FROM tracked_sessions c JOIN events e ON e.session_id = c.id WHERE ",
+         FROM tracked_sessions c",
     );
+    // With time, every visit of the window is looked at: in table order
+    // too (a CROSS JOIN, or SQLite drives the join from the events).
+    let ordered = stretch.filter(|_| time);
+    sql.push(match ordered {
+        Some(_) => " NOT INDEXED CROSS JOIN events e ON e.session_id = c.id WHERE ",
+        None => " JOIN events e ON e.session_id = c.id WHERE ",
+    });
     if time {
         // Any visit may cross a bucket's edge.
+        if let Some(Stretch { first, last }) = ordered {
+            sql.push("c.id >= ").bind(first).push(" AND c.id <= ").bind(last).push(" AND ");
+        }
         reaching(sql, "c", context.site_id, span);
     } else {
         // Only visits begun before the span or ending after it are cut: those
