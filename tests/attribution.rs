@@ -38,15 +38,20 @@ fn round(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
 }
 
-/// The linear conversions `Link.brought` shows for the link over 30 days.
-async fn linear_conversions_brought(client: &Client, link_id: &str) -> f64 {
+/// What `Link.brought` shows for the link over 30 days, one entry per model.
+async fn brought(client: &Client, link_id: &str) -> Vec<serde_json::Value> {
     let answer = client
         .graphql(
-            "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model conversions } } }",
+            "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model leads conversions revenue { amount currency } } } }",
             json!({ "id": link_id }),
         )
         .await;
-    let brought = answer["data"]["link"]["brought"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    answer["data"]["link"]["brought"].as_array().cloned().unwrap_or_else(|| panic!("{answer}"))
+}
+
+/// The linear conversions `Link.brought` shows for the link over 30 days.
+async fn linear_conversions_brought(client: &Client, link_id: &str) -> f64 {
+    let brought = brought(client, link_id).await;
     brought.iter().find(|credit| credit["model"] == "linear").unwrap()["conversions"].as_f64().unwrap()
 }
 
@@ -155,16 +160,10 @@ async fn every_model_and_grouping_equals_a_recount() {
         let mut credited_links = 0;
         for slug in ["spring", "autumn"] {
             let id = common::web::link_id(&client, site, slug).await;
-            let answer = client
-                .graphql(
-                    "query($id: ID!) { link(id: $id) { brought(range: \"30d\") { model leads conversions revenue { amount currency } } } }",
-                    json!({ "id": id }),
-                )
-                .await;
-            let brought = answer["data"]["link"]["brought"].as_array().unwrap_or_else(|| panic!("{answer}"));
+            let brought = brought(&client, &id).await;
             let models: Vec<&str> = brought.iter().map(|credit| credit["model"].as_str().unwrap()).collect();
             assert_eq!(models, ["first_touch", "last_touch", "linear"]);
-            for credit in brought {
+            for credit in &brought {
                 let model = credit["model"].as_str().unwrap();
                 let report = client
                     .post(

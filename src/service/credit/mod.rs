@@ -168,16 +168,9 @@ async fn named(db: &impl ConnectionTrait, by: By, raw: Vec<RawTally>) -> AppResu
         .map(|tally| {
             let value = match by {
                 By::Link => tally.link.and_then(|id| slugs.get(&id).cloned()),
-                _ => tally.grp,
+                _ => tally.grp.clone(),
             };
-            Tally {
-                lead: tally.lead,
-                currency: tally.currency,
-                key: by.shown(value),
-                parts: tally.parts,
-                credits: tally.credits,
-                minor: tally.minor,
-            }
+            tally.named(by.shown(value))
         })
         .collect())
 }
@@ -264,18 +257,8 @@ pub async fn brought_by_link(
     let mut brought = Vec::with_capacity(Model::ALL.len());
     for model in Model::ALL {
         // One group, the link's: no name needed.
-        let own: Vec<Tally> = raw
-            .iter()
-            .filter(|(of, _)| *of == model)
-            .map(|(_, tally)| Tally {
-                lead: tally.lead,
-                currency: tally.currency.clone(),
-                key: String::new(),
-                parts: tally.parts,
-                credits: tally.credits,
-                minor: tally.minor,
-            })
-            .collect();
+        let own: Vec<Tally> =
+            raw.iter().filter(|(of, _)| *of == model).map(|(_, tally)| tally.clone().named(String::new())).collect();
         let (groups, _) = model::sum(&own);
         let sums = groups.into_values().next().unwrap_or_default();
         brought.push((model, row(String::new(), sums)));

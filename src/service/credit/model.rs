@@ -63,6 +63,20 @@ pub struct RawTally {
     pub minor: i64,
 }
 
+impl RawTally {
+    /// The tally under the group name `key`.
+    pub fn named(self, key: String) -> Tally {
+        Tally {
+            lead: self.lead,
+            currency: self.currency,
+            key,
+            parts: self.parts,
+            credits: self.credits,
+            minor: self.minor,
+        }
+    }
+}
+
 /// What one group (or the total) was credited.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sums {
