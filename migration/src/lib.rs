@@ -61,6 +61,7 @@ mod m20261215_000001_create_page_days;
 mod m20261216_000001_index_visits_by_visitor_with_origin;
 mod m20261217_000001_index_visits_by_link;
 mod m20261218_000001_create_credit_days;
+mod m20261219_000001_index_events_by_time_with_visit;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -130,6 +131,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261216_000001_index_visits_by_visitor_with_origin::Migration),
             Box::new(m20261217_000001_index_visits_by_link::Migration),
             Box::new(m20261218_000001_create_credit_days::Migration),
+            Box::new(m20261219_000001_index_events_by_time_with_visit::Migration),
         ]
     }
 }

@@ -102,7 +102,10 @@ pub fn events_in_span(
     match stretch.filter(|_| joins_visits(dimensions, filters, metrics)) {
         Some(stretch) => {
             // SQLite keeps the left table of a CROSS JOIN outermost.
-            sql.push(" FROM tracked_sessions s NOT INDEXED CROSS JOIN events e ON e.session_id = s.id");
+            sql.push(&format!(
+                " FROM tracked_sessions s NOT INDEXED CROSS JOIN events e INDEXED BY {} ON e.session_id = s.id",
+                visits::EVENTS_BY_VISIT
+            ));
             visitors_joined(sql, dimensions, filters, metrics);
             push_where(sql, "e", site_id, "e.timestamp", span);
             sql.push(" AND ");
