@@ -62,6 +62,7 @@ mod m20261216_000001_index_visits_by_visitor_with_origin;
 mod m20261217_000001_index_visits_by_link;
 mod m20261218_000001_create_credit_days;
 mod m20261219_000001_index_events_by_time_with_visit;
+mod m20261220_000001_index_visits_by_start_with_end;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -132,6 +133,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261217_000001_index_visits_by_link::Migration),
             Box::new(m20261218_000001_create_credit_days::Migration),
             Box::new(m20261219_000001_index_events_by_time_with_visit::Migration),
+            Box::new(m20261220_000001_index_visits_by_start_with_end::Migration),
         ]
     }
 }
@@ -149,9 +151,14 @@ pub(crate) fn cascade(from: (&'static str, &'static str), to: &'static str) -> F
         .to_owned()
 }
 
+/// The name `index` gives an index of `table` on `columns`.
+pub(crate) fn index_name(table: &str, columns: &[&str]) -> String {
+    format!("idx_{}_{}", table, columns.join("_"))
+}
+
 pub(crate) fn index(table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
     let mut stmt = Index::create();
-    stmt.name(format!("idx_{}_{}", table, columns.join("_"))).table(table);
+    stmt.name(index_name(table, columns)).table(table);
     for column in columns {
         stmt.col(*column);
     }
@@ -172,6 +179,11 @@ pub(crate) async fn create_indexes(
         manager.create_index(stmt).await?;
     }
     Ok(())
+}
+
+/// Drops the index `index` made on `table` and `columns`.
+pub(crate) async fn drop_index(manager: &SchemaManager<'_>, table: &str, columns: &[&str]) -> Result<(), DbErr> {
+    manager.drop_index(Index::drop().name(index_name(table, columns)).table(table.to_owned()).to_owned()).await
 }
 
 pub(crate) async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {

@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{create_indexes, index};
+use crate::{create_indexes, drop_index, index};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -18,16 +18,11 @@ const WITH_ORIGIN: [&str; 7] = ["visitor_id", "started_at", "is_bot", "channel",
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         create_indexes(manager, vec![index("tracked_sessions", &WITH_ORIGIN)]).await?;
-        manager.drop_index(Index::drop().name(name(&BY_VISITOR)).table("tracked_sessions").to_owned()).await
+        drop_index(manager, "tracked_sessions", &BY_VISITOR).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         create_indexes(manager, vec![index("tracked_sessions", &BY_VISITOR)]).await?;
-        manager.drop_index(Index::drop().name(name(&WITH_ORIGIN)).table("tracked_sessions").to_owned()).await
+        drop_index(manager, "tracked_sessions", &WITH_ORIGIN).await
     }
-}
-
-/// The name `index` gives.
-fn name(columns: &[&str]) -> String {
-    format!("idx_tracked_sessions_{}", columns.join("_"))
 }

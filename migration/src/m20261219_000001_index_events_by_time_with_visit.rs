@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{create_indexes, index};
+use crate::{create_indexes, drop_index, index};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -17,16 +17,11 @@ const WIDE: &[&str] = &["site_id", "timestamp", "is_bot", "event_type", "page", 
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         create_indexes(manager, vec![index("events", WIDE)]).await?;
-        drop_index(manager, NARROW).await
+        drop_index(manager, "events", NARROW).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         create_indexes(manager, vec![index("events", NARROW)]).await?;
-        drop_index(manager, WIDE).await
+        drop_index(manager, "events", WIDE).await
     }
-}
-
-async fn drop_index(manager: &SchemaManager<'_>, columns: &[&str]) -> Result<(), DbErr> {
-    let name = format!("idx_events_{}", columns.join("_"));
-    manager.drop_index(Index::drop().name(name).table("events").to_owned()).await
 }
