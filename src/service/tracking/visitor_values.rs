@@ -140,12 +140,12 @@ pub(super) fn add_row_deletes(writes: &mut Writes, keys: &[VisitorValueKey]) {
         keys.iter().map(|key| (key.visitor_id, key.dimension.code(), key.value.as_str())).collect();
     let backend = writes.backend();
     let at = |index, pg_type| json_rows::element(backend, index, pg_type, "k.value");
-    // The visitors' few rows by the unique index, then the exact keys.
+    // Each key once, through the unique index. (A correlated `EXISTS` over
+    // the keys read the rows parameter again for every stored row of the
+    // batch's visitors, so a batch's cost grew with the square of its keys:
+    // batched collect fell to 400 events/s.)
     let sql = format!(
-        "WITH gone AS (SELECT {} AS visitor_id, {} AS dimension, {} AS value FROM {} k) \
-         DELETE FROM visitor_values WHERE visitor_id IN (SELECT visitor_id FROM gone) \
-         AND EXISTS (SELECT 1 FROM gone g WHERE g.visitor_id = visitor_values.visitor_id \
-         AND g.dimension = visitor_values.dimension AND g.value = visitor_values.value)",
+        "DELETE FROM visitor_values WHERE (visitor_id, dimension, value) IN (SELECT {}, {}, {} FROM {} k)",
         at(0, "bigint"),
         at(1, "smallint"),
         at(2, "text"),
