@@ -27,11 +27,11 @@ use leadtrail::{
     auth::Viewer,
     service::{
         analytics::{self, TimeRange, live, profile, stats, visitors},
-        link_stats,
+        explore, link_stats,
     },
     time::now_ms,
 };
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait};
 use serde_json::{Value, json};
 
 const WARM_UP: usize = 5;
@@ -76,7 +76,6 @@ struct Route {
     target_p95_ms: f64,
 }
 
-/// Explore's dimensions, timed one by one ("" is the aggregate).
 /// The date range of the Explore and goals cases: the last 30 days, but
 /// starting the day after the site's first event when they would start on
 /// or before it. A live site's 30-day range cuts a day that holds data, and
@@ -85,15 +84,14 @@ struct Route {
 async fn range_inside_data(db: &DatabaseConnection, site: i64) -> Value {
     let today = chrono::Utc::now().date_naive();
     let month = today - chrono::Days::new(29);
-    let sql = format!("SELECT MIN(timestamp) AS first FROM events WHERE site_id = {site}");
-    let row = db.query_one_raw(Statement::from_string(db.get_database_backend(), sql)).await.expect("first event");
-    let first: Option<i64> = row.and_then(|row| row.try_get("", "first").ok()).flatten();
+    let first = explore::figures::first_event(db, site).await.expect("first event");
     let after_first =
         first.and_then(chrono::DateTime::from_timestamp_millis).map(|at| at.date_naive() + chrono::Days::new(1));
     let start = after_first.map_or(month, |after_first| after_first.max(month));
     json!([start.to_string(), today.to_string()])
 }
 
+/// Explore's dimensions, timed one by one ("" is the aggregate).
 const EXPLORE_DIMENSIONS: [&str; 21] = [
     "",
     "visit:source",

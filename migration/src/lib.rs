@@ -181,9 +181,16 @@ pub(crate) async fn create_indexes(
     Ok(())
 }
 
-/// Drops the index `index` made on `table` and `columns`.
-pub(crate) async fn drop_index(manager: &SchemaManager<'_>, table: &str, columns: &[&str]) -> Result<(), DbErr> {
-    manager.drop_index(Index::drop().name(index_name(table, columns)).table(table.to_owned()).to_owned()).await
+/// Replaces the index `index` made on `table` and `old` with one on `new`,
+/// creating the new one first so reads always have one of them.
+pub(crate) async fn replace_index(
+    manager: &SchemaManager<'_>,
+    table: &'static str,
+    old: &[&'static str],
+    new: &[&'static str],
+) -> Result<(), DbErr> {
+    manager.create_index(index(table, new)).await?;
+    manager.drop_index(Index::drop().name(index_name(table, old)).table(table).to_owned()).await
 }
 
 pub(crate) async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {

@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{create_indexes, drop_index, index};
+use crate::replace_index;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -17,12 +17,10 @@ const WITH_ORIGIN: [&str; 7] = ["visitor_id", "started_at", "is_bot", "channel",
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("tracked_sessions", &WITH_ORIGIN)]).await?;
-        drop_index(manager, "tracked_sessions", &BY_VISITOR).await
+        replace_index(manager, "tracked_sessions", &BY_VISITOR, &WITH_ORIGIN).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("tracked_sessions", &BY_VISITOR)]).await?;
-        drop_index(manager, "tracked_sessions", &WITH_ORIGIN).await
+        replace_index(manager, "tracked_sessions", &WITH_ORIGIN, &BY_VISITOR).await
     }
 }

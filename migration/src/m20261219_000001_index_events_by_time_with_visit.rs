@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{create_indexes, drop_index, index};
+use crate::replace_index;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -16,12 +16,10 @@ const WIDE: &[&str] = &["site_id", "timestamp", "is_bot", "event_type", "page", 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("events", WIDE)]).await?;
-        drop_index(manager, "events", NARROW).await
+        replace_index(manager, "events", NARROW, WIDE).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("events", NARROW)]).await?;
-        drop_index(manager, "events", WIDE).await
+        replace_index(manager, "events", WIDE, NARROW).await
     }
 }

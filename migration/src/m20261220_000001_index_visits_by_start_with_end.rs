@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{create_indexes, drop_index, index};
+use crate::replace_index;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -16,12 +16,10 @@ const WITH_END: &[&str] = &["site_id", "started_at", "ended_at"];
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("tracked_sessions", WITH_END)]).await?;
-        drop_index(manager, "tracked_sessions", BY_START).await
+        replace_index(manager, "tracked_sessions", BY_START, WITH_END).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        create_indexes(manager, vec![index("tracked_sessions", BY_START)]).await?;
-        drop_index(manager, "tracked_sessions", WITH_END).await
+        replace_index(manager, "tracked_sessions", WITH_END, BY_START).await
     }
 }
