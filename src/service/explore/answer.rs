@@ -16,7 +16,7 @@ use super::{
     figures::{self, Ask, Counts, Groups, Key, Scope},
     query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
     range::{self, Buckets, Span},
-    revenue, sql,
+    revenue, sql, visits,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -206,11 +206,13 @@ fn echo(
 }
 
 /// Counts of the query's own range already read elsewhere (the explorer's
-/// shared pass): its groups, and the whole `percentage` divides by.
+/// shared pass): its groups, and the whole `percentage` divides by; and the
+/// stretches its snapshot has taken (the page's other queries').
 #[derive(Default)]
-pub struct Known {
+pub struct Known<'a> {
     pub groups: Option<Groups>,
     pub total: Option<i64>,
+    pub stretches: Option<&'a visits::Stretches>,
 }
 
 /// The span a query's range covers (`all` begins at the site's first event).
@@ -228,7 +230,7 @@ pub async fn build(
     query: &Query,
     now: i64,
     body_filters: &Value,
-    known: Known,
+    known: Known<'_>,
 ) -> AppResult<Answer> {
     let span = span_of(db, site.id, zone, query, now).await?;
     let grain = range::auto_grain(span);
@@ -248,7 +250,8 @@ pub async fn build(
     }
     let goals = goals::rules(db, site.id).await?;
     conversion::check_goals_exist(&query.filters, &goals)?;
-    let scope = Scope::of(site, now, &goals);
+    let own_stretches = visits::Stretches::default();
+    let scope = Scope::of(site, now, &goals, known.stretches.unwrap_or(&own_stretches));
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };

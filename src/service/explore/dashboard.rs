@@ -17,6 +17,7 @@ use super::{
     figures::{Groups, Scope},
     query::{self, Dimension, Metric},
     rollups,
+    visits::Stretches,
 };
 use crate::{
     auth::{Role, Viewer},
@@ -203,12 +204,15 @@ pub async fn dashboard(
         panel_queries.push((spec, parsed(&body)?));
     }
     let txn = snapshot(db).await?;
-    let shared = shared_pass(&txn, &site, zone, &totals_query, &panel_queries, now).await?;
-    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, shared.whole()).await?;
-    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, Known::default()).await?;
+    // Every query of the page reads this snapshot: each span's stretch is taken once.
+    let stretches = Stretches::default();
+    let shared = shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &stretches, now).await?;
+    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, shared.whole(&stretches)).await?;
+    let series_known = Known { stretches: Some(&stretches), ..Known::default() };
+    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series_known).await?;
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        let answer = answer::build(&txn, &site, zone, query, now, &filters, shared.known(query)).await?;
+        let answer = answer::build(&txn, &site, zone, query, now, &filters, shared.known(query, &stretches)).await?;
         panels.push(PanelAnswer { spec, answer });
     }
     txn.commit().await?;
@@ -225,20 +229,20 @@ struct SharedPass {
 impl SharedPass {
     /// The tiles' figures for the range itself (the earlier period is read
     /// on its own).
-    fn whole(&self) -> Known {
-        let Some(counts) = &self.counts else { return Known::default() };
+    fn whole<'a>(&self, stretches: &'a Stretches) -> Known<'a> {
+        let Some(counts) = &self.counts else { return Known { stretches: Some(stretches), ..Known::default() } };
         let groups = Groups::from([(Vec::new(), counts.whole.clone())]);
-        Known { groups: Some(groups), total: Some(counts.whole.visitors) }
+        Known { groups: Some(groups), total: Some(counts.whole.visitors), stretches: Some(stretches) }
     }
 
     /// What a panel's query can take from the pass: its groups when it is
     /// one of its breakdowns and counts only visits, and the whole.
-    fn known(&self, query: &query::Query) -> Known {
-        let Some(counts) = &self.counts else { return Known::default() };
+    fn known<'a>(&self, query: &query::Query, stretches: &'a Stretches) -> Known<'a> {
+        let Some(counts) = &self.counts else { return Known { stretches: Some(stretches), ..Known::default() } };
         let counted = query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric));
         let at = query.dimensions.first().and_then(|dimension| self.dimensions.iter().position(|d| d == dimension));
         let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| counts.groups[at].clone());
-        Known { groups, total: Some(counts.whole.visitors) }
+        Known { groups, total: Some(counts.whole.visitors), stretches: Some(stretches) }
     }
 }
 
@@ -260,8 +264,8 @@ async fn shared_pass(
     db: &impl ConnectionTrait,
     site: &site::Model,
     zone: Tz,
-    page: &query::Query,
-    panels: &[(&'static PanelSpec, query::Query)],
+    (page, panels): (&query::Query, &[(&'static PanelSpec, query::Query)]),
+    stretches: &Stretches,
     now: i64,
 ) -> AppResult<SharedPass> {
     let dimensions: Vec<Dimension> = panels
@@ -273,7 +277,7 @@ async fn shared_pass(
         .collect();
     let span = answer::span_of(db, site.id, zone, page, now).await?;
     let goals = goals::rules(db, site.id).await?;
-    let scope = Scope::of(site, now, &goals);
+    let scope = Scope::of(site, now, &goals, stretches);
     if page.filters.is_empty() && rollups::holds(db, &scope, span).await? {
         // Each panel and the tiles read the per-value rollups on their own,
         // each a few rows, where the pass would read every visit.

@@ -53,7 +53,7 @@ async fn event_groups(
         ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
     let whole_visits = visit_level && !revenue::asked(metrics);
     let stretch = if whole_visits || joins_visits(ask.dimensions, ask.filters, metrics) {
-        visits::stretch(db, scope.site_id, span).await?
+        visits::stretch(db, scope.stretches, scope.site_id, span).await?
     } else {
         None
     };

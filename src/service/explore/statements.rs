@@ -37,11 +37,14 @@ pub struct Scope<'a> {
     pub goals: &'a [Goal],
     /// The site's latest retention cutoff (`rollups` reads no range before it).
     pub purged_before: Option<i64>,
+    /// The stretches already taken on this snapshot.
+    pub stretches: &'a visits::Stretches,
 }
 
 impl<'a> Scope<'a> {
-    /// A site's scope for a query answered at `now`, with its goals.
-    pub fn of(site: &'a site::Model, now: i64, goals: &'a [Goal]) -> Self {
+    /// A site's scope for a query answered at `now`, with its goals, on a
+    /// snapshot whose stretches `stretches` keeps.
+    pub fn of(site: &'a site::Model, now: i64, goals: &'a [Goal], stretches: &'a visits::Stretches) -> Self {
         Scope {
             site_id: site.id,
             domain: &site.domain,
@@ -49,6 +52,7 @@ impl<'a> Scope<'a> {
             now,
             goals,
             purged_before: site.purged_before,
+            stretches,
         }
     }
 }
