@@ -48,7 +48,7 @@ pub struct Stretch {
 /// one explorer page (or the periods of one query) read one snapshot, so a
 /// span's stretch is the same for each of them; taking it is a pass over
 /// the start index (about 18 ms at 1M events, 130 at 10M), and a filtered
-/// page asked for the same span's up to five times.
+/// page asked for the range's five times and the earlier period's twice.
 #[derive(Default)]
 pub struct Stretches(Mutex<HashMap<(i64, i64, i64), Option<Stretch>>>);
 
