@@ -215,6 +215,13 @@ pub struct Known<'a> {
     pub stretches: Option<&'a visits::Stretches>,
 }
 
+impl Known<'_> {
+    /// The same counts, on a snapshot whose stretches `stretches` keeps.
+    pub fn sharing(self, stretches: &visits::Stretches) -> Known<'_> {
+        Known { groups: self.groups, total: self.total, stretches: Some(stretches) }
+    }
+}
+
 /// The span a query's range covers (`all` begins at the site's first event).
 pub async fn span_of(db: &impl ConnectionTrait, site_id: i64, zone: Tz, query: &Query, now: i64) -> AppResult<Span> {
     let first_event = if query.date_range == DateRange::All { figures::first_event(db, site_id).await? } else { None };

@@ -207,12 +207,14 @@ pub async fn dashboard(
     // Every query of the page reads this snapshot: each span's stretch is taken once.
     let stretches = Stretches::default();
     let shared = shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &stretches, now).await?;
-    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, shared.whole(&stretches)).await?;
-    let series_known = Known { stretches: Some(&stretches), ..Known::default() };
-    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series_known).await?;
+    let whole = shared.whole().sharing(&stretches);
+    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, whole).await?;
+    let series = Known::default().sharing(&stretches);
+    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series).await?;
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        let answer = answer::build(&txn, &site, zone, query, now, &filters, shared.known(query, &stretches)).await?;
+        let known = shared.known(query).sharing(&stretches);
+        let answer = answer::build(&txn, &site, zone, query, now, &filters, known).await?;
         panels.push(PanelAnswer { spec, answer });
     }
     txn.commit().await?;
@@ -229,20 +231,20 @@ struct SharedPass {
 impl SharedPass {
     /// The tiles' figures for the range itself (the earlier period is read
     /// on its own).
-    fn whole<'a>(&self, stretches: &'a Stretches) -> Known<'a> {
-        let Some(counts) = &self.counts else { return Known { stretches: Some(stretches), ..Known::default() } };
+    fn whole(&self) -> Known<'static> {
+        let Some(counts) = &self.counts else { return Known::default() };
         let groups = Groups::from([(Vec::new(), counts.whole.clone())]);
-        Known { groups: Some(groups), total: Some(counts.whole.visitors), stretches: Some(stretches) }
+        Known { groups: Some(groups), total: Some(counts.whole.visitors), stretches: None }
     }
 
     /// What a panel's query can take from the pass: its groups when it is
     /// one of its breakdowns and counts only visits, and the whole.
-    fn known<'a>(&self, query: &query::Query, stretches: &'a Stretches) -> Known<'a> {
-        let Some(counts) = &self.counts else { return Known { stretches: Some(stretches), ..Known::default() } };
+    fn known(&self, query: &query::Query) -> Known<'static> {
+        let Some(counts) = &self.counts else { return Known::default() };
         let counted = query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric));
         let at = query.dimensions.first().and_then(|dimension| self.dimensions.iter().position(|d| d == dimension));
         let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| counts.groups[at].clone());
-        Known { groups, total: Some(counts.whole.visitors), stretches: Some(stretches) }
+        Known { groups, total: Some(counts.whole.visitors), stretches: None }
     }
 }
 
