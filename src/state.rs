@@ -60,6 +60,8 @@ pub struct Shared {
     /// The ASN database (`ASN_DB_PATH`), reloaded when it changes.
     pub asn: Option<Arc<crate::enrich::network::AsnDb>>,
     pub salts: SaltCache,
+    /// Each site's closed visits in memory, for filtered Explore queries.
+    pub visit_copies: Arc<crate::service::explore::visit_copy::VisitCopies>,
     /// Sites as the collect endpoint sees them.
     pub sites: Arc<SiteCache>,
     /// Short links as the redirect sees them.
@@ -177,6 +179,7 @@ impl AppState {
             geoip,
             asn,
             salts: SaltCache::default(),
+            visit_copies: Arc::default(),
             sites,
             links,
             cluster,

@@ -215,7 +215,15 @@ impl ExplorerInput {
 
 /// `explorer` for a site.
 pub async fn explorer(ctx: &Context<'_>, site_id: i64, input: ExplorerInput) -> AppResult<Explorer> {
-    Ok(explore::dashboard::dashboard(&*ctx.db().await?, ctx.viewer()?, site_id, input.ask(), now_ms()).await?.into())
+    Ok(explore::dashboard::dashboard(
+        &*ctx.db().await?,
+        ctx.viewer()?,
+        site_id,
+        input.ask(),
+        (now_ms(), Some(ctx.app().visit_copies.clone())),
+    )
+    .await?
+    .into())
 }
 
 #[derive(Default)]
@@ -231,7 +239,14 @@ impl ExploreQuery {
     )]
     async fn explore(&self, ctx: &Context<'_>, site_id: Option<i64>, query: ExploreInput) -> AppResult<ExploreResult> {
         let body = query.body();
-        let answer = explore::run(&*ctx.db().await?, ctx.viewer()?, site_id, &body, now_ms()).await?;
+        let answer = explore::run(
+            &*ctx.db().await?,
+            ctx.viewer()?,
+            site_id,
+            &body,
+            (now_ms(), Some(ctx.app().visit_copies.clone())),
+        )
+        .await?;
         Ok(answer.into())
     }
 

@@ -81,6 +81,11 @@ impl Bridge {
         &self.app.reads
     }
 
+    /// The instance's visit copies, for a hook that reads Explore.
+    pub fn visit_copies(&self) -> std::sync::Arc<crate::service::explore::visit_copy::VisitCopies> {
+        self.app.visit_copies.clone()
+    }
+
     /// BASE_URL, for links in what a hook answers.
     pub fn base_url(&self) -> String {
         self.app.config.base_url()

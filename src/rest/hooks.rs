@@ -116,7 +116,14 @@ pub fn explorer_csv(bridge: Bridge, variables: Map<String, Value>) -> BoxFuture<
             return Err(AppError::validation("panel", "a CSV download is of one panel: name it"));
         }
         bridge.charge(input.cost())?;
-        let found = dashboard::dashboard(bridge.reads(), bridge.viewer()?, site_id, input.ask(), now_ms()).await?;
+        let found = dashboard::dashboard(
+            bridge.reads(),
+            bridge.viewer()?,
+            site_id,
+            input.ask(),
+            (now_ms(), Some(bridge.visit_copies())),
+        )
+        .await?;
         let (name, body) = dashboard::panel_csv(&found)?;
         let disposition = HeaderValue::try_from(format!("attachment; filename=\"{name}\""))
             .unwrap_or(HeaderValue::from_static("attachment"));

@@ -77,7 +77,7 @@ pub async fn forget_all(db: &impl ConnectionTrait, site_id: i64, now: i64) -> Re
     forget_from(db, site_id, i64::MIN / 2, now).await
 }
 
-async fn generation(db: &impl ConnectionTrait, site_id: i64) -> Result<Option<i64>, DbErr> {
+pub async fn generation(db: &impl ConnectionTrait, site_id: i64) -> Result<Option<i64>, DbErr> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT generation FROM credit_generations WHERE site_id = ").bind(site_id);
     match db.query_one_raw(sql.statement()).await? {

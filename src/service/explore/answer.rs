@@ -16,7 +16,8 @@ use super::{
     figures::{self, Ask, Counts, Groups, Key, Scope},
     query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
     range::{self, Buckets, Span},
-    revenue, sql, visits,
+    revenue, sql,
+    taken::Taken,
 };
 use crate::{
     error::{AppError, AppResult},
@@ -207,18 +208,18 @@ fn echo(
 
 /// Counts of the query's own range already read elsewhere (the explorer's
 /// shared pass): its groups, and the whole `percentage` divides by; and the
-/// stretches its snapshot has taken (the page's other queries').
+/// what its snapshot has taken (for the page's other queries).
 #[derive(Default)]
 pub struct Known<'a> {
     pub groups: Option<Groups>,
     pub total: Option<i64>,
-    pub stretches: Option<&'a visits::Stretches>,
+    pub taken: Option<&'a Taken>,
 }
 
 impl Known<'_> {
-    /// The same counts, on a snapshot whose stretches `stretches` keeps.
-    pub fn sharing(self, stretches: &visits::Stretches) -> Known<'_> {
-        Known { groups: self.groups, total: self.total, stretches: Some(stretches) }
+    /// The same counts, on a snapshot whose takings `taken` keeps.
+    pub fn sharing(self, taken: &Taken) -> Known<'_> {
+        Known { groups: self.groups, total: self.total, taken: Some(taken) }
     }
 }
 
@@ -257,8 +258,8 @@ pub async fn build(
     }
     let goals = goals::rules(db, site.id).await?;
     conversion::check_goals_exist(&query.filters, &goals)?;
-    let own_stretches = visits::Stretches::default();
-    let scope = Scope::of(site, now, &goals, known.stretches.unwrap_or(&own_stretches));
+    let own = Taken::default();
+    let scope = Scope::of(site, now, &goals, known.taken.unwrap_or(&own));
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };

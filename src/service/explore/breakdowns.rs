@@ -116,7 +116,7 @@ pub async fn visit_breakdowns(
     let resolved = figures::resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
     let context =
         Context { backend, site_id: scope.site_id, span, domain: scope.domain, buckets: None, goals: scope.goals };
-    let stretch = visits::stretch(db, scope.stretches, scope.site_id, span).await?;
+    let stretch = visits::stretch(db, &scope.taken.stretches, scope.site_id, span).await?;
     let sql = statement(scope, &context, dimensions, filters, (&resolved, stretch));
     let mut shared = Shared { whole: Counts::default(), groups: vec![Groups::new(); dimensions.len()] };
     for row in db.query_all_raw(sql.statement()).await? {

@@ -2,6 +2,8 @@
 //! the previous period, and one breakdown per panel, all Explore queries
 //! under the same range and filters, answered on one snapshot.
 
+use std::sync::Arc;
+
 use sea_orm::DatabaseConnection;
 use serde_json::{Value, json};
 
@@ -17,7 +19,8 @@ use super::{
     figures::{Groups, Scope},
     query::{self, Dimension, Metric},
     rollups,
-    visits::Stretches,
+    taken::Taken,
+    visit_copy::VisitCopies,
 };
 use crate::{
     auth::{Role, Viewer},
@@ -154,7 +157,7 @@ pub async fn dashboard(
     viewer: &Viewer,
     site_id: i64,
     ask: DashboardAsk<'_>,
-    now: i64,
+    (now, copies): (i64, Option<Arc<VisitCopies>>),
 ) -> AppResult<Dashboard> {
     let (site, _) = access::site(db, viewer, site_id, Role::Viewer).await?;
     let zone = sites::timezone(&site);
@@ -204,16 +207,17 @@ pub async fn dashboard(
         panel_queries.push((spec, parsed(&body)?));
     }
     let txn = snapshot(db).await?;
-    // Every query of the page reads this snapshot: each span's stretch is taken once.
-    let stretches = Stretches::default();
-    let shared = shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &stretches, now).await?;
-    let whole = shared.whole().sharing(&stretches);
+    // Every query of the page reads this snapshot: each span's stretch, the
+    // visit copy and its tail are taken once.
+    let taken = Taken::of(copies);
+    let shared = shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &taken, now).await?;
+    let whole = shared.whole().sharing(&taken);
     let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, whole).await?;
-    let series = Known::default().sharing(&stretches);
+    let series = Known::default().sharing(&taken);
     let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series).await?;
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        let known = shared.known(query).sharing(&stretches);
+        let known = shared.known(query).sharing(&taken);
         let answer = answer::build(&txn, &site, zone, query, now, &filters, known).await?;
         panels.push(PanelAnswer { spec, answer });
     }
@@ -234,7 +238,7 @@ impl SharedPass {
     fn whole(&self) -> Known<'static> {
         let Some(counts) = &self.counts else { return Known::default() };
         let groups = Groups::from([(Vec::new(), counts.whole.clone())]);
-        Known { groups: Some(groups), total: Some(counts.whole.visitors), stretches: None }
+        Known { groups: Some(groups), total: Some(counts.whole.visitors), taken: None }
     }
 
     /// What a panel's query can take from the pass: its groups when it is
@@ -244,7 +248,7 @@ impl SharedPass {
         let counted = query.metrics.iter().all(|metric| SHARED_METRICS.contains(metric));
         let at = query.dimensions.first().and_then(|dimension| self.dimensions.iter().position(|d| d == dimension));
         let groups = at.filter(|_| counted && query.dimensions.len() == 1).map(|at| counts.groups[at].clone());
-        Known { groups, total: Some(counts.whole.visitors), stretches: None }
+        Known { groups, total: Some(counts.whole.visitors), taken: None }
     }
 }
 
@@ -267,7 +271,7 @@ async fn shared_pass(
     site: &site::Model,
     zone: Tz,
     (page, panels): (&query::Query, &[(&'static PanelSpec, query::Query)]),
-    stretches: &Stretches,
+    taken: &Taken,
     now: i64,
 ) -> AppResult<SharedPass> {
     let dimensions: Vec<Dimension> = panels
@@ -279,7 +283,7 @@ async fn shared_pass(
         .collect();
     let span = answer::span_of(db, site.id, zone, page, now).await?;
     let goals = goals::rules(db, site.id).await?;
-    let scope = Scope::of(site, now, &goals, stretches);
+    let scope = Scope::of(site, now, &goals, taken);
     if page.filters.is_empty() && rollups::holds(db, &scope, span).await? {
         // Each panel and the tiles read the per-value rollups on their own,
         // each a few rows, where the pass would read every visit.

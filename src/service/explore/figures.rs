@@ -15,6 +15,7 @@ use super::{
     statements::{
         events_from, flat_statement, group_by_positions, joins_visits, nested_statement, push_where, visit_statement,
     },
+    visit_copy::SiteKey,
     visits,
 };
 
@@ -53,7 +54,7 @@ async fn event_groups(
         ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
     let whole_visits = visit_level && !revenue::asked(metrics);
     let stretch = if whole_visits || joins_visits(ask.dimensions, ask.filters, metrics) {
-        visits::stretch(db, scope.stretches, scope.site_id, span).await?
+        visits::stretch(db, &scope.taken.stretches, scope.site_id, span).await?
     } else {
         None
     };
@@ -196,6 +197,27 @@ pub(super) async fn resolve_patterns(
     Ok(resolved)
 }
 
+/// The groups of a whole-visit query the visit copy answers (`visit_copy`):
+/// stored visit dimensions and filters, time, and metrics the
+/// visits' own rows hold (not the visitors' status or score, not revenue).
+async fn copied_groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Option<Groups>> {
+    let rows_hold = |metric: &Metric| {
+        !matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)
+            && !revenue::asked(std::slice::from_ref(metric))
+    };
+    if !ask.metrics.iter().all(rows_hold) {
+        return Ok(None);
+    }
+    let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
+    Ok(scope.taken.visits.groups(db, site, (span, buckets), (ask.dimensions, ask.filters), scope.now).await?)
+}
+
 /// The groups of one span: events and clicks as the metrics need them.
 pub async fn groups(
     db: &impl ConnectionTrait,
@@ -218,8 +240,13 @@ pub async fn groups(
         return Ok(groups);
     }
     if metrics.iter().any(|metric| *metric != Metric::Clicks) {
-        let resolved = resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
-        all = event_groups(db, scope, ask, span, buckets, &resolved).await?;
+        all = match copied_groups(db, scope, ask, span, buckets).await? {
+            Some(groups) => groups,
+            None => {
+                let resolved = resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;
+                event_groups(db, scope, ask, span, buckets, &resolved).await?
+            }
+        };
     }
     if metrics.contains(&Metric::Clicks) {
         let resolved = resolve_patterns(db, scope, Source::Clicks, filters, &[span]).await?;

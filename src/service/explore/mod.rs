@@ -18,7 +18,11 @@ mod rolled_rows;
 mod rollups;
 pub mod sql;
 mod statements;
+mod taken;
+pub mod visit_copy;
 mod visits;
+
+use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 use serde_json::Value;
@@ -27,6 +31,7 @@ use entity::site;
 
 pub use answer::{Answer, Comparison, Row};
 use query::SiteRef;
+use visit_copy::VisitCopies;
 
 use crate::{
     auth::{Role, Viewer},
@@ -61,14 +66,16 @@ pub async fn run(
     viewer: &Viewer,
     site_id: Option<i64>,
     body: &Value,
-    now: i64,
+    (now, copies): (i64, Option<Arc<VisitCopies>>),
 ) -> AppResult<Answer> {
     let query = query::parse(body)?;
     let site = site_of(db, viewer, site_id, query.site.as_ref()).await?;
     let zone = sites::timezone(&site);
     let txn = snapshot(db).await?;
     let filters = body.get("filters").filter(|filters| filters.is_array()).cloned().unwrap_or(Value::Array(Vec::new()));
-    let answer = answer::build(&txn, &site, zone, &query, now, &filters, answer::Known::default()).await;
+    let taken = taken::Taken::of(copies);
+    let answer =
+        answer::build(&txn, &site, zone, &query, now, &filters, answer::Known::default().sharing(&taken)).await;
     txn.commit().await?;
     answer
 }

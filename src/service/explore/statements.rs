@@ -9,6 +9,7 @@ use super::{
     range::Span,
     revenue,
     sql::{self, Context, Resolved, Source, Sql},
+    taken::Taken,
     visits,
 };
 use entity::site;
@@ -37,14 +38,15 @@ pub struct Scope<'a> {
     pub goals: &'a [Goal],
     /// The site's latest retention cutoff (`rollups` reads no range before it).
     pub purged_before: Option<i64>,
-    /// The stretches already taken on this snapshot.
-    pub stretches: &'a visits::Stretches,
+    pub created_at: i64,
+    /// What this snapshot has already taken.
+    pub taken: &'a Taken,
 }
 
 impl<'a> Scope<'a> {
     /// A site's scope for a query answered at `now`, with its goals, on a
-    /// snapshot whose stretches `stretches` keeps.
-    pub fn of(site: &'a site::Model, now: i64, goals: &'a [Goal], stretches: &'a visits::Stretches) -> Self {
+    /// snapshot whose takings `taken` keeps.
+    pub fn of(site: &'a site::Model, now: i64, goals: &'a [Goal], taken: &'a Taken) -> Self {
         Scope {
             site_id: site.id,
             domain: &site.domain,
@@ -52,7 +54,8 @@ impl<'a> Scope<'a> {
             now,
             goals,
             purged_before: site.purged_before,
-            stretches,
+            created_at: site.created_at,
+            taken,
         }
     }
 }

@@ -52,7 +52,7 @@ async fn traffic(
     now: i64,
 ) -> AppResult<(u64, u64)> {
     let body = json!({ "site_id": site.id, "metrics": ["visitors", "pageviews"], "date_range": dates(period) });
-    let answer = explore::run(db, viewer, Some(site.id), &body, now).await?;
+    let answer = explore::run(db, viewer, Some(site.id), &body, (now, None)).await?;
     let row = answer.results.first();
     Ok((count(row.and_then(|row| row.metrics.first())), count(row.and_then(|row| row.metrics.get(1)))))
 }
@@ -70,7 +70,7 @@ async fn top(
         "site_id": site.id, "metrics": ["visitors"], "dimensions": [dimension], "date_range": dates(period),
         "order_by": [["visitors", "desc"]], "pagination": { "limit": LIST_ROWS },
     });
-    let answer = explore::run(db, viewer, Some(site.id), &body, now).await?;
+    let answer = explore::run(db, viewer, Some(site.id), &body, (now, None)).await?;
     Ok(answer
         .results
         .iter()

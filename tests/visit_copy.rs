@@ -1,0 +1,129 @@
+//! Filtered whole-visit queries read a site's closed visits from the
+//! instance's copy in memory (`visit_copy`, design §17). The copy must never
+//! answer with rows a later write changed: a late event that grows a copied
+//! visit, a new visit on a copied day, an erasure, and on PostgreSQL a write
+//! taken by another instance. After each, every answer is compared with the
+//! recount over the raw rows.
+// A test fails loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use chrono::{DateTime, NaiveDate};
+use chrono_tz::Tz;
+use common::{
+    Client, TestApp, apps,
+    explore_recount::{answered, filter_json, recount, rows, same_numbers},
+    postgres_instances,
+    traffic::DESKTOP_UA,
+};
+use leadtrail::time::{DAY_MS, MINUTE_MS, now_ms};
+use serde_json::json;
+
+/// The metrics a visit's row holds: the copy answers these.
+const METRICS: [&str; 7] =
+    ["visitors", "visits", "pageviews", "events", "views_per_visit", "bounce_rate", "visit_duration"];
+
+async fn send(app: &TestApp, site: i64, vid: &str, ts: i64, page: &str, referrer: Option<&str>) {
+    let mut event = json!({
+        "site": site, "type": "pageview", "tracker_vid": vid, "url": format!("https://copy.example{page}"), "ts": ts,
+    });
+    if let Some(referrer) = referrer {
+        event["referrer"] = json!(referrer);
+    }
+    let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[]).await;
+    assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+    app.state.writer.flush().await;
+}
+
+/// Every filtered whole-visit answer over the days, against the recount.
+async fn answers_equal_the_recount(
+    app: &TestApp,
+    client: &Client,
+    site: i64,
+    (first, last): (NaiveDate, NaiveDate),
+    label: &str,
+) {
+    let rows = rows(app, site).await;
+    let midnight = |date: NaiveDate| date.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+    let span = (midnight(first), midnight(last + chrono::Duration::days(1)), first);
+    for dimensions in [&[][..], &["visit:source"][..], &["visit:entry_page"][..], &["time:day"][..]] {
+        for filter in ["not-direct", "three"] {
+            let body = json!({
+                "site_id": site, "metrics": METRICS, "dimensions": dimensions, "filters": filter_json(filter),
+                "date_range": [first.to_string(), last.to_string()],
+            });
+            let got = answered(client.post("/api/v2/query", body).await.expect(200));
+            let expected = recount(&rows, dimensions, &METRICS, filter, Tz::UTC, span);
+            let case = format!("{label}: {dimensions:?} {filter}");
+            assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{case}");
+            for (key, values) in &expected {
+                assert!(same_numbers(values, &got[key]), "{case} {key:?}: expected {values:?}, got {:?}", got[key]);
+            }
+        }
+    }
+}
+
+/// Midnight (UTC) of the day `days` ago, and that day.
+fn day_ago(days: i64) -> (i64, NaiveDate) {
+    let day = DateTime::from_timestamp_millis(now_ms() - days * DAY_MS).unwrap().date_naive();
+    (day.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis(), day)
+}
+
+#[tokio::test]
+async fn a_write_to_a_copied_day_is_seen_by_the_next_query() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Co", "copy.example").await;
+        let (midnight, day) = day_ago(5);
+        let days = (day - chrono::Duration::days(1), day + chrono::Duration::days(1));
+        let google = Some("https://www.google.com/");
+        send(&app, site, "a", midnight + 60 * MINUTE_MS, "/", google).await;
+        send(&app, site, "a", midnight + 62 * MINUTE_MS, "/pricing", None).await;
+        send(&app, site, "b", midnight + 120 * MINUTE_MS, "/blog", Some("https://news.ycombinator.com/")).await;
+        send(&app, site, "c", midnight + 180 * MINUTE_MS, "/", None).await;
+        // Across the next midnight: a visit of two days.
+        send(&app, site, "d", midnight + DAY_MS - 5 * MINUTE_MS, "/", google).await;
+        send(&app, site, "d", midnight + DAY_MS + 5 * MINUTE_MS, "/docs", None).await;
+        // Today's visits are the tail the copy does not hold.
+        send(&app, site, "e", now_ms() - MINUTE_MS, "/", google).await;
+        answers_equal_the_recount(&app, &client, site, days, "first read").await;
+
+        // A late event grows a copied visit: it is no longer a bounce.
+        send(&app, site, "b", midnight + 125 * MINUTE_MS, "/blog/2", None).await;
+        answers_equal_the_recount(&app, &client, site, days, "a late event").await;
+
+        // A new visit on a copied day.
+        send(&app, site, "f", midnight + 300 * MINUTE_MS, "/", Some("https://duckduckgo.com/")).await;
+        answers_equal_the_recount(&app, &client, site, days, "a new visit").await;
+
+        // An erasure takes a copied visitor's visits.
+        client.delete(&format!("/api/visitor/a?siteId={site}")).await.expect(200);
+        answers_equal_the_recount(&app, &client, site, days, "an erasure").await;
+        let whole = json!({
+            "site_id": site, "metrics": ["visitors"], "filters": filter_json("not-direct"),
+            "date_range": [days.0.to_string(), days.1.to_string()],
+        });
+        let reply = client.post("/api/v2/query", whole).await.expect(200).clone();
+        assert_eq!(reply["results"][0]["metrics"][0], json!(3), "b, d and f: {reply}");
+    }
+}
+
+/// One instance reads (and keeps) the copy; another takes a late event for
+/// a copied visit; the first answers with it at once.
+#[tokio::test]
+async fn a_write_through_another_instance_is_seen_by_the_next_query() {
+    let Some(instances) = postgres_instances(2).await else {
+        eprintln!("SKIPPED: the many-instances test needs TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    let (reader, writer) = (&instances[0], &instances[1]);
+    let (client, site) = reader.user_with_site("Cx", "copy.example").await;
+    let (midnight, day) = day_ago(4);
+    let days = (day, day);
+    send(writer, site, "a", midnight + 60 * MINUTE_MS, "/", Some("https://www.google.com/")).await;
+    send(writer, site, "b", midnight + 90 * MINUTE_MS, "/", Some("https://www.bing.com/")).await;
+    answers_equal_the_recount(reader, &client, site, days, "first read").await;
+    send(writer, site, "a", midnight + 65 * MINUTE_MS, "/pricing", None).await;
+    send(writer, site, "c", midnight + 95 * MINUTE_MS, "/", Some("https://www.bing.com/")).await;
+    answers_equal_the_recount(reader, &client, site, days, "after the other instance's writes").await;
+}
