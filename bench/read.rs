@@ -116,6 +116,56 @@ const EXPLORE_DIMENSIONS: [&str; 21] = [
     "time:hour",
 ];
 
+/// Filtered whole-visit queries through the service, read from the rows
+/// (no copies) and from a visit copy, one after the other in this run; and
+/// what loading a copy costs the first query.
+async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value, runs: usize) {
+    use explore::visit_copy::VisitCopies;
+    let copies = std::sync::Arc::new(VisitCopies::default());
+    let one = json!([["is", "visit:channel", ["Organic Search"]]]);
+    let two =
+        json!([["is", "visit:channel", ["Organic Search", "Direct", "Email"]], ["is_not", "visit:device", ["tablet"]]]);
+    let body = |dimension: &str, filters: &Value| {
+        json!({ "site_id": site, "metrics": ["visitors", "visits", "pageviews", "bounce_rate"], "date_range": range,
+                "dimensions": [dimension], "filters": filters })
+    };
+    let started = Instant::now();
+    explore::run(db, viewer, Some(site), &body("visit:source", &one), (now_ms(), Some(copies.clone())))
+        .await
+        .expect("copy");
+    let cold = started.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "\n{:<44} {:>17} {:>17} {:>7}",
+        "Whole visits, service: rows vs visit copy", "rows p50/p95", "copy p50/p95", "ratio"
+    );
+    println!(
+        "(the first query loaded the copy in {cold:.0} ms, RSS now {:.0} MB)",
+        common::peak_rss_kib() as f64 / 1024.0
+    );
+    for (label, filters) in [("1 filter", &one), ("2 filters", &two)] {
+        for dimension in ["visit:source", "visit:country", "visit:entry_page", "time:day"] {
+            let body = body(dimension, filters);
+            let rows = measure_runs(1, runs, || async {
+                explore::run(db, viewer, Some(site), &body, (now_ms(), None)).await.expect("rows");
+            })
+            .await;
+            let copied = measure_runs(1, runs, || async {
+                explore::run(db, viewer, Some(site), &body, (now_ms(), Some(copies.clone()))).await.expect("copy");
+            })
+            .await;
+            println!(
+                "{:<44} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>7.3}",
+                format!("{dimension} 30d, {label}"),
+                rows.p50,
+                rows.p95,
+                copied.p50,
+                copied.p95,
+                copied.p50 / rows.p50
+            );
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let visitors: usize = std::env::var("BENCH_VISITORS").ok().and_then(|v| v.parse().ok()).unwrap_or(130_000);
@@ -434,6 +484,9 @@ async fn main() {
         cases.len() - explore_missed,
         cases.len()
     );
+    if wanted("explore") {
+        visit_copy_against_rows(&db, &viewer, site, &range, runs).await;
+    }
 
     // Goals, funnels and attribution (design §20): goal conversions by
     // source, a 4-step funnel over 30 days, and the attribution report, each

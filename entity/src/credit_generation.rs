@@ -8,6 +8,9 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub site_id: i64,
     pub generation: i64,
+    /// The forgettings that reached before yesterday (UTC): what Explore's
+    /// visit copies follow.
+    pub settled: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

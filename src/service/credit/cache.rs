@@ -59,10 +59,19 @@ pub async fn forget_from(db: &impl ConnectionTrait, site_id: i64, earliest: i64,
     // for this transaction (and then find the generation moved), and a
     // report that kept them first has committed before the deletes below
     // look, so they take its days too.
+    // `settled` moves too when the write reaches before yesterday: the
+    // visit copies (`explore::visit_copy`) hold only those days, and stay
+    // while visits running past midnight move the generation.
+    let settled = i64::from(earliest < start_of_day(now) - DAY_MS);
     let mut sql = Sql::new(backend);
-    sql.push("INSERT INTO credit_generations (site_id, generation) VALUES (")
+    sql.push("INSERT INTO credit_generations (site_id, generation, settled) VALUES (")
         .bind(site_id)
-        .push(", 1) ON CONFLICT (site_id) DO UPDATE SET generation = credit_generations.generation + 1");
+        .push(", 1, ")
+        .bind(settled)
+        .push(
+            ") ON CONFLICT (site_id) DO UPDATE SET generation = credit_generations.generation + 1, \
+             settled = credit_generations.settled + excluded.settled",
+        );
     db.execute_raw(sql.statement()).await?;
     for table in ["credit_day_fills", "credit_days"] {
         let mut sql = Sql::new(backend);
@@ -77,11 +86,21 @@ pub async fn forget_all(db: &impl ConnectionTrait, site_id: i64, now: i64) -> Re
     forget_from(db, site_id, i64::MIN / 2, now).await
 }
 
-pub async fn generation(db: &impl ConnectionTrait, site_id: i64) -> Result<Option<i64>, DbErr> {
+async fn generation(db: &impl ConnectionTrait, site_id: i64) -> Result<Option<i64>, DbErr> {
+    generation_column(db, site_id, "generation").await
+}
+
+/// How many writes reaching before yesterday (UTC) the site has had: what
+/// a copy of its visits up to yesterday is valid for.
+pub async fn settled_generation(db: &impl ConnectionTrait, site_id: i64) -> Result<i64, DbErr> {
+    Ok(generation_column(db, site_id, "settled").await?.unwrap_or(0))
+}
+
+async fn generation_column(db: &impl ConnectionTrait, site_id: i64, column: &str) -> Result<Option<i64>, DbErr> {
     let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT generation FROM credit_generations WHERE site_id = ").bind(site_id);
+    sql.push(&format!("SELECT {column} AS counted FROM credit_generations WHERE site_id = ")).bind(site_id);
     match db.query_one_raw(sql.statement()).await? {
-        Some(row) => Ok(Some(row.try_get("", "generation")?)),
+        Some(row) => Ok(Some(row.try_get("", "counted")?)),
         None => Ok(None),
     }
 }

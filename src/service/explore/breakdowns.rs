@@ -14,6 +14,7 @@ use super::{
     range::Span,
     sql::{self, Context, Source, Sql},
     statements::{VISIT_EVENT_COUNTS, events_in_span},
+    visit_copy::{self, Flagged, SiteKey},
     visits,
 };
 use crate::{
@@ -100,6 +101,38 @@ fn statement(
     sql
 }
 
+/// The pass from the visit copy (`visit_copy`), when it holds every
+/// dimension and filter: each breakdown and the whole a run over the
+/// copied visits, the whole's identified and hot visitors looked up by id.
+async fn copied(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    dimensions: &[Dimension],
+    filters: &[Filter],
+    span: Span,
+) -> AppResult<Option<Shared>> {
+    if !visit_copy::answers(dimensions, filters) {
+        return Ok(None);
+    }
+    let reading = &scope.taken.visits;
+    let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
+    let flagged =
+        Flagged { site_id: scope.site_id, threshold: scope.hot_threshold, score: score_sql_text("v", scope.now) };
+    let Some(whole) = reading.groups(db, site, (span, None), (&[], filters), scope.now, Some(&flagged)).await? else {
+        return Ok(None);
+    };
+    let whole = whole.into_values().next().unwrap_or_default();
+    let mut groups = Vec::with_capacity(dimensions.len());
+    for dimension in dimensions {
+        let by = std::slice::from_ref(dimension);
+        let Some(found) = reading.groups(db, site, (span, None), (by, filters), scope.now, None).await? else {
+            return Ok(None);
+        };
+        groups.push(found);
+    }
+    Ok(Some(Shared { whole, groups }))
+}
+
 /// Counts the range's visits under `filters`, as a whole and grouped by
 /// each of `dimensions` (each one `shareable`).
 pub async fn visit_breakdowns(
@@ -111,6 +144,9 @@ pub async fn visit_breakdowns(
 ) -> AppResult<Shared> {
     if let Some(unfit) = dimensions.iter().find(|dimension| !shareable(dimension)) {
         return Err(AppError::internal(format!("{} is not a visit breakdown", unfit.name())));
+    }
+    if let Some(shared) = copied(db, scope, dimensions, filters, span).await? {
+        return Ok(shared);
     }
     let backend = db.get_database_backend();
     let resolved = figures::resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;

@@ -15,7 +15,7 @@ use super::{
     statements::{
         events_from, flat_statement, group_by_positions, joins_visits, nested_statement, push_where, visit_statement,
     },
-    visit_copy::SiteKey,
+    visit_copy::{Flagged, SiteKey},
     visits,
 };
 
@@ -23,7 +23,7 @@ pub use super::{
     counts::{Counts, Groups, Key},
     statements::{Ask, Scope},
 };
-use crate::error::AppResult;
+use crate::{error::AppResult, service::analytics::score_sql_text};
 
 fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppResult<Key> {
     let column = format!("d{at}");
@@ -198,8 +198,8 @@ pub(super) async fn resolve_patterns(
 }
 
 /// The groups of a whole-visit query the visit copy answers (`visit_copy`):
-/// stored visit dimensions and filters, time, and metrics the
-/// visits' own rows hold (not the visitors' status or score, not revenue).
+/// stored visit dimensions and filters, time, and every metric but revenue
+/// (kept on the events); identified and hot visitors are looked up by id.
 async fn copied_groups(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
@@ -207,15 +207,16 @@ async fn copied_groups(
     span: Span,
     buckets: Option<&Buckets>,
 ) -> AppResult<Option<Groups>> {
-    let rows_hold = |metric: &Metric| {
-        !matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)
-            && !revenue::asked(std::slice::from_ref(metric))
-    };
-    if !ask.metrics.iter().all(rows_hold) {
+    if revenue::asked(ask.metrics) {
         return Ok(None);
     }
     let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
-    Ok(scope.taken.visits.groups(db, site, (span, buckets), (ask.dimensions, ask.filters), scope.now).await?)
+    let flagged =
+        ask.metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads)).then(|| {
+            Flagged { site_id: scope.site_id, threshold: scope.hot_threshold, score: score_sql_text("v", scope.now) }
+        });
+    let reading = &scope.taken.visits;
+    Ok(reading.groups(db, site, (span, buckets), (ask.dimensions, ask.filters), scope.now, flagged.as_ref()).await?)
 }
 
 /// The groups of one span: events and clicks as the metrics need them.

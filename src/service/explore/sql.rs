@@ -52,6 +52,17 @@ impl Sql {
         };
     }
 
+    /// `(the listed ids)`, as one bound JSON array however long.
+    pub fn in_ids(&mut self, ids: Vec<i64>) -> &mut Self {
+        let list = serde_json::Value::from(ids).to_string();
+        match self.backend {
+            DbBackend::Postgres => {
+                self.push("(SELECT CAST(jsonb_array_elements_text(CAST(").bind(list).push(" AS jsonb)) AS BIGINT))")
+            }
+            _ => self.push("(SELECT value FROM json_each(").bind(list).push("))"),
+        }
+    }
+
     pub fn statement(self) -> Statement {
         Statement::from_sql_and_values(self.backend, self.text, self.values)
     }

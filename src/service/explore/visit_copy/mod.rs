@@ -4,15 +4,17 @@
 //! at 10M events on SQLite.
 //!
 //! The copy holds the visits begun before `until`: a day before the first
-//! day that may still change (`credit::cache::closed_until`). A visit spans
-//! less than `SESSION_MAX_MS`, so every event of a copied visit lies before
-//! that day, and every write that changes such a visit (a late event, an
-//! erasure, retention) moves the site's credit generation in its own
-//! transaction (`credit::cache::forget_from`). A copy is read only on a
-//! snapshot whose generation is the one it was loaded at, so nothing it
-//! holds can differ from the rows of that snapshot. The visits begun since
-//! (the tail, one to two days) and the events of visits a span's edge cuts
-//! are read from the rows on each snapshot, once.
+//! day that may still change (`credit::cache::closed_until`). Every write
+//! that changes a visit notes where the visit began, and one that reaches
+//! before yesterday (a late event, an erasure, retention) moves the site's
+//! settled generation in its own transaction (`credit::cache::forget_from`);
+//! the margin of `closed_until` covers instances' clocks an hour apart. A
+//! copy is read only on a snapshot whose settled generation is the one it
+//! was loaded at, so nothing it holds can differ from the rows of that
+//! snapshot, and visits running past midnight (which move the credit
+//! generation) leave it be. The visits begun since (the tail, one to two
+//! days) and the events of visits a span's edge cuts are read from the
+//! rows on each snapshot, once.
 //!
 //! Each instance keeps its own copies; the generation is in the database,
 //! so instances sharing one agree.
@@ -20,7 +22,7 @@
 mod table;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, PoisonError},
 };
 
@@ -51,6 +53,20 @@ struct SiteCopy {
     generation: i64,
     until: i64,
     table: Table,
+    /// The visits begun since `until`, as last read, with their print.
+    tail: Mutex<Option<(TailPrint, Arc<Table>)>>,
+}
+
+/// What the tail's rows add up to: how many, their events, the last id.
+/// Every write to a visit adds an event to it, and every new visit adds a
+/// row with a higher id; what removes rows (an erasure, retention) moves
+/// the settled generation, and with it the whole copy. So while the print
+/// stands, the tail is the one read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TailPrint {
+    visits: i64,
+    events: i64,
+    last: i64,
 }
 
 /// The copies of one instance, by site.
@@ -77,6 +93,42 @@ impl VisitCopies {
             let Some(oldest) = sites.iter().min_by_key(|(_, (read, _))| *read).map(|(id, _)| *id) else { break };
             sites.remove(&oldest);
         }
+    }
+}
+
+/// How a query counts its identified and hot visitors: the site's hot
+/// threshold and the score's SQL at the query's instant.
+pub struct Flagged {
+    pub site_id: i64,
+    pub threshold: i32,
+    pub score: String,
+}
+
+impl Flagged {
+    /// Those of `visitors` identified, and those hot.
+    async fn of(&self, db: &impl ConnectionTrait, visitors: Vec<i64>) -> Result<(HashSet<i64>, HashSet<i64>), DbErr> {
+        let (mut identified, mut hot) = (HashSet::new(), HashSet::new());
+        if visitors.is_empty() {
+            return Ok((identified, hot));
+        }
+        let mut sql = Sql::new(db.get_database_backend());
+        sql.push(&format!(
+            "SELECT v.id AS id, CASE WHEN v.status = 'identified' THEN 1 ELSE 0 END AS identified, \
+             CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v WHERE v.id IN ",
+            self.score, self.threshold
+        ));
+        sql.in_ids(visitors).push(" AND v.site_id = ").bind(self.site_id);
+        sql.push(&format!(" AND (v.status = 'identified' OR {} >= {})", self.score, self.threshold));
+        for row in db.query_all_raw(sql.statement()).await? {
+            let id: i64 = row.try_get("", "id")?;
+            if row.try_get::<i32>("", "identified")? == 1 {
+                identified.insert(id);
+            }
+            if row.try_get::<i32>("", "hot")? == 1 {
+                hot.insert(id);
+            }
+        }
+        Ok((identified, hot))
     }
 }
 
@@ -122,7 +174,29 @@ impl Reading {
         (span, buckets): (Span, Option<&Buckets>),
         (dimensions, filters): (&[Dimension], &[Filter]),
         now: i64,
+        flagged: Option<&Flagged>,
     ) -> Result<Option<Groups>, DbErr> {
+        let Some(tallies) = self.tallies(db, site, (span, buckets), (dimensions, filters), now).await? else {
+            return Ok(None);
+        };
+        let groups = match flagged {
+            Some(flagged) => {
+                let (identified, hot) = flagged.of(db, tallies.visitors()).await?;
+                tallies.groups((&identified, &hot))
+            }
+            None => tallies.groups((&HashSet::new(), &HashSet::new())),
+        };
+        Ok(Some(groups))
+    }
+
+    async fn tallies(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        (span, buckets): (Span, Option<&Buckets>),
+        (dimensions, filters): (&[Dimension], &[Filter]),
+        now: i64,
+    ) -> Result<Option<Tallies>, DbErr> {
         let Some(copies) = &self.copies else { return Ok(None) };
         if !answers(dimensions, filters) {
             return Ok(None);
@@ -137,7 +211,7 @@ impl Reading {
                 return Ok(None);
             }
         }
-        Ok(Some(tallies.groups()))
+        Ok(Some(tallies))
     }
 
     async fn copy_and_tail(
@@ -150,7 +224,7 @@ impl Reading {
         if let Some(found) = self.taken().copy.clone() {
             return Ok(found);
         }
-        let generation = cache::generation(db, site.id).await?.unwrap_or(0);
+        let generation = cache::settled_generation(db, site.id).await?;
         let until = cache::closed_until(now) - SESSION_MAX_MS;
         let copy = match copies.kept(site.id) {
             Some(copy)
@@ -160,12 +234,27 @@ impl Reading {
             }
             _ => {
                 let table = load(db, site.id, i64::MIN, until).await?;
-                let copy = Arc::new(SiteCopy { created_at: site.created_at, generation, until, table });
+                let copy = Arc::new(SiteCopy {
+                    created_at: site.created_at,
+                    generation,
+                    until,
+                    table,
+                    tail: Mutex::default(),
+                });
                 copies.keep(site.id, copy.clone());
                 copy
             }
         };
-        let tail = Arc::new(load(db, site.id, until, i64::MAX).await?);
+        let print = tail_print(db, site.id, until).await?;
+        let kept = copy.tail.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let tail = match kept {
+            Some((kept, tail)) if kept == print => tail,
+            _ => {
+                let tail = Arc::new(load(db, site.id, until, i64::MAX).await?);
+                *copy.tail.lock().unwrap_or_else(PoisonError::into_inner) = Some((print, tail.clone()));
+                tail
+            }
+        };
         self.taken().copy = Some((copy.clone(), tail.clone()));
         Ok((copy, tail))
     }
@@ -188,6 +277,20 @@ impl Reading {
         self.taken().pieces.insert(key, found.clone());
         Ok(found)
     }
+}
+
+async fn tail_print(db: &impl ConnectionTrait, site_id: i64, until: i64) -> Result<TailPrint, DbErr> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS visits, CAST(COALESCE(SUM(event_count), 0) AS BIGINT) AS events, \
+         CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM tracked_sessions WHERE site_id = ",
+    )
+    .bind(site_id)
+    .push(" AND started_at >= ")
+    .bind(until);
+    let row = db.query_one_raw(sql.statement()).await?;
+    let read = |column: &str| -> Result<i64, DbErr> { row.as_ref().map_or(Ok(0), |row| row.try_get("", column)) };
+    Ok(TailPrint { visits: read("visits")?, events: read("events")?, last: read("last")? })
 }
 
 /// The stored columns a visit is copied from, in `Column` order after the
@@ -271,20 +374,13 @@ async fn cut_pieces(
         Some(buckets) => buckets.sql("e.timestamp"),
         None => "CAST(0 AS BIGINT)".to_owned(),
     };
-    let backend = db.get_database_backend();
-    let list = serde_json::Value::from(ids).to_string();
-    let mut sql = Sql::new(backend);
+    let mut sql = Sql::new(db.get_database_backend());
     sql.push(&format!(
         "SELECT e.session_id AS sid, {bucket} AS t, COUNT(*) AS n_events, \
          SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e WHERE e.session_id IN "
     ));
-    match backend {
-        DbBackend::Postgres => {
-            sql.push("(SELECT CAST(jsonb_array_elements_text(CAST(").bind(list).push(" AS jsonb)) AS BIGINT))")
-        }
-        _ => sql.push("(SELECT value FROM json_each(").bind(list).push("))"),
-    };
-    sql.push(" AND e.site_id = ")
+    sql.in_ids(ids)
+        .push(" AND e.site_id = ")
         .bind(site_id)
         .push(" AND e.is_bot = ")
         .bind(false)

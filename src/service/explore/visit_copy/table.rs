@@ -4,7 +4,7 @@
 //! same conditions, decided once per distinct stored value instead of once
 //! per row. Free of I/O: `super` fills the table and the edge counts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::service::{
     explore::{
@@ -230,12 +230,11 @@ pub fn passes(condition: &Condition, stored: Option<&str>, lowering: Lowering) -
         condition.keeps(&shown(&condition.dimension, stored))
     } else {
         let blank = blank(&condition.dimension);
-        let wanted =
-            condition
-                .values
-                .iter()
-                .map(|value| if value == blank { "" } else { value.as_str() })
-                .map(|value| if condition.case_sensitive { value.to_owned() } else { value.to_lowercase() });
+        let wanted = condition
+            .values
+            .iter()
+            .map(|value| if value == blank { "" } else { value.as_str() })
+            .map(|value| if condition.case_sensitive { value.to_owned() } else { value.to_lowercase() });
         let stored = stored.unwrap_or("");
         let target = if condition.case_sensitive { stored.to_owned() } else { lowering.apply(stored) };
         let mut wanted = wanted;
@@ -385,15 +384,26 @@ impl Tallies {
         Some(())
     }
 
-    /// The groups, each with its distinct visitors counted. With no
-    /// dimensions an empty span has no group, as the statement's one row
-    /// of zeros is dropped.
-    pub fn groups(self) -> Groups {
+    /// Every visitor of every group, once.
+    pub fn visitors(&self) -> Vec<i64> {
+        let mut all: Vec<i64> = self.0.values().flat_map(|tally| tally.visitors.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The groups, each with its distinct visitors counted, and of them
+    /// those in `identified` and `hot`. With no dimensions an empty span
+    /// has no group, as the statement's one row of zeros is dropped.
+    pub fn groups(self, (identified, hot): (&HashSet<i64>, &HashSet<i64>)) -> Groups {
         let mut groups = Groups::new();
         for (key, mut tally) in self.0 {
             tally.visitors.sort_unstable();
             tally.visitors.dedup();
             tally.counts.visitors = tally.visitors.len() as i64;
+            tally.counts.identified =
+                tally.visitors.iter().filter(|visitor| identified.contains(visitor)).count() as i64;
+            tally.counts.hot = tally.visitors.iter().filter(|visitor| hot.contains(visitor)).count() as i64;
             groups.insert(key, tally.counts);
         }
         groups
