@@ -57,16 +57,16 @@ struct SiteCopy {
     tail: Mutex<Option<(TailPrint, Arc<Table>)>>,
 }
 
-/// What the tail's rows add up to: how many, their events, the last id.
-/// Every write to a visit adds an event to it, and every new visit adds a
-/// row with a higher id; what removes rows (an erasure, retention) moves
-/// the settled generation, and with it the whole copy. So while the print
-/// stands, the tail is the one read.
+/// How many visits and events have begun since `until`, and the last id of
+/// each. Every write to a tail visit adds an event to it, at or after its
+/// start, under a new id, and every new visit a row; what removes rows (an
+/// erasure, retention) moves the settled generation, and with it the whole
+/// copy. So while the print stands, the tail is the one read. Both are
+/// read on their start and time indexes alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct TailPrint {
-    visits: i64,
-    events: i64,
-    last: i64,
+    visits: (i64, i64),
+    events: (i64, i64),
 }
 
 /// The copies of one instance, by site.
@@ -117,7 +117,8 @@ impl Flagged {
              CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v WHERE v.id IN ",
             self.score, self.threshold
         ));
-        sql.in_ids(visitors).push(" AND v.site_id = ").bind(self.site_id);
+        // By id: `+` keeps the site's visitor index out.
+        sql.in_ids(visitors).push(" AND +v.site_id = ").bind(self.site_id);
         sql.push(&format!(" AND (v.status = 'identified' OR {} >= {})", self.score, self.threshold));
         for row in db.query_all_raw(sql.statement()).await? {
             let id: i64 = row.try_get("", "id")?;
@@ -280,17 +281,21 @@ impl Reading {
 }
 
 async fn tail_print(db: &impl ConnectionTrait, site_id: i64, until: i64) -> Result<TailPrint, DbErr> {
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push(
-        "SELECT CAST(COUNT(*) AS BIGINT) AS visits, CAST(COALESCE(SUM(event_count), 0) AS BIGINT) AS events, \
-         CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM tracked_sessions WHERE site_id = ",
-    )
-    .bind(site_id)
-    .push(" AND started_at >= ")
-    .bind(until);
-    let row = db.query_one_raw(sql.statement()).await?;
-    let read = |column: &str| -> Result<i64, DbErr> { row.as_ref().map_or(Ok(0), |row| row.try_get("", column)) };
-    Ok(TailPrint { visits: read("visits")?, events: read("events")?, last: read("last")? })
+    let mut print = [(0, 0); 2];
+    for (at, (table, start)) in [("tracked_sessions", "started_at"), ("events", "timestamp")].into_iter().enumerate() {
+        let mut sql = Sql::new(db.get_database_backend());
+        sql.push(&format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM {table} \
+             WHERE site_id = "
+        ))
+        .bind(site_id)
+        .push(&format!(" AND {start} >= "))
+        .bind(until);
+        if let Some(row) = db.query_one_raw(sql.statement()).await? {
+            print[at] = (row.try_get("", "n")?, row.try_get("", "last")?);
+        }
+    }
+    Ok(TailPrint { visits: print[0], events: print[1] })
 }
 
 /// The stored columns a visit is copied from, in `Column` order after the
@@ -322,8 +327,8 @@ fn visit_of(row: &QueryResult) -> Result<Visit, DbErr> {
 async fn load(db: &impl ConnectionTrait, site_id: i64, from: i64, to: i64) -> Result<Table, DbErr> {
     let backend = db.get_database_backend();
     let mut table = Table::new();
-    // Where the last chunk ended: (start, id).
-    let mut after: Option<(i64, i64)> = None;
+    // Where the last chunk ended, in the start index's order: (start, end, id).
+    let mut after: Option<(i64, i64, i64)> = None;
     loop {
         let mut sql = Sql::new(backend);
         sql.push(&format!("SELECT {COLUMNS} FROM tracked_sessions WHERE site_id = "))
@@ -332,21 +337,22 @@ async fn load(db: &impl ConnectionTrait, site_id: i64, from: i64, to: i64) -> Re
             .bind(to);
         match after {
             None => sql.push(" AND started_at >= ").bind(from),
-            Some((started, id)) => sql
-                .push(" AND (started_at > ")
+            // A row value: both databases search the index from it.
+            Some((started, ended, id)) => sql
+                .push(" AND (started_at, ended_at, id) > (")
                 .bind(started)
-                .push(" OR (started_at = ")
-                .bind(started)
-                .push(" AND id > ")
+                .push(", ")
+                .bind(ended)
+                .push(", ")
                 .bind(id)
-                .push("))"),
+                .push(")"),
         };
-        sql.push(&format!(" ORDER BY started_at, id LIMIT {LOAD_CHUNK}"));
+        sql.push(&format!(" ORDER BY started_at, ended_at, id LIMIT {LOAD_CHUNK}"));
         let rows = db.query_all_raw(sql.statement()).await?;
         let read = rows.len() as u64;
         for row in &rows {
             let visit = visit_of(row)?;
-            after = Some((visit.started, visit.id));
+            after = Some((visit.started, visit.ended, visit.id));
             table.push(visit);
         }
         if read < LOAD_CHUNK {
@@ -379,8 +385,10 @@ async fn cut_pieces(
         "SELECT e.session_id AS sid, {bucket} AS t, COUNT(*) AS n_events, \
          SUM(CASE WHEN e.event_type = 'pageview' THEN 1 ELSE 0 END) AS n_pageviews FROM events e WHERE e.session_id IN "
     ));
+    // `+` keeps the site's time index out: SQLite would read the span's
+    // every event through it (0.74 s at 1M events, not 7 ms by visit).
     sql.in_ids(ids)
-        .push(" AND e.site_id = ")
+        .push(" AND +e.site_id = ")
         .bind(site_id)
         .push(" AND e.is_bot = ")
         .bind(false)
