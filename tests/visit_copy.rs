@@ -108,6 +108,60 @@ async fn a_write_to_a_copied_day_is_seen_by_the_next_query() {
     }
 }
 
+/// The visitors at each step of the funnel Docs then Pricing, one visit, 30 days.
+async fn funnel_visitors(client: &Client, site: i64) -> Vec<i64> {
+    let body = json!({ "site_id": site, "steps": ["Docs", "Pricing"], "date_range": "30d" });
+    let reply = client.post("/api/v2/funnel", body).await.expect(200).clone();
+    reply["steps"].as_array().unwrap().iter().map(|step| step["visitors"].as_i64().unwrap()).collect()
+}
+
+async fn make_funnel_goals(client: &Client, site: i64) {
+    for goal in [json!({ "name": "Docs", "pagePath": "/docs*" }), json!({ "name": "Pricing", "pagePath": "/pricing" })]
+    {
+        let made = client
+            .graphql(
+                "mutation($s: Int!, $i: GoalInput!) { createGoal(siteId: $s, input: $i) { id } }",
+                json!({ "s": site, "i": goal }),
+            )
+            .await;
+        assert!(made["data"]["createGoal"]["id"].is_string(), "{made}");
+    }
+}
+
+/// A funnel reads its step events from the instance's event copy: a late
+/// event completing a copied visit's way through, and an erasure, are in
+/// the next report.
+#[tokio::test]
+async fn a_funnel_sees_a_write_to_a_copied_day() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Fu", "copy.example").await;
+        make_funnel_goals(&client, site).await;
+        let (midnight, _) = day_ago(5);
+        send(&app, site, "a", midnight + 60 * MINUTE_MS, "/docs/start", None).await;
+        send(&app, site, "a", midnight + 62 * MINUTE_MS, "/pricing", None).await;
+        send(&app, site, "b", midnight + 120 * MINUTE_MS, "/docs", None).await;
+        // In the tail: today's.
+        send(&app, site, "c", now_ms() - 3 * MINUTE_MS, "/docs/api", None).await;
+        send(&app, site, "c", now_ms() - 2 * MINUTE_MS, "/pricing", None).await;
+        assert_eq!(funnel_visitors(&client, site).await, [3, 2], "first read");
+
+        send(&app, site, "b", midnight + 125 * MINUTE_MS, "/pricing", None).await;
+        assert_eq!(funnel_visitors(&client, site).await, [3, 3], "a late event");
+
+        // Pricing before Docs is no way through.
+        send(&app, site, "d", midnight + 200 * MINUTE_MS, "/pricing", None).await;
+        send(&app, site, "d", midnight + 201 * MINUTE_MS, "/docs", None).await;
+        assert_eq!(funnel_visitors(&client, site).await, [4, 3], "a new visit, out of order");
+
+        send(&app, site, "e", now_ms() - MINUTE_MS, "/docs", None).await;
+        send(&app, site, "e", now_ms(), "/pricing", None).await;
+        assert_eq!(funnel_visitors(&client, site).await, [5, 4], "a new visit in the tail");
+
+        client.delete(&format!("/api/visitor/a?siteId={site}")).await.expect(200);
+        assert_eq!(funnel_visitors(&client, site).await, [4, 3], "an erasure");
+    }
+}
+
 /// One instance reads (and keeps) the copy; another takes a late event for
 /// a copied visit; the first answers with it at once.
 #[tokio::test]
@@ -122,8 +176,13 @@ async fn a_write_through_another_instance_is_seen_by_the_next_query() {
     let days = (day, day);
     send(writer, site, "a", midnight + 60 * MINUTE_MS, "/", Some("https://www.google.com/")).await;
     send(writer, site, "b", midnight + 90 * MINUTE_MS, "/", Some("https://www.bing.com/")).await;
+    make_funnel_goals(&client, site).await;
+    send(writer, site, "b", midnight + 91 * MINUTE_MS, "/docs", None).await;
     answers_equal_the_recount(reader, &client, site, days, "first read").await;
+    assert_eq!(funnel_visitors(&client, site).await, [1, 0], "first read");
     send(writer, site, "a", midnight + 65 * MINUTE_MS, "/pricing", None).await;
+    send(writer, site, "b", midnight + 92 * MINUTE_MS, "/pricing", None).await;
     send(writer, site, "c", midnight + 95 * MINUTE_MS, "/", Some("https://www.bing.com/")).await;
     answers_equal_the_recount(reader, &client, site, days, "after the other instance's writes").await;
+    assert_eq!(funnel_visitors(&client, site).await, [1, 1], "after the other instance's writes");
 }

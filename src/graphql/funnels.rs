@@ -194,7 +194,9 @@ impl FunnelQuery {
     #[graphql(complexity = "input.cost() + child_complexity")]
     async fn funnel_report(&self, ctx: &Context<'_>, input: FunnelReportInput) -> AppResult<FunnelReport> {
         let ask = input.ask()?;
-        Ok(funnels::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?.into())
+        Ok(funnels::report(&*ctx.db().await?, ctx.viewer()?, ask, (now_ms(), Some(ctx.app().visit_copies.clone())))
+            .await?
+            .into())
     }
 }
 
@@ -231,7 +233,9 @@ pub(crate) async fn report_for(
 ) -> AppResult<FunnelReport> {
     input.site_id = Some(site_id);
     let ask = input.ask()?;
-    let report = funnels::report(&*ctx.db().await?, ctx.viewer()?, ask, now_ms()).await?;
+    let report =
+        funnels::report(&*ctx.db().await?, ctx.viewer()?, ask, (now_ms(), Some(ctx.app().visit_copies.clone())))
+            .await?;
     if report.site_id != site_id {
         return Err(crate::error::AppError::not_found("funnel"));
     }

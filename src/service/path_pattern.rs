@@ -61,6 +61,24 @@ impl PathPattern {
         like
     }
 
+    /// `path` matches the pattern, as GLOB and LIKE read it above: the
+    /// parts between stars in order, the first at the start and the last
+    /// at the end unless a star stands there.
+    pub fn matches_path(&self, path: &str) -> bool {
+        let mut parts = self.0.split('*');
+        let Some(first) = parts.next() else { return true };
+        let Some(mut rest) = path.strip_prefix(first) else { return false };
+        let middle: Vec<&str> = parts.collect();
+        let Some((last, between)) = middle.split_last() else { return rest.is_empty() };
+        for part in between {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+        rest.len() >= last.len() && rest.ends_with(last)
+    }
+
     /// `column` matches the pattern, on `backend`.
     pub fn matches(&self, backend: DbBackend, column: impl IntoColumnRef) -> SimpleExpr {
         match backend {
@@ -87,6 +105,37 @@ mod tests {
         for (typed, glob, like) in table {
             let pattern = PathPattern::parse("visited", typed.to_owned()).unwrap();
             assert_eq!((pattern.glob().as_str(), pattern.like().as_str()), (glob, like), "{typed}");
+        }
+    }
+
+    #[test]
+    fn page_patterns_match_paths_as_the_databases_do() {
+        // pattern, path, matches
+        let table = [
+            ("/pricing", "/pricing", true),
+            ("/pricing", "/pricing/", false),
+            ("/pricing", "/Pricing", false),
+            ("/docs*", "/docs", true),
+            ("/docs*", "/docs/start", true),
+            ("/docs*", "/doc", false),
+            ("*/demo", "/demo", true),
+            ("*/demo", "/a/b/demo", true),
+            ("*/demo", "/demo/x", false),
+            ("/a*b*c", "/abc", true),
+            ("/a*b*c", "/aXbYc", true),
+            ("/a*b*c", "/acb", false),
+            ("/a*bc", "/abc", true),
+            ("/ab*bc", "/abc", false),
+            ("/x**y", "/xy", true),
+            ("*", "", true),
+            ("/what?[x]", "/what?[x]", true),
+            ("/what?[x]", "/whatA[x]", false),
+            ("/50%_off!", "/50%_off!", true),
+            ("/50%_off!", "/50x-off!", false),
+        ];
+        for (typed, path, matches) in table {
+            let pattern = PathPattern::parse("visited", typed.to_owned()).unwrap();
+            assert_eq!(pattern.matches_path(path), matches, "{typed} on {path}");
         }
     }
 }

@@ -1,0 +1,93 @@
+use super::*;
+use crate::service::path_pattern::PathPattern;
+
+fn page(name: &str, pattern: &str) -> Goal {
+    Goal { name: name.to_owned(), target: Target::Page(PathPattern::parse("pagePath", pattern.to_owned()).unwrap()) }
+}
+
+fn custom(name: &str, event: &str) -> Goal {
+    Goal { name: name.to_owned(), target: Target::Event { name: event.to_owned(), prop: None } }
+}
+
+fn table(events: &[(i64, i64, i64, &str, &str)]) -> EventTable {
+    let mut table = EventTable::new();
+    for (at, visitor, visit, kind, label) in events {
+        table.push(StoredEvent {
+            at: *at,
+            visitor: *visitor,
+            visit: *visit,
+            kind: Kind::of_code(match *kind {
+                "pageview" => 0,
+                "custom_event" => 1,
+                _ => 2,
+            }),
+            label: (*label).to_owned(),
+        });
+    }
+    table.seal();
+    table
+}
+
+/// (visitor, visit, at, steps) of a step event.
+type Flat = (i64, i64, i64, u8);
+
+fn flat(found: Vec<(i64, StepEvent)>) -> Vec<Flat> {
+    found.into_iter().map(|(visitor, event)| (visitor, event.session, event.at, event.steps)).collect()
+}
+
+#[test]
+fn step_events_are_those_the_statement_reads() {
+    let copy = table(&[
+        (10, 2, 20, "pageview", "/docs/a"),
+        (11, 1, 10, "pageview", "/pricing"),
+        (12, 1, 10, "custom_event", "form_submit"),
+        (12, 2, 20, "pageview", "/Pricing"),
+        (13, 1, 10, "click", "/pricing"),
+        (14, 1, 10, "custom_event", "/pricing"),
+        (15, 2, 20, "pageview", "/docs"),
+    ]);
+    let tail = table(&[(20, 1, 11, "pageview", "/docs/b"), (21, 2, 20, "custom_event", "form_submit")]);
+    let steps = [page("Docs", "/docs*"), page("Pricing", "/pricing"), custom("Form", "form_submit")];
+    // span, expected (visitor, visit, at, steps)
+    let cases: [((i64, i64), Vec<Flat>); 4] = [
+        (
+            (0, 100),
+            vec![
+                (1, 10, 11, 0b010),
+                (1, 10, 12, 0b100),
+                (1, 11, 20, 0b001),
+                (2, 20, 10, 0b001),
+                (2, 20, 15, 0b001),
+                (2, 20, 21, 0b100),
+            ],
+        ),
+        ((11, 15), vec![(1, 10, 11, 0b010), (1, 10, 12, 0b100)]),
+        ((15, 21), vec![(1, 11, 20, 0b001), (2, 20, 15, 0b001)]),
+        ((30, 40), vec![]),
+    ];
+    for (span, expected) in cases {
+        let found = step_events(&[&copy, &tail], span, &steps).expect("no property");
+        assert_eq!(flat(found), expected, "{span:?}");
+    }
+}
+
+#[test]
+fn an_event_reaching_two_steps_carries_both_bits() {
+    let copy = table(&[(1, 1, 1, "pageview", "/docs/pricing"), (2, 1, 1, "pageview", "/docs")]);
+    let steps = [page("Docs", "/docs*"), page("Any pricing", "*pricing")];
+    let found = step_events(&[&copy], (0, 10), &steps).unwrap();
+    assert_eq!(flat(found), vec![(1, 1, 1, 0b11), (1, 1, 2, 0b01)]);
+}
+
+#[test]
+fn a_step_on_a_property_is_left_to_the_rows() {
+    let copy = table(&[(1, 1, 1, "custom_event", "signup")]);
+    let steps = [
+        custom("Signup", "signup"),
+        Goal {
+            name: "Paid".to_owned(),
+            target: Target::Event { name: "signup".to_owned(), prop: Some(("plan".to_owned(), "pro".to_owned())) },
+        },
+    ];
+    assert!(step_events(&[&copy], (0, 10), &steps).is_none());
+}
