@@ -24,6 +24,17 @@ use serde_json::json;
 const METRICS: [&str; 7] =
     ["visitors", "visits", "pageviews", "events", "views_per_visit", "bounce_rate", "visit_duration"];
 
+/// A custom event `signup` on `page`.
+async fn send_signup(app: &TestApp, site: i64, vid: &str, ts: i64, page: &str) {
+    let event = json!({
+        "site": site, "type": "custom_event", "event_name": "signup", "tracker_vid": vid,
+        "url": format!("https://copy.example{page}"), "ts": ts,
+    });
+    let reply = app.collect_with(json!({ "events": [event] }), DESKTOP_UA, &[]).await;
+    assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+    app.state.writer.flush().await;
+}
+
 async fn send(app: &TestApp, site: i64, vid: &str, ts: i64, page: &str, referrer: Option<&str>) {
     let mut event = json!({
         "site": site, "type": "pageview", "tracker_vid": vid, "url": format!("https://copy.example{page}"), "ts": ts,
@@ -62,6 +73,30 @@ async fn answers_equal_the_recount(
             }
         }
     }
+    // By an event's page or name, or filtered on one: read per event (the event copy).
+    let metrics = ["visitors", "visits", "pageviews", "events"];
+    let cases = [
+        (&["event:page"][..], "not-direct"),
+        (&["event:name"][..], "three"),
+        (&["event:page"][..], "pricing-or-blog"),
+        (&["visit:source"][..], "pricing-or-blog"),
+        (&["time:day"][..], "not-named"),
+        (&[][..], "named"),
+        (&["visit:entry_page"][..], "named"),
+    ];
+    for (dimensions, filter) in cases {
+        let body = json!({
+            "site_id": site, "metrics": metrics, "dimensions": dimensions, "filters": filter_json(filter),
+            "date_range": [first.to_string(), last.to_string()],
+        });
+        let got = answered(client.post("/api/v2/query", body).await.expect(200));
+        let expected = recount(&rows, dimensions, &metrics, filter, Tz::UTC, span);
+        let case = format!("{label}: {dimensions:?} {filter}");
+        assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{case}");
+        for (key, values) in &expected {
+            assert!(same_numbers(values, &got[key]), "{case} {key:?}: expected {values:?}, got {:?}", got[key]);
+        }
+    }
 }
 
 /// Midnight (UTC) of the day `days` ago, and that day.
@@ -79,6 +114,7 @@ async fn a_write_to_a_copied_day_is_seen_by_the_next_query() {
         let google = Some("https://www.google.com/");
         send(&app, site, "a", midnight + 60 * MINUTE_MS, "/", google).await;
         send(&app, site, "a", midnight + 62 * MINUTE_MS, "/pricing", None).await;
+        send_signup(&app, site, "a", midnight + 63 * MINUTE_MS, "/pricing").await;
         send(&app, site, "b", midnight + 120 * MINUTE_MS, "/blog", Some("https://news.ycombinator.com/")).await;
         send(&app, site, "c", midnight + 180 * MINUTE_MS, "/", None).await;
         // Across the next midnight: a visit of two days.
@@ -86,10 +122,12 @@ async fn a_write_to_a_copied_day_is_seen_by_the_next_query() {
         send(&app, site, "d", midnight + DAY_MS + 5 * MINUTE_MS, "/docs", None).await;
         // Today's visits are the tail the copy does not hold.
         send(&app, site, "e", now_ms() - MINUTE_MS, "/", google).await;
+        send_signup(&app, site, "e", now_ms(), "/").await;
         answers_equal_the_recount(&app, &client, site, days, "first read").await;
 
         // A late event grows a copied visit: it is no longer a bounce.
         send(&app, site, "b", midnight + 125 * MINUTE_MS, "/blog/2", None).await;
+        send_signup(&app, site, "b", midnight + 126 * MINUTE_MS, "/blog/2").await;
         answers_equal_the_recount(&app, &client, site, days, "a late event").await;
 
         // A new visit on a copied day.

@@ -219,6 +219,27 @@ async fn copied_groups(
     Ok(reading.groups(db, site, (span, buckets), (ask.dimensions, ask.filters), scope.now, flagged.as_ref()).await?)
 }
 
+/// The groups of a query by or filtered on an event's page or name the
+/// event copy answers (`visit_copy`): as the flat events statement counts
+/// them, for the metrics that count events, pageviews, visits and visitors.
+async fn copied_event_groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Option<Groups>> {
+    let visit_level =
+        ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
+    if visit_level {
+        return Ok(None);
+    }
+    let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
+    let reading = &scope.taken.visits;
+    let asked = (ask.dimensions, ask.filters, ask.metrics);
+    Ok(reading.event_groups(db, site, (span, buckets), asked, scope.now).await?)
+}
+
 /// The groups of one span: events and clicks as the metrics need them.
 pub async fn groups(
     db: &impl ConnectionTrait,
@@ -241,7 +262,11 @@ pub async fn groups(
         return Ok(groups);
     }
     if metrics.iter().any(|metric| *metric != Metric::Clicks) {
-        all = match copied_groups(db, scope, ask, span, buckets).await? {
+        let copied = match copied_groups(db, scope, ask, span, buckets).await? {
+            Some(groups) => Some(groups),
+            None => copied_event_groups(db, scope, ask, span, buckets).await?,
+        };
+        all = match copied {
             Some(groups) => groups,
             None => {
                 let resolved = resolve_patterns(db, scope, Source::Events, filters, &[span]).await?;

@@ -31,15 +31,16 @@ impl Kind {
     }
 }
 
-/// One stored event, as the loader hands it over: its label is its page
-/// for a pageview and its name otherwise.
+/// One stored event, as the loader hands it over: its page, and its name
+/// as `event:name` reads it (`pageview` for a pageview).
 #[derive(Debug, Clone)]
 pub struct StoredEvent {
     pub at: i64,
     pub visitor: i64,
     pub visit: i64,
     pub kind: Kind,
-    pub label: String,
+    pub page: String,
+    pub name: String,
 }
 
 /// Ids met, each given a code in the order first met.
@@ -58,18 +59,39 @@ impl Ids {
     }
 }
 
+/// Texts met, each given a code in the order first met.
+#[derive(Default)]
+pub struct Texts {
+    pub distinct: Vec<String>,
+    lookup: HashMap<String, u32>,
+}
+
+impl Texts {
+    fn code(&mut self, text: String) -> u32 {
+        if let Some(code) = self.lookup.get(&text) {
+            return *code;
+        }
+        let code = self.distinct.len() as u32;
+        self.lookup.insert(text.clone(), code);
+        self.distinct.push(text);
+        code
+    }
+}
+
 /// Events in the order they were pushed, which must be the order they
 /// happened: a span's events are then one run of the table.
 #[derive(Default)]
 pub struct EventTable {
-    at: Vec<i64>,
+    pub(super) at: Vec<i64>,
     visitor: Vec<u32>,
     visit: Vec<u32>,
-    label: Vec<u32>,
+    pub(super) kind: Vec<Kind>,
+    pub(super) page: Vec<u32>,
+    pub(super) name: Vec<u32>,
     visitors: Ids,
     visits: Ids,
-    labels: Vec<(Kind, String)>,
-    label_lookup: HashMap<(Kind, String), u32>,
+    pub(super) pages: Texts,
+    pub(super) names: Texts,
 }
 
 impl EventTable {
@@ -83,17 +105,11 @@ impl EventTable {
         self.visitor.push(visitor);
         let visit = self.visits.code(event.visit);
         self.visit.push(visit);
-        let key = (event.kind, event.label);
-        let label = match self.label_lookup.get(&key) {
-            Some(code) => *code,
-            None => {
-                let code = self.labels.len() as u32;
-                self.labels.push(key.clone());
-                self.label_lookup.insert(key, code);
-                code
-            }
-        };
-        self.label.push(label);
+        self.kind.push(event.kind);
+        let page = self.pages.code(event.page);
+        self.page.push(page);
+        let name = self.names.code(event.name);
+        self.name.push(name);
     }
 
     /// Done pushing: the lookups go, and the columns give back what they
@@ -101,36 +117,52 @@ impl EventTable {
     pub fn seal(&mut self) {
         self.visitors.lookup = HashMap::new();
         self.visits.lookup = HashMap::new();
-        self.label_lookup = HashMap::new();
-        for column in [&mut self.visitor, &mut self.visit, &mut self.label] {
+        self.pages.lookup = HashMap::new();
+        self.names.lookup = HashMap::new();
+        for column in [&mut self.visitor, &mut self.visit, &mut self.page, &mut self.name] {
             column.shrink_to_fit();
         }
         self.at.shrink_to_fit();
+        self.kind.shrink_to_fit();
     }
 
     /// The run of events in `[from, to)`.
-    fn run(&self, (from, to): (i64, i64)) -> std::ops::Range<usize> {
+    pub(super) fn run(&self, (from, to): (i64, i64)) -> std::ops::Range<usize> {
         self.at.partition_point(|at| *at < from)..self.at.partition_point(|at| *at < to)
+    }
+
+    /// The visitor and the visit of the event at `at`.
+    pub(super) fn ids(&self, at: usize) -> (i64, i64) {
+        (self.visitors.ids[self.visitor[at] as usize], self.visits.ids[self.visit[at] as usize])
     }
 }
 
-/// Which steps each distinct label reaches (bit `k` for step `k`), or
-/// `None` when a step reads what the table does not hold (a property).
-fn label_steps(table: &EventTable, steps: &[Goal]) -> Option<Vec<u8>> {
-    let mut bits = vec![0u8; table.labels.len()];
+/// Which steps each distinct page reaches as a pageview, and each
+/// distinct name as a custom event (bit `k` for step `k`), or `None` when
+/// a step reads what the table does not hold (a property).
+fn label_steps(table: &EventTable, steps: &[Goal]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut pages = vec![0u8; table.pages.distinct.len()];
+    let mut names = vec![0u8; table.names.distinct.len()];
     for (at, goal) in steps.iter().enumerate() {
-        for (code, (kind, label)) in table.labels.iter().enumerate() {
-            let reached = match &goal.target {
-                Target::Page(pattern) => *kind == Kind::Pageview && pattern.matches_path(label),
-                Target::Event { prop: Some(_), .. } => return None,
-                Target::Event { name, prop: None } => *kind == Kind::Custom && label == name,
-            };
-            if reached {
-                bits[code] |= 1 << at;
+        match &goal.target {
+            Target::Page(pattern) => {
+                for (code, page) in table.pages.distinct.iter().enumerate() {
+                    if pattern.matches_path(page) {
+                        pages[code] |= 1 << at;
+                    }
+                }
+            }
+            Target::Event { prop: Some(_), .. } => return None,
+            Target::Event { name: wanted, prop: None } => {
+                for (code, name) in table.names.distinct.iter().enumerate() {
+                    if name == wanted {
+                        names[code] |= 1 << at;
+                    }
+                }
             }
         }
     }
-    Some(bits)
+    Some((pages, names))
 }
 
 /// The events of `tables` (in the order they happened, each table after
@@ -140,12 +172,16 @@ fn label_steps(table: &EventTable, steps: &[Goal]) -> Option<Vec<u8>> {
 pub fn step_events(tables: &[&EventTable], span: (i64, i64), steps: &[Goal]) -> Option<Vec<(i64, StepEvent)>> {
     let mut found = Vec::new();
     for table in tables {
-        let bits = label_steps(table, steps)?;
+        let (pages, names) = label_steps(table, steps)?;
         for at in table.run(span) {
-            let steps = bits[table.label[at] as usize];
+            let steps = match table.kind[at] {
+                Kind::Pageview => pages[table.page[at] as usize],
+                Kind::Custom => names[table.name[at] as usize],
+                Kind::Other => 0,
+            };
             if steps != 0 {
-                let event = StepEvent { session: table.visits.ids[table.visit[at] as usize], at: table.at[at], steps };
-                found.push((table.visitors.ids[table.visitor[at] as usize], event));
+                let (visitor, session) = table.ids(at);
+                found.push((visitor, StepEvent { session, at: table.at[at], steps }));
             }
         }
     }

@@ -9,20 +9,20 @@ fn custom(name: &str, event: &str) -> Goal {
     Goal { name: name.to_owned(), target: Target::Event { name: event.to_owned(), prop: None } }
 }
 
+/// (at, visitor, visit, type, page or name) per event.
 fn table(events: &[(i64, i64, i64, &str, &str)]) -> EventTable {
     let mut table = EventTable::new();
     for (at, visitor, visit, kind, label) in events {
-        table.push(StoredEvent {
-            at: *at,
-            visitor: *visitor,
-            visit: *visit,
-            kind: Kind::of_code(match *kind {
-                "pageview" => 0,
-                "custom_event" => 1,
-                _ => 2,
-            }),
-            label: (*label).to_owned(),
+        let kind = Kind::of_code(match *kind {
+            "pageview" => 0,
+            "custom_event" => 1,
+            _ => 2,
         });
+        let (page, name) = match kind {
+            Kind::Pageview => ((*label).to_owned(), "pageview".to_owned()),
+            _ => ("/pricing".to_owned(), (*label).to_owned()),
+        };
+        table.push(StoredEvent { at: *at, visitor: *visitor, visit: *visit, kind, page, name });
     }
     table.seal();
     table

@@ -163,7 +163,7 @@ pub(super) async fn load_events(
         sql.push(
             "SELECT e.id, e.timestamp, e.visitor_id, e.session_id, \
              CAST(CASE e.event_type WHEN 'pageview' THEN 0 WHEN 'custom_event' THEN 1 ELSE 2 END AS INTEGER) AS kind, \
-             CASE e.event_type WHEN 'pageview' THEN e.page WHEN 'custom_event' THEN e.event_name ELSE '' END AS label \
+             e.page, CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END AS name \
              FROM events e WHERE e.site_id = ",
         )
         .bind(site_id)
@@ -195,7 +195,8 @@ pub(super) async fn load_events(
                 visitor: row.try_get_by_index(2)?,
                 visit: row.try_get_by_index(3)?,
                 kind,
-                label: row.try_get_by_index(5)?,
+                page: row.try_get_by_index(5)?,
+                name: row.try_get_by_index(6)?,
             });
             after = Some((at, id));
         }

@@ -24,6 +24,7 @@
 //! Each instance keeps its own copies; the generation is in the database,
 //! so instances sharing one agree.
 
+mod event_tallies;
 mod events;
 mod load;
 mod table;
@@ -42,7 +43,7 @@ use table::{Lowering, Pieces, Table, Tallies};
 
 use super::{
     counts::Groups,
-    query::{Dimension, Filter, Grain},
+    query::{Dimension, Filter, Grain, Metric},
     range::{Buckets, Span},
     sql::Sql,
 };
@@ -251,11 +252,9 @@ impl Reading {
         }
         let (held, tail) = self.copy_and_tail(db, copies, site, now).await?;
         let pieces = self.pieces(db, site.id, (span, buckets), [&*held, &*tail]).await?;
-        let lowering =
-            if db.get_database_backend() == DbBackend::Postgres { Lowering::Unicode } else { Lowering::Ascii };
         let mut tallies = Tallies::default();
         for table in [&*held, &*tail] {
-            if tallies.add(table, (span, buckets), (dimensions, filters), &pieces, lowering).is_none() {
+            if tallies.add(table, (span, buckets), (dimensions, filters), &pieces, lowering(db)).is_none() {
                 return Ok(None);
             }
         }
@@ -333,6 +332,28 @@ impl Reading {
         Ok((held, tail))
     }
 
+    /// The per-event groups of a span from the event and visit copies and
+    /// their tails, as the flat events statement counts them, or `None`
+    /// when there is no copy to read or the query asks for what they do
+    /// not hold (`event_tallies::answers`).
+    pub async fn event_groups(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        (span, buckets): (Span, Option<&Buckets>),
+        (dimensions, filters, metrics): (&[Dimension], &[Filter], &[Metric]),
+        now: i64,
+    ) -> Result<Option<Groups>, DbErr> {
+        let Some(copies) = &self.copies else { return Ok(None) };
+        if !event_tallies::answers(dimensions, filters, metrics) {
+            return Ok(None);
+        }
+        let (visits, visit_tail) = self.copy_and_tail(db, copies, site, now).await?;
+        let (events, event_tail) = self.events_and_tail(db, copies, site, now).await?;
+        let tables = event_tallies::Tables { events: [&events, &event_tail], visits: [&visits, &visit_tail] };
+        Ok(event_tallies::groups(tables, (span, buckets), (dimensions, filters), lowering(db)))
+    }
+
     /// The step events of a funnel over `span`, by visitor and then in the
     /// order they happened, from the event copy and tail; `None` when
     /// there is no copy to read or a step reads a property.
@@ -370,6 +391,11 @@ impl Reading {
         self.taken(site_id, |taken| taken.pieces.insert(key, found.clone()));
         Ok(found)
     }
+}
+
+/// How the database lowers text for a case-insensitive comparison.
+fn lowering(db: &impl ConnectionTrait) -> Lowering {
+    if db.get_database_backend() == DbBackend::Postgres { Lowering::Unicode } else { Lowering::Ascii }
 }
 
 /// The tail as kept when its print is `print`, else read again and kept.

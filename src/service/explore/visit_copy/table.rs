@@ -178,6 +178,21 @@ impl Table {
         first..end.max(first)
     }
 
+    /// The rows and ids of the visits that may have events in `span`.
+    pub fn reaching(&self, span: Span) -> impl Iterator<Item = (usize, i64)> + '_ {
+        self.begun(span.from.saturating_sub(SESSION_MAX_MS), span.to).map(|at| (at, self.id[at]))
+    }
+
+    /// The code of the visit at `at` in `column`.
+    pub fn code(&self, column: Column, at: usize) -> u32 {
+        self.columns[column as usize].codes[at]
+    }
+
+    /// The distinct values of `column`, by code.
+    pub fn distinct(&self, column: Column) -> &[Option<String>] {
+        &self.columns[column as usize].distinct
+    }
+
     /// Whether the visit at `at` lies inside `span` and, with `buckets`,
     /// inside one bucket: then its row's counts are its events there.
     fn inside(&self, at: usize, span: Span, buckets: Option<&Buckets>) -> bool {

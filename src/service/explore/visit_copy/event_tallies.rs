@@ -1,0 +1,245 @@
+//! The per-event counts of a span read from the event copy: what the flat
+//! events statement (`statements::flat_statement`) reads from the rows
+//! when a query groups or filters by an event's page or name, with its
+//! visit's stored properties joined and time, for the metrics that count
+//! events, pageviews, visits and visitors. Each condition is decided once
+//! per distinct value. Free of I/O.
+
+use std::collections::HashMap;
+
+use super::{
+    events::{EventTable, Kind},
+    table::{Column, Lowering, Table, passes},
+};
+use crate::service::explore::{
+    counts::{Counts, Groups, Key},
+    query::{Condition, Dimension, EventProperty, Filter, Metric},
+    range::{Buckets, Span},
+};
+
+/// What an event's page or name is, as a dimension or condition reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Page,
+    Name,
+    Visit(Column),
+}
+
+impl Field {
+    fn of(dimension: &Dimension) -> Option<Field> {
+        match dimension {
+            Dimension::Event(EventProperty::Page) => Some(Field::Page),
+            Dimension::Event(EventProperty::Name) => Some(Field::Name),
+            _ => Column::of_dimension(dimension).map(Field::Visit),
+        }
+    }
+}
+
+/// Whether the event copy answers a query of these dimensions, filters and
+/// metrics: pages, names, stored visit properties and one time dimension;
+/// metrics read from counts of events, pageviews, visits and visitors.
+pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) -> bool {
+    fn held(filter: &Filter) -> bool {
+        match filter {
+            Filter::Condition(condition) => Field::of(&condition.dimension).is_some(),
+            Filter::And(all) | Filter::Or(all) => all.iter().all(held),
+            Filter::Not(inner) => held(inner),
+            Filter::HasDone { .. } => false,
+        }
+    }
+    let counted = |metric: &Metric| {
+        matches!(metric, Metric::Visitors | Metric::Visits | Metric::Pageviews | Metric::Events | Metric::Percentage)
+    };
+    dimensions.iter().all(|dimension| dimension.is_time() || Field::of(dimension).is_some())
+        && dimensions.iter().filter(|dimension| dimension.is_time()).count() <= 1
+        && filters.iter().all(held)
+        && metrics.iter().all(counted)
+}
+
+/// The event tables (the copy, then the tail) and the visit tables.
+#[derive(Clone, Copy)]
+pub struct Tables<'a> {
+    pub events: [&'a EventTable; 2],
+    pub visits: [&'a Table; 2],
+}
+
+/// An event: its table and row, and its visit's table and row.
+#[derive(Clone, Copy)]
+struct At {
+    table: usize,
+    row: usize,
+    visit: (usize, usize),
+}
+
+/// A filter decided over the tables' distinct values.
+enum Decided {
+    Event { field: Field, passes: [Vec<bool>; 2] },
+    Visit { column: Column, passes: [Vec<bool>; 2] },
+    And(Vec<Decided>),
+    Or(Vec<Decided>),
+    Not(Box<Decided>),
+}
+
+impl Decided {
+    fn of(filter: &Filter, tables: Tables<'_>, lowering: Lowering) -> Option<Decided> {
+        let each =
+            |all: &[Filter]| all.iter().map(|inner| Decided::of(inner, tables, lowering)).collect::<Option<Vec<_>>>();
+        Some(match filter {
+            Filter::Condition(condition) => condition_decided(condition, tables, lowering)?,
+            Filter::And(all) => Decided::And(each(all)?),
+            Filter::Or(all) => Decided::Or(each(all)?),
+            Filter::Not(inner) => Decided::Not(Box::new(Decided::of(inner, tables, lowering)?)),
+            Filter::HasDone { .. } => return None,
+        })
+    }
+
+    fn passes(&self, tables: Tables<'_>, at: At) -> bool {
+        match self {
+            Decided::Event { field, passes } => passes[at.table][code_of(tables, *field, at) as usize],
+            Decided::Visit { column, passes } => {
+                passes[at.visit.0][code_of(tables, Field::Visit(*column), at) as usize]
+            }
+            Decided::And(all) => all.iter().all(|inner| inner.passes(tables, at)),
+            Decided::Or(all) => all.iter().any(|inner| inner.passes(tables, at)),
+            Decided::Not(inner) => !inner.passes(tables, at),
+        }
+    }
+}
+
+/// The code of an event's `field` in its own table (the event's, or its visit's).
+fn code_of(tables: Tables<'_>, field: Field, at: At) -> u32 {
+    match field {
+        Field::Page => tables.events[at.table].page[at.row],
+        Field::Name => tables.events[at.table].name[at.row],
+        Field::Visit(column) => tables.visits[at.visit.0].code(column, at.visit.1),
+    }
+}
+
+fn condition_decided(condition: &Condition, tables: Tables<'_>, lowering: Lowering) -> Option<Decided> {
+    let decide = |values: &mut dyn Iterator<Item = Option<&str>>| -> Vec<bool> {
+        values.map(|value| passes(condition, value, lowering)).collect()
+    };
+    Some(match Field::of(&condition.dimension)? {
+        Field::Visit(column) => Decided::Visit {
+            column,
+            passes: tables.visits.map(|table| decide(&mut table.distinct(column).iter().map(|value| value.as_deref()))),
+        },
+        field => Decided::Event {
+            field,
+            passes: tables.events.map(|table| {
+                let texts = if field == Field::Page { &table.pages } else { &table.names };
+                decide(&mut texts.distinct.iter().map(|value| Some(value.as_str())))
+            }),
+        },
+    })
+}
+
+/// What a dimension of a group is read from: a field, or time.
+#[derive(Clone, Copy)]
+enum Part {
+    Field(Field),
+    Time,
+}
+
+/// A group's counts while events are added, with its visitors and visits listed.
+#[derive(Default)]
+struct Tally {
+    events: i64,
+    pageviews: i64,
+    visitors: Vec<i64>,
+    visits: Vec<i64>,
+}
+
+/// The groups of the events in `span` that pass `filters`, by
+/// `dimensions` (time in `buckets`), counted as the flat statement counts
+/// them; `None` when the tables do not hold what the query reads, or an
+/// event's visit is not in the visit tables.
+pub fn groups(
+    tables: Tables<'_>,
+    (span, buckets): (Span, Option<&Buckets>),
+    (dimensions, filters): (&[Dimension], &[Filter]),
+    lowering: Lowering,
+) -> Option<Groups> {
+    let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+    let parts = dimensions
+        .iter()
+        .map(|dimension| match Field::of(dimension) {
+            Some(field) => Some(Part::Field(field)),
+            None if dimension.is_time() && buckets.is_some() => Some(Part::Time),
+            None => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let mut rows: HashMap<i64, (usize, usize)> = HashMap::new();
+    for (table, visits) in tables.visits.iter().enumerate() {
+        rows.extend(visits.reaching(span).map(|(row, id)| (id, (table, row))));
+    }
+    // Grouped by codes first, each with the table it is a code of (the
+    // event's or its visit's), named at the end.
+    let mut local: HashMap<Vec<(usize, i64)>, Tally> = HashMap::new();
+    for (table, events) in tables.events.iter().enumerate() {
+        for row in events.run((span.from, span.to)) {
+            let (visitor, visit) = events.ids(row);
+            let at = At { table, row, visit: *rows.get(&visit)? };
+            if !decided.iter().all(|filter| filter.passes(tables, at)) {
+                continue;
+            }
+            let key = parts
+                .iter()
+                .map(|part| match part {
+                    Part::Field(field @ Field::Visit(_)) => (at.visit.0, i64::from(code_of(tables, *field, at))),
+                    Part::Field(field) => (table, i64::from(code_of(tables, *field, at))),
+                    Part::Time => (0, buckets.map_or(0, |buckets| buckets.of(events.at[row]))),
+                })
+                .collect();
+            let tally = local.entry(key).or_default();
+            tally.events += 1;
+            tally.pageviews += i64::from(events.kind[row] == Kind::Pageview);
+            tally.visitors.push(visitor);
+            tally.visits.push(visit);
+        }
+    }
+    let mut named: HashMap<Vec<Key>, Tally> = HashMap::new();
+    for (codes, tally) in local {
+        let key = codes
+            .iter()
+            .zip(&parts)
+            .map(|((table, code), part)| match part {
+                Part::Field(Field::Page) => {
+                    Key::Text(Some(tables.events[*table].pages.distinct[*code as usize].clone()))
+                }
+                Part::Field(Field::Name) => {
+                    Key::Text(Some(tables.events[*table].names.distinct[*code as usize].clone()))
+                }
+                Part::Field(Field::Visit(column)) => {
+                    Key::Text(tables.visits[*table].distinct(*column)[*code as usize].clone())
+                }
+                Part::Time => Key::Bucket(*code),
+            })
+            .collect();
+        let into = named.entry(key).or_default();
+        into.events += tally.events;
+        into.pageviews += tally.pageviews;
+        into.visitors.extend(tally.visitors);
+        into.visits.extend(tally.visits);
+    }
+    let mut groups = Groups::new();
+    for (key, mut tally) in named {
+        for ids in [&mut tally.visitors, &mut tally.visits] {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        let counts = Counts {
+            visitors: tally.visitors.len() as i64,
+            visits: tally.visits.len() as i64,
+            pageviews: tally.pageviews,
+            events: tally.events,
+            ..Counts::default()
+        };
+        groups.insert(key, counts);
+    }
+    Some(groups)
+}
+
+#[cfg(test)]
+#[path = "event_tallies_tests.rs"]
+mod tests;

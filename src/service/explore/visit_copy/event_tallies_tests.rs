@@ -1,0 +1,211 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::json;
+
+use super::*;
+use crate::service::explore::{
+    query,
+    visit_copy::{
+        events::StoredEvent,
+        table::{Table, Visit},
+    },
+};
+
+fn filters_of(filters: serde_json::Value) -> Vec<Filter> {
+    let body = json!({"site_id": "x", "metrics": ["visitors"], "date_range": "7d", "filters": filters});
+    query::parse(&body).expect("a valid query").filters
+}
+
+fn dimension(name: &str) -> Dimension {
+    Dimension::parse(name).expect("a dimension")
+}
+
+fn span(from: i64, to: i64) -> Span {
+    let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+    Span { from, to, first_day: day, last_day: day, whole_days: false }
+}
+
+/// A visit: (id, visitor, start, source, country).
+fn visits(rows: &[(i64, i64, i64, Option<&str>, &str)]) -> Table {
+    let mut table = Table::new();
+    for (id, visitor, started, source, country) in rows {
+        let mut values: [Option<String>; Column::COUNT] = Default::default();
+        values[Column::Source as usize] = source.map(str::to_owned);
+        values[Column::Country as usize] = Some((*country).to_owned());
+        table.push(Visit {
+            id: *id,
+            visitor: *visitor,
+            started: *started,
+            ended: started + 10,
+            values,
+            ..Visit::default()
+        });
+    }
+    table.seal();
+    table
+}
+
+/// An event: (at, visitor, visit, pageview?, page, name).
+type Row = (i64, i64, i64, bool, &'static str, &'static str);
+
+fn events(rows: &[Row]) -> EventTable {
+    let mut table = EventTable::new();
+    for (at, visitor, visit, pageview, page, name) in rows {
+        let kind = if *pageview { Kind::Pageview } else { Kind::Custom };
+        let name = if *pageview { "pageview" } else { name };
+        table.push(StoredEvent {
+            at: *at,
+            visitor: *visitor,
+            visit: *visit,
+            kind,
+            page: (*page).to_owned(),
+            name: name.to_owned(),
+        });
+    }
+    table.seal();
+    table
+}
+
+const VISITS: [(i64, i64, i64, Option<&str>, &str); 4] = [
+    (1, 10, 100, Some("Google"), "DE"),
+    (2, 10, 200, None, "DE"),
+    (3, 20, 210, Some("Google"), "FR"),
+    (4, 30, 400, Some("Bing"), "US"),
+];
+const COPIED: [Row; 6] = [
+    (100, 10, 1, true, "/", ""),
+    (101, 10, 1, true, "/pricing", ""),
+    (102, 10, 1, false, "/pricing", "signup"),
+    (200, 10, 2, true, "/blog", ""),
+    (210, 20, 3, true, "/", ""),
+    (215, 20, 3, true, "/Pricing", ""),
+];
+const TAIL: [Row; 2] = [(400, 30, 4, true, "/pricing", ""), (405, 30, 4, false, "/", "signup")];
+
+/// The same counts by brute force over the rows: (group, (visitors, visits, pageviews, events)).
+fn recount(
+    from: i64,
+    to: i64,
+    group: impl Fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> Vec<Key>,
+    keep: impl Fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> bool,
+) -> BTreeMap<Vec<Key>, (i64, i64, i64, i64)> {
+    type Sets = (BTreeSet<i64>, BTreeSet<i64>, i64, i64);
+    let mut sets: BTreeMap<Vec<Key>, Sets> = BTreeMap::new();
+    for event in COPIED.iter().chain(&TAIL).filter(|event| event.0 >= from && event.0 < to) {
+        let visit = VISITS.iter().find(|visit| visit.0 == event.2).unwrap();
+        if keep(event, visit) {
+            let entry = sets.entry(group(event, visit)).or_default();
+            entry.0.insert(event.1);
+            entry.1.insert(event.2);
+            entry.2 += i64::from(event.3);
+            entry.3 += 1;
+        }
+    }
+    sets.into_iter().map(|(key, (a, b, c, d))| (key, (a.len() as i64, b.len() as i64, c, d))).collect()
+}
+
+fn got(groups: Groups) -> BTreeMap<Vec<Key>, (i64, i64, i64, i64)> {
+    groups.into_iter().map(|(key, c)| (key, (c.visitors, c.visits, c.pageviews, c.events))).collect()
+}
+
+fn text(value: &str) -> Key {
+    Key::Text(Some(value.to_owned()))
+}
+
+type Grouping = fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> Vec<Key>;
+type Keeping = fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> bool;
+
+#[test]
+fn event_groups_are_those_the_flat_statement_counts() {
+    let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
+    let (copied, tail) = (events(&COPIED), events(&TAIL));
+    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits] };
+    // dimensions, filters, span, the recount's grouping and keeping
+    type Case = (Vec<&'static str>, serde_json::Value, (i64, i64), Grouping, Keeping);
+    let cases: Vec<Case> = vec![
+        (vec!["event:page"], json!([]), (0, 1000), |e, _| vec![text(e.4)], |_, _| true),
+        (
+            vec!["event:page"],
+            json!([["is", "visit:source", ["Google"]]]),
+            (0, 1000),
+            |e, _| vec![text(e.4)],
+            |_, v| v.3 == Some("Google"),
+        ),
+        (
+            vec!["visit:source"],
+            json!([["contains", "event:page", ["pric"]]]),
+            (0, 1000),
+            |_, v| vec![Key::Text(v.3.map(str::to_owned))],
+            |e, _| e.4.contains("pric"),
+        ),
+        (
+            vec!["visit:country"],
+            json!([["contains", "event:page", ["pric"], {"case_sensitive": false}]]),
+            (101, 401),
+            |_, v| vec![text(v.4)],
+            |e, _| e.4.to_lowercase().contains("pric"),
+        ),
+        (
+            vec!["event:name"],
+            json!([["or", [["is", "visit:source", ["Direct / None"]], ["is", "event:name", ["signup"]]]]]),
+            (0, 1000),
+            |e, _| vec![text(if e.3 { "pageview" } else { e.5 })],
+            |e, v| v.3.is_none() || (!e.3 && e.5 == "signup"),
+        ),
+        (
+            vec![],
+            json!([["not", ["is", "event:page", ["/"]]], ["is_not", "visit:country", ["FR"]]]),
+            (0, 1000),
+            |_, _| vec![],
+            |e, v| e.4 != "/" && v.4 != "FR",
+        ),
+        (
+            vec!["event:page"],
+            json!([["is", "event:page", ["/nowhere"]]]),
+            (0, 1000),
+            |e, _| vec![text(e.4)],
+            |_, _| false,
+        ),
+    ];
+    for (dimensions, filters, (from, to), group, keep) in cases {
+        let dimensions: Vec<Dimension> = dimensions.into_iter().map(dimension).collect();
+        let filters_parsed = filters_of(filters.clone());
+        let found = groups(tables, (span(from, to), None), (&dimensions, &filters_parsed), Lowering::Ascii)
+            .expect("the copy answers");
+        assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters}");
+    }
+}
+
+#[test]
+fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
+    let held = visits(&VISITS[..1]);
+    let empty = visits(&[]);
+    let copied = events(&COPIED);
+    let tail = events(&[]);
+    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty] };
+    assert!(groups(tables, (span(0, 1000), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_none());
+    assert!(groups(tables, (span(0, 150), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_some());
+}
+
+#[test]
+fn only_pages_names_stored_visit_properties_and_counts_are_answered() {
+    // dimensions, filters, metrics -> answered
+    let table = [
+        (vec!["event:page"], json!([]), vec![Metric::Visitors, Metric::Pageviews], true),
+        (vec!["visit:source"], json!([["contains", "event:page", ["/"]]]), vec![Metric::Events, Metric::Visits], true),
+        (vec!["time:day", "event:name"], json!([]), vec![Metric::Percentage], true),
+        (vec!["event:page"], json!([]), vec![Metric::BounceRate], false),
+        (vec!["event:page"], json!([]), vec![Metric::VisitDuration], false),
+        (vec!["event:page"], json!([]), vec![Metric::TotalRevenue], false),
+        (vec!["event:page"], json!([]), vec![Metric::ConversionRate], false),
+        (vec!["event:hostname"], json!([]), vec![Metric::Visitors], false),
+        (vec!["event:page"], json!([["is", "event:goal", ["Signup"]]]), vec![Metric::Visitors], false),
+        (vec!["visit:link"], json!([["is", "event:page", ["/"]]]), vec![Metric::Visitors], false),
+        (vec!["event:page"], json!([["is", "visitor:status", ["identified"]]]), vec![Metric::Visitors], false),
+        (vec!["time:day", "time:hour"], json!([["is", "event:page", ["/"]]]), vec![Metric::Visitors], false),
+    ];
+    for (dimensions, filters, metrics, expected) in table {
+        let dimensions: Vec<Dimension> = dimensions.into_iter().map(dimension).collect();
+        assert_eq!(answers(&dimensions, &filters_of(filters.clone()), &metrics), expected, "{dimensions:?} {filters}");
+    }
+}
