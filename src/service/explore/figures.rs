@@ -237,7 +237,7 @@ async fn copied_event_groups(
     let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
     let reading = &scope.taken.visits;
     let asked = (ask.dimensions, ask.filters, ask.metrics);
-    Ok(reading.event_groups(db, site, (span, buckets), asked, scope.now).await?)
+    Ok(reading.event_groups(db, site, (span, buckets), asked, (scope.goals, scope.now)).await?)
 }
 
 /// The groups of one span: events and clicks as the metrics need them.

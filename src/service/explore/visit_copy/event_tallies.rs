@@ -11,10 +11,13 @@ use super::{
     events::{EventTable, Kind},
     table::{Column, Lowering, Table, passes},
 };
-use crate::service::explore::{
-    counts::{Counts, Groups, Key},
-    query::{Condition, Dimension, EventProperty, Filter, Metric},
-    range::{Buckets, Span},
+use crate::service::{
+    explore::{
+        counts::{Counts, Groups, Key},
+        query::{Condition, Dimension, EventProperty, Filter, Metric},
+        range::{Buckets, Span},
+    },
+    goals::{Goal, Target},
 };
 
 /// What an event's page or name is, as a dimension or condition reads it.
@@ -23,6 +26,11 @@ enum Field {
     Page,
     Name,
     Visit(Column),
+}
+
+/// Whether a condition names the goals an event reaches.
+fn is_goal(condition: &Condition) -> bool {
+    condition.dimension == Dimension::Event(EventProperty::Goal)
 }
 
 impl Field {
@@ -41,14 +49,24 @@ impl Field {
 pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric]) -> bool {
     fn held(filter: &Filter) -> bool {
         match filter {
-            Filter::Condition(condition) => Field::of(&condition.dimension).is_some(),
+            Filter::Condition(condition) => is_goal(condition) || Field::of(&condition.dimension).is_some(),
             Filter::And(all) | Filter::Or(all) => all.iter().all(held),
             Filter::Not(inner) => held(inner),
             Filter::HasDone { .. } => false,
         }
     }
+    // A conversion rate reads the group's visitors here (`conversion`
+    // counts what it divides by apart).
     let counted = |metric: &Metric| {
-        matches!(metric, Metric::Visitors | Metric::Visits | Metric::Pageviews | Metric::Events | Metric::Percentage)
+        matches!(
+            metric,
+            Metric::Visitors
+                | Metric::Visits
+                | Metric::Pageviews
+                | Metric::Events
+                | Metric::Percentage
+                | Metric::ConversionRate
+        )
     };
     dimensions.iter().all(|dimension| dimension.is_time() || Field::of(dimension).is_some())
         && dimensions.iter().filter(|dimension| dimension.is_time()).count() <= 1
@@ -56,11 +74,13 @@ pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric])
         && metrics.iter().all(counted)
 }
 
-/// The event tables (the copy, then the tail) and the visit tables.
+/// The event tables (the copy, then the tail) and the visit tables, and
+/// the site's goals.
 #[derive(Clone, Copy)]
 pub struct Tables<'a> {
     pub events: [&'a EventTable; 2],
     pub visits: [&'a Table; 2],
+    pub goals: &'a [Goal],
 }
 
 /// An event: its table and row, and its visit's table and row.
@@ -73,8 +93,21 @@ struct At {
 
 /// A filter decided over the tables' distinct values.
 enum Decided {
-    Event { field: Field, passes: [Vec<bool>; 2] },
-    Visit { column: Column, passes: [Vec<bool>; 2] },
+    Event {
+        field: Field,
+        passes: [Vec<bool>; 2],
+    },
+    /// A goal condition: per table, the pages a pageview and the names a
+    /// custom event pass it with.
+    Goal {
+        pages: [Vec<bool>; 2],
+        names: [Vec<bool>; 2],
+        negated: bool,
+    },
+    Visit {
+        column: Column,
+        passes: [Vec<bool>; 2],
+    },
     And(Vec<Decided>),
     Or(Vec<Decided>),
     Not(Box<Decided>),
@@ -96,6 +129,15 @@ impl Decided {
     fn passes(&self, tables: Tables<'_>, at: At) -> bool {
         match self {
             Decided::Event { field, passes } => passes[at.table][code_of(tables, *field, at) as usize],
+            Decided::Goal { pages, names, negated } => {
+                let events = tables.events[at.table];
+                let reached = match events.kind[at.row] {
+                    Kind::Pageview => pages[at.table][events.page[at.row] as usize],
+                    Kind::Custom => names[at.table][events.name[at.row] as usize],
+                    Kind::Other => false,
+                };
+                reached != *negated
+            }
             Decided::Visit { column, passes } => {
                 passes[at.visit.0][code_of(tables, Field::Visit(*column), at) as usize]
             }
@@ -115,7 +157,39 @@ fn code_of(tables: Tables<'_>, field: Field, at: At) -> u32 {
     }
 }
 
+/// A goal condition as the statement reads it (`sql::goal_condition`): the
+/// event reaches one of the goals whose name the condition keeps; `None`
+/// when one of them reads a property.
+fn goal_decided(condition: &Condition, tables: Tables<'_>) -> Option<Decided> {
+    let kept: Vec<&Goal> = tables.goals.iter().filter(|goal| condition.keeps(&goal.name)).collect();
+    if kept.iter().any(|goal| matches!(goal.target, Target::Event { prop: Some(_), .. })) {
+        return None;
+    }
+    let pages = tables.events.map(|table| {
+        let patterns = kept.iter().filter_map(|goal| match &goal.target {
+            Target::Page(pattern) => Some(pattern),
+            Target::Event { .. } => None,
+        });
+        let patterns: Vec<_> = patterns.collect();
+        table.pages.distinct.iter().map(|page| patterns.iter().any(|pattern| pattern.matches_path(page))).collect()
+    });
+    let names = tables.events.map(|table| {
+        let wanted: Vec<&str> = kept
+            .iter()
+            .filter_map(|goal| match &goal.target {
+                Target::Event { name, .. } => Some(name.as_str()),
+                Target::Page(_) => None,
+            })
+            .collect();
+        table.names.distinct.iter().map(|name| wanted.contains(&name.as_str())).collect()
+    });
+    Some(Decided::Goal { pages, names, negated: condition.operator.negated() })
+}
+
 fn condition_decided(condition: &Condition, tables: Tables<'_>, lowering: Lowering) -> Option<Decided> {
+    if is_goal(condition) {
+        return goal_decided(condition, tables);
+    }
     let decide = |values: &mut dyn Iterator<Item = Option<&str>>| -> Vec<bool> {
         values.map(|value| passes(condition, value, lowering)).collect()
     };

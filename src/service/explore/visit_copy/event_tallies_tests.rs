@@ -10,6 +10,7 @@ use crate::service::explore::{
         table::{Table, Visit},
     },
 };
+use crate::service::goals::{Goal, Target};
 
 fn filters_of(filters: serde_json::Value) -> Vec<Filter> {
     let body = json!({"site_id": "x", "metrics": ["visitors"], "date_range": "7d", "filters": filters});
@@ -119,7 +120,8 @@ type Keeping = fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> bool;
 fn event_groups_are_those_the_flat_statement_counts() {
     let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
     let (copied, tail) = (events(&COPIED), events(&TAIL));
-    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits] };
+    let goals = goals();
+    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits], goals: &goals };
     // dimensions, filters, span, the recount's grouping and keeping
     type Case = (Vec<&'static str>, serde_json::Value, (i64, i64), Grouping, Keeping);
     let cases: Vec<Case> = vec![
@@ -166,6 +168,34 @@ fn event_groups_are_those_the_flat_statement_counts() {
             |e, _| vec![text(e.4)],
             |_, _| false,
         ),
+        (
+            vec!["visit:source"],
+            json!([["is", "event:goal", ["Pricing"]]]),
+            (0, 1000),
+            |_, v| vec![Key::Text(v.3.map(str::to_owned))],
+            |e, _| e.3 && e.4 == "/pricing",
+        ),
+        (
+            vec![],
+            json!([["is", "event:goal", ["Pricing", "Signup"]]]),
+            (0, 1000),
+            |_, _| vec![],
+            |e, _| (e.3 && e.4 == "/pricing") || (!e.3 && e.5 == "signup"),
+        ),
+        (
+            vec!["event:page"],
+            json!([["is_not", "event:goal", ["Signup"]]]),
+            (0, 1000),
+            |e, _| vec![text(e.4)],
+            |e, _| e.3 || e.5 != "signup",
+        ),
+        (
+            vec!["visit:country"],
+            json!([["contains", "event:goal", ["nothing"]]]),
+            (0, 1000),
+            |_, v| vec![text(v.4)],
+            |_, _| false,
+        ),
     ];
     for (dimensions, filters, (from, to), group, keep) in cases {
         let dimensions: Vec<Dimension> = dimensions.into_iter().map(dimension).collect();
@@ -176,13 +206,38 @@ fn event_groups_are_those_the_flat_statement_counts() {
     }
 }
 
+/// Pricing (a page), Signup (an event), Paid (an event with a property).
+fn goals() -> Vec<Goal> {
+    let page = crate::service::path_pattern::PathPattern::parse("pagePath", "/pricing".to_owned()).unwrap();
+    vec![
+        Goal { name: "Pricing".to_owned(), target: Target::Page(page) },
+        Goal { name: "Signup".to_owned(), target: Target::Event { name: "signup".to_owned(), prop: None } },
+        Goal {
+            name: "Paid".to_owned(),
+            target: Target::Event { name: "signup".to_owned(), prop: Some(("plan".to_owned(), "pro".to_owned())) },
+        },
+    ]
+}
+
+#[test]
+fn a_goal_on_a_property_is_left_to_the_rows() {
+    let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
+    let (copied, tail) = (events(&COPIED), events(&TAIL));
+    let goals = goals();
+    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits], goals: &goals };
+    let paid = filters_of(json!([["is", "event:goal", ["Paid"]]]));
+    assert!(groups(tables, (span(0, 1000), None), (&[], &paid), Lowering::Ascii).is_none());
+    let signup = filters_of(json!([["is", "event:goal", ["Signup"]]]));
+    assert!(groups(tables, (span(0, 1000), None), (&[], &signup), Lowering::Ascii).is_some());
+}
+
 #[test]
 fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let held = visits(&VISITS[..1]);
     let empty = visits(&[]);
     let copied = events(&COPIED);
     let tail = events(&[]);
-    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty] };
+    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], goals: &[] };
     assert!(groups(tables, (span(0, 1000), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_none());
     assert!(groups(tables, (span(0, 150), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_some());
 }
@@ -197,9 +252,9 @@ fn only_pages_names_stored_visit_properties_and_counts_are_answered() {
         (vec!["event:page"], json!([]), vec![Metric::BounceRate], false),
         (vec!["event:page"], json!([]), vec![Metric::VisitDuration], false),
         (vec!["event:page"], json!([]), vec![Metric::TotalRevenue], false),
-        (vec!["event:page"], json!([]), vec![Metric::ConversionRate], false),
+        (vec!["visit:source"], json!([["is", "event:goal", ["Signup"]]]), vec![Metric::ConversionRate], true),
         (vec!["event:hostname"], json!([]), vec![Metric::Visitors], false),
-        (vec!["event:page"], json!([["is", "event:goal", ["Signup"]]]), vec![Metric::Visitors], false),
+        (vec!["event:goal"], json!([]), vec![Metric::Visitors], false),
         (vec!["visit:link"], json!([["is", "event:page", ["/"]]]), vec![Metric::Visitors], false),
         (vec!["event:page"], json!([["is", "visitor:status", ["identified"]]]), vec![Metric::Visitors], false),
         (vec!["time:day", "time:hour"], json!([["is", "event:page", ["/"]]]), vec![Metric::Visitors], false),

@@ -342,7 +342,7 @@ impl Reading {
         site: SiteKey,
         (span, buckets): (Span, Option<&Buckets>),
         (dimensions, filters, metrics): (&[Dimension], &[Filter], &[Metric]),
-        now: i64,
+        (goals, now): (&[Goal], i64),
     ) -> Result<Option<Groups>, DbErr> {
         let Some(copies) = &self.copies else { return Ok(None) };
         if !event_tallies::answers(dimensions, filters, metrics) {
@@ -350,7 +350,7 @@ impl Reading {
         }
         let (visits, visit_tail) = self.copy_and_tail(db, copies, site, now).await?;
         let (events, event_tail) = self.events_and_tail(db, copies, site, now).await?;
-        let tables = event_tallies::Tables { events: [&events, &event_tail], visits: [&visits, &visit_tail] };
+        let tables = event_tallies::Tables { events: [&events, &event_tail], visits: [&visits, &visit_tail], goals };
         Ok(event_tallies::groups(tables, (span, buckets), (dimensions, filters), lowering(db)))
     }
 
