@@ -27,7 +27,7 @@ use leadtrail::{
     auth::Viewer,
     service::{
         analytics::{self, TimeRange, live, profile, stats, visitors},
-        explore, link_stats,
+        explore, funnels, link_stats,
     },
     time::now_ms,
 };
@@ -142,28 +142,118 @@ async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site:
         "(the first query loaded the copy in {cold:.0} ms, RSS now {:.0} MB)",
         common::peak_rss_kib() as f64 / 1024.0
     );
+    // The explore section's own event cases: read per event (the event copy).
+    let three = json!([
+        ["is", "visit:channel", ["Organic Search", "Direct", "Email"]],
+        ["is_not", "visit:device", ["tablet"]],
+        ["contains", "event:page", ["/"]]
+    ]);
+    let per_event = |dimension: &str, filters: &Value| {
+        json!({ "site_id": site, "metrics": ["visitors", "pageviews"], "date_range": range,
+                "dimensions": [dimension], "filters": filters })
+    };
+    let mut cases = Vec::new();
     for (label, filters) in [("1 filter", &one), ("2 filters", &two)] {
         for dimension in ["visit:source", "visit:country", "visit:entry_page", "time:day"] {
-            let body = body(dimension, filters);
-            let rows = measure_runs(1, runs, || async {
-                explore::run(db, viewer, Some(site), &body, (now_ms(), None)).await.expect("rows");
-            })
-            .await;
-            let copied = measure_runs(1, runs, || async {
-                explore::run(db, viewer, Some(site), &body, (now_ms(), Some(copies.clone()))).await.expect("copy");
-            })
-            .await;
-            println!(
-                "{:<44} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>7.3}",
-                format!("{dimension} 30d, {label}"),
-                rows.p50,
-                rows.p95,
-                copied.p50,
-                copied.p95,
-                copied.p50 / rows.p50
-            );
+            cases.push((format!("{dimension} 30d, {label}"), body(dimension, filters)));
         }
     }
+    cases.push(("event:page 30d, 1 filter".to_owned(), per_event("event:page", &one)));
+    for dimension in ["visit:source", "event:page", "visit:country", "time:day"] {
+        cases.push((format!("{dimension} 30d, 3 filters (event:page)"), per_event(dimension, &three)));
+    }
+    // The first event query loads the event copy.
+    let started = Instant::now();
+    explore::run(db, viewer, Some(site), &cases[8].1, (now_ms(), Some(copies.clone()))).await.expect("event copy");
+    println!(
+        "(the first event query loaded the event copy in {:.0} ms, RSS now {:.0} MB)",
+        started.elapsed().as_secs_f64() * 1000.0,
+        common::peak_rss_kib() as f64 / 1024.0
+    );
+    for (label, body) in &cases {
+        let rows = measure_runs(1, runs, || async {
+            explore::run(db, viewer, Some(site), body, (now_ms(), None)).await.expect("rows");
+        })
+        .await;
+        let copied = measure_runs(1, runs, || async {
+            explore::run(db, viewer, Some(site), body, (now_ms(), Some(copies.clone()))).await.expect("copy");
+        })
+        .await;
+        println!(
+            "{:<44} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>7.3}",
+            label,
+            rows.p50,
+            rows.p95,
+            copied.p50,
+            copied.p95,
+            copied.p50 / rows.p50
+        );
+    }
+}
+
+/// A funnel and goal conversions through the service, from the rows and
+/// from the copies, one after the other in the same run.
+async fn funnel_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value) {
+    use explore::visit_copy::VisitCopies;
+    let copies = std::sync::Arc::new(VisitCopies::default());
+    let ask = || funnels::FunnelAsk {
+        site_id: Some(site),
+        steps: funnels::StepsAsked::Goals(["Docs", "Pricing", "Demo", "Form"].map(str::to_owned).to_vec()),
+        window_days: Some(7),
+        date_range: range.clone(),
+        breakdown: None,
+    };
+    let started = Instant::now();
+    let copied = funnels::report(db, viewer, ask(), (now_ms(), Some(copies.clone()))).await.expect("copy");
+    let cold = started.elapsed().as_secs_f64() * 1000.0;
+    let rows = funnels::report(db, viewer, ask(), (now_ms(), None)).await.expect("rows");
+    let visitors = |report: &funnels::FunnelReport| report.figures.iter().map(|step| step.visitors).collect::<Vec<_>>();
+    assert_eq!(visitors(&copied), visitors(&rows), "the copy and the rows agree");
+    println!(
+        "\n{:<44} {:>17} {:>17} {:>7}",
+        "Funnel and goals, service: rows vs copies", "rows p50/p95", "copy p50/p95", "ratio"
+    );
+    println!(
+        "(the first report loaded the copies in {cold:.0} ms, RSS now {:.0} MB; steps {:?})",
+        common::peak_rss_kib() as f64 / 1024.0,
+        visitors(&rows)
+    );
+    let rows = measure_runs(1, 5, || async {
+        funnels::report(db, viewer, ask(), (now_ms(), None)).await.expect("rows");
+    })
+    .await;
+    let copied = measure_runs(1, 10, || async {
+        funnels::report(db, viewer, ask(), (now_ms(), Some(copies.clone()))).await.expect("copy");
+    })
+    .await;
+    println!(
+        "{:<44} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>7.3}",
+        "4-step funnel 30d, 7-day window",
+        rows.p50,
+        rows.p95,
+        copied.p50,
+        copied.p95,
+        copied.p50 / rows.p50
+    );
+    let by_source = json!({ "site_id": site, "metrics": ["visitors", "events", "conversion_rate"], "date_range": range,
+                            "dimensions": ["visit:source"], "filters": [["is", "event:goal", ["Form"]]] });
+    let rows = measure_runs(1, 5, || async {
+        explore::run(db, viewer, Some(site), &by_source, (now_ms(), None)).await.expect("rows");
+    })
+    .await;
+    let copied = measure_runs(1, 10, || async {
+        explore::run(db, viewer, Some(site), &by_source, (now_ms(), Some(copies.clone()))).await.expect("copy");
+    })
+    .await;
+    println!(
+        "{:<44} {:>8.2}/{:>8.2} {:>8.2}/{:>8.2} {:>7.3}",
+        "goal conversions by source 30d",
+        rows.p50,
+        rows.p95,
+        copied.p50,
+        copied.p95,
+        copied.p50 / rows.p50
+    );
 }
 
 #[tokio::main]
@@ -550,6 +640,7 @@ async fn main() {
                 target
             );
         }
+        funnel_copy_against_rows(&db, &viewer, site, &range).await;
         // The report keeps its closed days; the first one after they were
         // forgotten (late data, an erasure, retention) computes them all.
         let url = format!("{}/api/v2/attribution", server.base);

@@ -5,7 +5,11 @@
 //! events, pageviews, visits and visitors. Each condition is decided once
 //! per distinct value. Free of I/O.
 
+mod slots;
+
 use std::collections::HashMap;
+
+use slots::{Numbers, Radix, distinct_per_group};
 
 use super::{
     events::{EventTable, Kind},
@@ -215,15 +219,6 @@ enum Part {
     Time,
 }
 
-/// A group's counts while events are added, with its visitors and visits listed.
-#[derive(Default)]
-struct Tally {
-    events: i64,
-    pageviews: i64,
-    visitors: Vec<i64>,
-    visits: Vec<i64>,
-}
-
 /// The groups of the events in `span` that pass `filters`, by
 /// `dimensions` (time in `buckets`), counted as the flat statement counts
 /// them; `None` when the tables do not hold what the query reads, or an
@@ -243,72 +238,90 @@ pub fn groups(
             None => None,
         })
         .collect::<Option<Vec<_>>>()?;
-    let mut rows: HashMap<i64, (usize, usize)> = HashMap::new();
+    let radix = Radix::of(&parts, tables, span, buckets)?;
+    // Each visit that may reach into the span, numbered: where it is.
+    let mut numbered: HashMap<i64, u32> = HashMap::new();
+    let mut held: Vec<(usize, usize)> = Vec::new();
     for (table, visits) in tables.visits.iter().enumerate() {
-        rows.extend(visits.reaching(span).map(|(row, id)| (id, (table, row))));
+        for (row, id) in visits.reaching(span) {
+            numbered.insert(id, held.len() as u32);
+            held.push((table, row));
+        }
     }
-    // Grouped by codes first, each with the table it is a code of (the
-    // event's or its visit's), named at the end.
-    let mut local: HashMap<Vec<(usize, i64)>, Tally> = HashMap::new();
-    for (table, events) in tables.events.iter().enumerate() {
-        for row in events.run((span.from, span.to)) {
-            let (visitor, visit) = events.ids(row);
-            let at = At { table, row, visit: *rows.get(&visit)? };
+    let mut numbers = Numbers::new(radix.slots);
+    let (mut slots, mut events, mut pageviews): (Vec<u64>, Vec<i64>, Vec<i64>) = Default::default();
+    // (group, visit) and (group, visitor id) pairs, each once per run of a
+    // visit's events in one group: the last group each visit was counted in.
+    let mut last_group = vec![u32::MAX; held.len()];
+    let mut visit_pairs: Vec<(u32, u32)> = Vec::new();
+    let mut visitor_pairs: Vec<(u32, i64)> = Vec::new();
+    for (table, table_events) in tables.events.iter().enumerate() {
+        // Each of the table's visits' number, found once.
+        let mut visit_numbers = vec![u32::MAX; table_events.visit_count()];
+        for row in table_events.run((span.from, span.to)) {
+            let code = table_events.visit_code(row);
+            let visit = match visit_numbers[code] {
+                u32::MAX => {
+                    let number = *numbered.get(&table_events.visit_id(code))?;
+                    visit_numbers[code] = number;
+                    number
+                }
+                number => number,
+            };
+            let at = At { table, row, visit: held[visit as usize] };
             if !decided.iter().all(|filter| filter.passes(tables, at)) {
                 continue;
             }
-            let key = parts
-                .iter()
-                .map(|part| match part {
-                    Part::Field(field @ Field::Visit(_)) => (at.visit.0, i64::from(code_of(tables, *field, at))),
-                    Part::Field(field) => (table, i64::from(code_of(tables, *field, at))),
-                    Part::Time => (0, buckets.map_or(0, |buckets| buckets.of(events.at[row]))),
-                })
-                .collect();
-            let tally = local.entry(key).or_default();
-            tally.events += 1;
-            tally.pageviews += i64::from(events.kind[row] == Kind::Pageview);
-            tally.visitors.push(visitor);
-            tally.visits.push(visit);
+            let group = numbers.of(radix.slot(&parts, tables, at, buckets), slots.len() as u32);
+            if group as usize == slots.len() {
+                slots.push(radix.slot(&parts, tables, at, buckets));
+                events.push(0);
+                pageviews.push(0);
+            }
+            events[group as usize] += 1;
+            pageviews[group as usize] += i64::from(table_events.kind[row] == Kind::Pageview);
+            if last_group[visit as usize] != group {
+                last_group[visit as usize] = group;
+                visit_pairs.push((group, visit));
+                visitor_pairs.push((group, table_events.ids(row).0));
+            }
         }
     }
-    let mut named: HashMap<Vec<Key>, Tally> = HashMap::new();
-    for (codes, tally) in local {
-        let key = codes
-            .iter()
-            .zip(&parts)
-            .map(|((table, code), part)| match part {
-                Part::Field(Field::Page) => {
-                    Key::Text(Some(tables.events[*table].pages.distinct[*code as usize].clone()))
-                }
-                Part::Field(Field::Name) => {
-                    Key::Text(Some(tables.events[*table].names.distinct[*code as usize].clone()))
-                }
-                Part::Field(Field::Visit(column)) => {
-                    Key::Text(tables.visits[*table].distinct(*column)[*code as usize].clone())
-                }
-                Part::Time => Key::Bucket(*code),
+    // Groups of the same values in both tables are one.
+    let mut named: HashMap<Vec<Key>, u32> = HashMap::new();
+    let mut keys: Vec<Vec<Key>> = Vec::new();
+    let renamed: Vec<u32> = slots
+        .iter()
+        .map(|slot| {
+            let key = radix.key(&parts, tables, *slot);
+            *named.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                (keys.len() - 1) as u32
             })
-            .collect();
-        let into = named.entry(key).or_default();
-        into.events += tally.events;
-        into.pageviews += tally.pageviews;
-        into.visitors.extend(tally.visitors);
-        into.visits.extend(tally.visits);
+        })
+        .collect();
+    let mut counts = vec![Counts::default(); keys.len()];
+    for (group, name) in renamed.iter().enumerate() {
+        counts[*name as usize].events += events[group];
+        counts[*name as usize].pageviews += pageviews[group];
     }
+    let pair = |group: u32, item: u32| (u64::from(renamed[group as usize]) << 32) | u64::from(item);
+    let visits =
+        distinct_per_group(visit_pairs.into_iter().map(|(group, visit)| pair(group, visit)).collect(), keys.len());
+    let mut visitor_numbers: HashMap<i64, u32> = HashMap::new();
+    let visitor_pairs = visitor_pairs
+        .into_iter()
+        .map(|(group, visitor)| {
+            let next = visitor_numbers.len() as u32;
+            pair(group, *visitor_numbers.entry(visitor).or_insert(next))
+        })
+        .collect();
+    let visitors = distinct_per_group(visitor_pairs, keys.len());
     let mut groups = Groups::new();
-    for (key, mut tally) in named {
-        for ids in [&mut tally.visitors, &mut tally.visits] {
-            ids.sort_unstable();
-            ids.dedup();
-        }
-        let counts = Counts {
-            visitors: tally.visitors.len() as i64,
-            visits: tally.visits.len() as i64,
-            pageviews: tally.pageviews,
-            events: tally.events,
-            ..Counts::default()
-        };
+    for (name, key) in keys.into_iter().enumerate() {
+        let mut counts = std::mem::take(&mut counts[name]);
+        counts.visits = visits[name];
+        counts.visitors = visitors[name];
         groups.insert(key, counts);
     }
     Some(groups)

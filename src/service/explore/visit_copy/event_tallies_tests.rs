@@ -73,10 +73,12 @@ const VISITS: [(i64, i64, i64, Option<&str>, &str); 4] = [
     (3, 20, 210, Some("Google"), "FR"),
     (4, 30, 400, Some("Bing"), "US"),
 ];
-const COPIED: [Row; 6] = [
+// Visit 1 goes back to `/`: its visit and visitor count once per page.
+const COPIED: [Row; 7] = [
     (100, 10, 1, true, "/", ""),
     (101, 10, 1, true, "/pricing", ""),
     (102, 10, 1, false, "/pricing", "signup"),
+    (103, 10, 1, true, "/", ""),
     (200, 10, 2, true, "/blog", ""),
     (210, 20, 3, true, "/", ""),
     (215, 20, 3, true, "/Pricing", ""),

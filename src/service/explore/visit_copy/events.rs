@@ -131,6 +131,21 @@ impl EventTable {
         self.at.partition_point(|at| *at < from)..self.at.partition_point(|at| *at < to)
     }
 
+    /// How many visits the table's events are of.
+    pub(super) fn visit_count(&self) -> usize {
+        self.visits.ids.len()
+    }
+
+    /// The code of the visit of the event at `at`.
+    pub(super) fn visit_code(&self, at: usize) -> usize {
+        self.visit[at] as usize
+    }
+
+    /// The id of the visit of `code`.
+    pub(super) fn visit_id(&self, code: usize) -> i64 {
+        self.visits.ids[code]
+    }
+
     /// The visitor and the visit of the event at `at`.
     pub(super) fn ids(&self, at: usize) -> (i64, i64) {
         (self.visitors.ids[self.visitor[at] as usize], self.visits.ids[self.visit[at] as usize])

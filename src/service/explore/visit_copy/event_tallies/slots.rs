@@ -1,0 +1,125 @@
+//! Numbering the groups of a per-event query: each combination of
+//! dimension values is a slot in mixed radix, and each slot met a group
+//! number, found by index when the slots are few.
+
+use std::collections::HashMap;
+
+use super::{At, Field, Part, Tables, code_of};
+use crate::service::explore::{
+    counts::Key,
+    range::{Buckets, Span},
+};
+
+/// Group slots above which the groups are found by hashing, not by index.
+const DENSE_SLOTS: u64 = 1 << 20;
+
+/// Numbers each combination of dimension values: every part is a digit
+/// (a code of the first table, then those of the second after them, or a
+/// bucket from the span's first), in mixed radix.
+pub struct Radix {
+    /// Per part: the first table's count of codes (or the first bucket),
+    /// and the number of values.
+    digits: Vec<(i64, u64)>,
+    pub slots: u64,
+}
+
+impl Radix {
+    pub fn of(parts: &[Part], tables: Tables<'_>, span: Span, buckets: Option<&Buckets>) -> Option<Radix> {
+        let mut digits = Vec::with_capacity(parts.len());
+        let mut slots: u64 = 1;
+        for part in parts {
+            let counts = |count: &dyn Fn(usize) -> usize| (count(0) as i64, (count(0) + count(1)) as u64);
+            let digit = match part {
+                Part::Field(Field::Page) => counts(&|table| tables.events[table].pages.distinct.len()),
+                Part::Field(Field::Name) => counts(&|table| tables.events[table].names.distinct.len()),
+                Part::Field(Field::Visit(column)) => counts(&|table| tables.visits[table].distinct(*column).len()),
+                Part::Time => {
+                    let buckets = buckets?;
+                    let first = buckets.of(span.from);
+                    (first, u64::try_from(buckets.of(span.to - 1) - first + 1).ok()?)
+                }
+            };
+            slots = slots.checked_mul(digit.1.max(1))?;
+            digits.push(digit);
+        }
+        Some(Radix { digits, slots })
+    }
+
+    /// The slot of an event's values.
+    pub fn slot(&self, parts: &[Part], tables: Tables<'_>, at: At, buckets: Option<&Buckets>) -> u64 {
+        let mut slot = 0;
+        for (part, (first, values)) in parts.iter().zip(&self.digits) {
+            let digit = match part {
+                Part::Field(field @ Field::Visit(_)) => {
+                    let offset = if at.visit.0 == 0 { 0 } else { *first };
+                    offset + i64::from(code_of(tables, *field, at))
+                }
+                Part::Field(field) => {
+                    let offset = if at.table == 0 { 0 } else { *first };
+                    offset + i64::from(code_of(tables, *field, at))
+                }
+                Part::Time => buckets.map_or(0, |buckets| buckets.of(tables.events[at.table].at[at.row])) - first,
+            };
+            slot = slot * values + digit as u64;
+        }
+        slot
+    }
+
+    /// The dimension values of a slot.
+    pub fn key(&self, parts: &[Part], tables: Tables<'_>, mut slot: u64) -> Vec<Key> {
+        let mut key = vec![Key::Bucket(0); parts.len()];
+        for (at, (part, (first, values))) in parts.iter().zip(&self.digits).enumerate().rev() {
+            let digit = (slot % values) as i64;
+            slot /= values;
+            let (table, code) = if digit < *first { (0, digit as usize) } else { (1, (digit - first) as usize) };
+            key[at] = match part {
+                Part::Field(Field::Page) => Key::Text(Some(tables.events[table].pages.distinct[code].clone())),
+                Part::Field(Field::Name) => Key::Text(Some(tables.events[table].names.distinct[code].clone())),
+                Part::Field(Field::Visit(column)) => Key::Text(tables.visits[table].distinct(*column)[code].clone()),
+                Part::Time => Key::Bucket(first + digit),
+            };
+        }
+        key
+    }
+}
+
+/// Each group's number, by slot: an index when the slots are few.
+pub enum Numbers {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+impl Numbers {
+    pub fn new(slots: u64) -> Numbers {
+        if slots <= DENSE_SLOTS {
+            Numbers::Dense(vec![u32::MAX; slots as usize])
+        } else {
+            Numbers::Sparse(HashMap::new())
+        }
+    }
+
+    /// The number of the group at `slot`, `next` when it is new.
+    pub fn of(&mut self, slot: u64, next: u32) -> u32 {
+        match self {
+            Numbers::Dense(numbers) => {
+                let number = &mut numbers[slot as usize];
+                if *number == u32::MAX {
+                    *number = next;
+                }
+                *number
+            }
+            Numbers::Sparse(numbers) => *numbers.entry(slot).or_insert(next),
+        }
+    }
+}
+
+/// Distinct `(group, item)` pairs counted per group.
+pub fn distinct_per_group(mut pairs: Vec<u64>, groups: usize) -> Vec<i64> {
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut counts = vec![0; groups];
+    for pair in pairs {
+        counts[(pair >> 32) as usize] += 1;
+    }
+    counts
+}
