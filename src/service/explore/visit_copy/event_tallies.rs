@@ -78,13 +78,23 @@ pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric])
         && metrics.iter().all(counted)
 }
 
-/// The event tables (the copy, then the tail) and the visit tables, and
-/// the site's goals.
+/// The event tables (the copy, then the tail) and the visit tables, the
+/// row in the visit copy of each visit of the event copy (`visit_rows`),
+/// and the site's goals.
 #[derive(Clone, Copy)]
 pub struct Tables<'a> {
     pub events: [&'a EventTable; 2],
     pub visits: [&'a Table; 2],
+    pub held_rows: &'a [u32],
     pub goals: &'a [Goal],
+}
+
+/// The row in `visits` of each visit of `events`, by its code (`u32::MAX`
+/// when it is not there): the event copy's visits all are in the visit
+/// copy, so this is found once per pair of copies.
+pub fn visit_rows(events: &EventTable, visits: &Table) -> Vec<u32> {
+    let rows: HashMap<i64, u32> = (0..visits.len()).map(|row| (visits.id(row), row as u32)).collect();
+    (0..events.visit_count()).map(|code| rows.get(&events.visit_id(code)).copied().unwrap_or(u32::MAX)).collect()
 }
 
 /// An event: its table and row, and its visit's table and row.
@@ -239,36 +249,44 @@ pub fn groups(
         })
         .collect::<Option<Vec<_>>>()?;
     let radix = Radix::of(&parts, tables, span, buckets)?;
-    // Each visit that may reach into the span, numbered: where it is.
-    let mut numbered: HashMap<i64, u32> = HashMap::new();
-    let mut held: Vec<(usize, usize)> = Vec::new();
-    for (table, visits) in tables.visits.iter().enumerate() {
-        for (row, id) in visits.reaching(span) {
-            numbered.insert(id, held.len() as u32);
-            held.push((table, row));
+    // Visits are numbered by row: the copy's, then the tail's after them.
+    let held_count = tables.visits[0].len();
+    let place = |number: usize| if number < held_count { (0, number) } else { (1, number - held_count) };
+    // The tail's events' visits, by id: those that reach into its stretch.
+    let mut tail_numbered: HashMap<i64, u32> = HashMap::new();
+    let tail_run = tables.events[1].run((span.from, span.to));
+    if !tail_run.is_empty() {
+        let reach = Span { from: tables.events[1].at[tail_run.start], ..span };
+        for (table, visits) in tables.visits.iter().enumerate() {
+            let offset = if table == 0 { 0 } else { held_count };
+            tail_numbered.extend(visits.reaching(reach).map(|(row, id)| (id, (offset + row) as u32)));
         }
     }
     let mut numbers = Numbers::new(radix.slots);
     let (mut slots, mut events, mut pageviews): (Vec<u64>, Vec<i64>, Vec<i64>) = Default::default();
     // (group, visit) and (group, visitor id) pairs, each once per run of a
     // visit's events in one group: the last group each visit was counted in.
-    let mut last_group = vec![u32::MAX; held.len()];
+    let mut last_group = vec![u32::MAX; held_count + tables.visits[1].len()];
     let mut visit_pairs: Vec<(u32, u32)> = Vec::new();
     let mut visitor_pairs: Vec<(u32, i64)> = Vec::new();
     for (table, table_events) in tables.events.iter().enumerate() {
-        // Each of the table's visits' number, found once.
-        let mut visit_numbers = vec![u32::MAX; table_events.visit_count()];
+        // The tail's visits' numbers, each found once.
+        let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
         for row in table_events.run((span.from, span.to)) {
             let code = table_events.visit_code(row);
-            let visit = match visit_numbers[code] {
-                u32::MAX => {
-                    let number = *numbered.get(&table_events.visit_id(code))?;
-                    visit_numbers[code] = number;
-                    number
-                }
-                number => number,
+            let visit = if table == 0 {
+                tables.held_rows[code]
+            } else if visit_numbers[code] == u32::MAX {
+                let number = *tail_numbered.get(&table_events.visit_id(code))?;
+                visit_numbers[code] = number;
+                number
+            } else {
+                visit_numbers[code]
             };
-            let at = At { table, row, visit: held[visit as usize] };
+            if visit == u32::MAX {
+                return None;
+            }
+            let at = At { table, row, visit: place(visit as usize) };
             if !decided.iter().all(|filter| filter.passes(tables, at)) {
                 continue;
             }

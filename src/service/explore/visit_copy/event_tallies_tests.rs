@@ -123,7 +123,13 @@ fn event_groups_are_those_the_flat_statement_counts() {
     let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
     let (copied, tail) = (events(&COPIED), events(&TAIL));
     let goals = goals();
-    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits], goals: &goals };
+    let held_rows = visit_rows(&copied, &copied_visits);
+    let tables = Tables {
+        events: [&copied, &tail],
+        visits: [&copied_visits, &tail_visits],
+        held_rows: &held_rows,
+        goals: &goals,
+    };
     // dimensions, filters, span, the recount's grouping and keeping
     type Case = (Vec<&'static str>, serde_json::Value, (i64, i64), Grouping, Keeping);
     let cases: Vec<Case> = vec![
@@ -226,7 +232,13 @@ fn a_goal_on_a_property_is_left_to_the_rows() {
     let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
     let (copied, tail) = (events(&COPIED), events(&TAIL));
     let goals = goals();
-    let tables = Tables { events: [&copied, &tail], visits: [&copied_visits, &tail_visits], goals: &goals };
+    let held_rows = visit_rows(&copied, &copied_visits);
+    let tables = Tables {
+        events: [&copied, &tail],
+        visits: [&copied_visits, &tail_visits],
+        held_rows: &held_rows,
+        goals: &goals,
+    };
     let paid = filters_of(json!([["is", "event:goal", ["Paid"]]]));
     assert!(groups(tables, (span(0, 1000), None), (&[], &paid), Lowering::Ascii).is_none());
     let signup = filters_of(json!([["is", "event:goal", ["Signup"]]]));
@@ -239,7 +251,8 @@ fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let empty = visits(&[]);
     let copied = events(&COPIED);
     let tail = events(&[]);
-    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], goals: &[] };
+    let held_rows = visit_rows(&copied, &held);
+    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], held_rows: &held_rows, goals: &[] };
     assert!(groups(tables, (span(0, 1000), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_none());
     assert!(groups(tables, (span(0, 150), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_some());
 }

@@ -73,6 +73,8 @@ struct SiteCopy {
     events: OnceCell<Arc<EventTable>>,
     /// The human events since `until`, as last read, with their print.
     event_tail: Mutex<Option<(TailPrint, Arc<EventTable>)>>,
+    /// The row in `visits` of each visit of `events`.
+    visit_rows: OnceCell<Arc<Vec<u32>>>,
 }
 
 impl SiteCopy {
@@ -121,6 +123,7 @@ impl VisitCopies {
             tail: Mutex::default(),
             events: OnceCell::new(),
             event_tail: Mutex::default(),
+            visit_rows: OnceCell::new(),
         });
         sites.insert(site.id, (tick, copy.clone()));
         while sites.len() > SITES_KEPT {
@@ -350,7 +353,18 @@ impl Reading {
         }
         let (visits, visit_tail) = self.copy_and_tail(db, copies, site, now).await?;
         let (events, event_tail) = self.events_and_tail(db, copies, site, now).await?;
-        let tables = event_tallies::Tables { events: [&events, &event_tail], visits: [&visits, &visit_tail], goals };
+        let (copy, _) = self.site_copy(db, copies, site, now).await?;
+        let held_rows = copy
+            .visit_rows
+            .get_or_init(|| async { Arc::new(event_tallies::visit_rows(&events, &visits)) })
+            .await
+            .clone();
+        let tables = event_tallies::Tables {
+            events: [&events, &event_tail],
+            visits: [&visits, &visit_tail],
+            held_rows: &held_rows,
+            goals,
+        };
         Ok(event_tallies::groups(tables, (span, buckets), (dimensions, filters), lowering(db)))
     }
 

@@ -178,6 +178,15 @@ impl Table {
         first..end.max(first)
     }
 
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// The id of the visit at `at`.
+    pub fn id(&self, at: usize) -> i64 {
+        self.id[at]
+    }
+
     /// The rows and ids of the visits that may have events in `span`.
     pub fn reaching(&self, span: Span) -> impl Iterator<Item = (usize, i64)> + '_ {
         self.begun(span.from.saturating_sub(SESSION_MAX_MS), span.to).map(|at| (at, self.id[at]))
