@@ -85,6 +85,32 @@ const COPIED: [Row; 7] = [
 ];
 const TAIL: [Row; 2] = [(400, 30, 4, true, "/pricing", ""), (405, 30, 4, false, "/", "signup")];
 
+/// The copied and tail visits and events above, and the goals.
+struct Held {
+    visits: (Table, Table),
+    events: (EventTable, EventTable),
+    rows: Vec<u32>,
+    goals: Vec<Goal>,
+}
+
+impl Held {
+    fn new() -> Held {
+        let visits = (visits(&VISITS[..3]), visits(&VISITS[3..]));
+        let events = (events(&COPIED), events(&TAIL));
+        let rows = visit_rows(&events.0, &visits.0);
+        Held { visits, events, rows, goals: goals() }
+    }
+
+    fn tables(&self) -> Tables<'_> {
+        Tables {
+            events: [&self.events.0, &self.events.1],
+            visits: [&self.visits.0, &self.visits.1],
+            held_rows: &self.rows,
+            goals: &self.goals,
+        }
+    }
+}
+
 /// The same counts by brute force over the rows: (group, (visitors, visits, pageviews, events)).
 fn recount(
     from: i64,
@@ -120,16 +146,8 @@ type Keeping = fn(&Row, &(i64, i64, i64, Option<&str>, &str)) -> bool;
 
 #[test]
 fn event_groups_are_those_the_flat_statement_counts() {
-    let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
-    let (copied, tail) = (events(&COPIED), events(&TAIL));
-    let goals = goals();
-    let held_rows = visit_rows(&copied, &copied_visits);
-    let tables = Tables {
-        events: [&copied, &tail],
-        visits: [&copied_visits, &tail_visits],
-        held_rows: &held_rows,
-        goals: &goals,
-    };
+    let held = Held::new();
+    let tables = held.tables();
     // dimensions, filters, span, the recount's grouping and keeping
     type Case = (Vec<&'static str>, serde_json::Value, (i64, i64), Grouping, Keeping);
     let cases: Vec<Case> = vec![
@@ -229,16 +247,8 @@ fn goals() -> Vec<Goal> {
 
 #[test]
 fn a_goal_on_a_property_is_left_to_the_rows() {
-    let (copied_visits, tail_visits) = (visits(&VISITS[..3]), visits(&VISITS[3..]));
-    let (copied, tail) = (events(&COPIED), events(&TAIL));
-    let goals = goals();
-    let held_rows = visit_rows(&copied, &copied_visits);
-    let tables = Tables {
-        events: [&copied, &tail],
-        visits: [&copied_visits, &tail_visits],
-        held_rows: &held_rows,
-        goals: &goals,
-    };
+    let held = Held::new();
+    let tables = held.tables();
     let paid = filters_of(json!([["is", "event:goal", ["Paid"]]]));
     assert!(groups(tables, (span(0, 1000), None), (&[], &paid), Lowering::Ascii).is_none());
     let signup = filters_of(json!([["is", "event:goal", ["Signup"]]]));
