@@ -4,7 +4,6 @@
 use sea_orm::{ConnectionTrait, DbErr, QueryResult};
 
 use super::{
-    TailPrint,
     events::{EventTable, Kind, StoredEvent},
     table::{Column, Pieces, Table, Visit},
 };
@@ -12,6 +11,18 @@ use crate::service::explore::{
     range::{Buckets, Span},
     sql::Sql,
 };
+
+/// How many visits and events have begun since `until`, and the last id of
+/// each. Every write to a tail visit adds an event to it, at or after its
+/// start, under a new id, and every new visit a row; what removes rows (an
+/// erasure, retention) moves the settled generation, and with it the whole
+/// copy. So while the print stands, the tail is the one read. Both are
+/// read on their start and time indexes alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TailPrint {
+    visits: (i64, i64),
+    events: (i64, i64),
+}
 
 /// Visits read per statement while a copy is loaded.
 const LOAD_CHUNK: u64 = 20_000;

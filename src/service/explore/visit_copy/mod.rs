@@ -38,6 +38,7 @@ use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 use tokio::sync::OnceCell;
 
 use events::EventTable;
+use load::TailPrint;
 pub use table::answers;
 use table::{Lowering, Pieces, Table, Tallies};
 
@@ -81,18 +82,6 @@ impl SiteCopy {
     fn valid(&self, site: SiteKey, generation: i64, until: i64) -> bool {
         self.created_at == site.created_at && self.generation == generation && self.until == until
     }
-}
-
-/// How many visits and events have begun since `until`, and the last id of
-/// each. Every write to a tail visit adds an event to it, at or after its
-/// start, under a new id, and every new visit a row; what removes rows (an
-/// erasure, retention) moves the settled generation, and with it the whole
-/// copy. So while the print stands, the tail is the one read. Both are
-/// read on their start and time indexes alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TailPrint {
-    visits: (i64, i64),
-    events: (i64, i64),
 }
 
 /// The copies of one instance, by site.
