@@ -50,8 +50,7 @@ async fn event_groups(
     let visit_metric = metrics.iter().any(|metric| metric.is_session_metric());
     // Whole visits are read from the visits, not their events; revenue is
     // kept on the events only.
-    let visit_level =
-        ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
+    let visit_level = ask.is_visit_level();
     let whole_visits = visit_level && !revenue::asked(metrics);
     let stretch = if whole_visits || joins_visits(ask.dimensions, ask.filters, metrics) {
         visits::stretch(db, &scope.taken.stretches, scope.site_id, span).await?
@@ -229,9 +228,7 @@ async fn copied_event_groups(
     span: Span,
     buckets: Option<&Buckets>,
 ) -> AppResult<Option<Groups>> {
-    let visit_level =
-        ask.dimensions.iter().all(|dimension| !dimension.is_event()) && ask.filters.iter().all(Filter::is_visit_level);
-    if visit_level {
+    if ask.is_visit_level() {
         return Ok(None);
     }
     let site = SiteKey { id: scope.site_id, created_at: scope.created_at };

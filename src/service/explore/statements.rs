@@ -68,6 +68,14 @@ pub struct Ask<'a> {
     pub metrics: &'a [Metric],
 }
 
+impl Ask<'_> {
+    /// Whether the query reads whole visits: no event dimension, no event
+    /// or behaviour filter.
+    pub fn is_visit_level(&self) -> bool {
+        self.dimensions.iter().all(|dimension| !dimension.is_event()) && self.filters.iter().all(Filter::is_visit_level)
+    }
+}
+
 pub fn push_where(sql: &mut Sql, table: &str, site_id: i64, time: &str, span: Span) {
     sql.push(&format!(" WHERE {table}.site_id = "))
         .bind(site_id)

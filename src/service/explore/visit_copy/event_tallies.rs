@@ -290,9 +290,10 @@ pub fn groups(
             if !decided.iter().all(|filter| filter.passes(tables, at)) {
                 continue;
             }
-            let group = numbers.of(radix.slot(&parts, tables, at, buckets), slots.len() as u32);
+            let slot = radix.slot(&parts, tables, at, buckets);
+            let group = numbers.of(slot, slots.len() as u32);
             if group as usize == slots.len() {
-                slots.push(radix.slot(&parts, tables, at, buckets));
+                slots.push(slot);
                 events.push(0);
                 pageviews.push(0);
             }

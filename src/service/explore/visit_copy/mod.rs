@@ -58,6 +58,9 @@ use crate::service::{
 /// How many sites' copies an instance keeps; the least recently read goes.
 const SITES_KEPT: usize = 16;
 
+/// A tail as last read, with the print it was read at.
+type KeptTail<T> = Mutex<Option<(TailPrint, Arc<T>)>>;
+
 /// A site's copies and what they are valid for. Each is loaded the first
 /// time a query needs it, one load at a time per instance.
 struct SiteCopy {
@@ -69,11 +72,11 @@ struct SiteCopy {
     /// The visits begun before `until`.
     visits: OnceCell<Arc<Table>>,
     /// The visits begun since `until`, as last read, with their print.
-    tail: Mutex<Option<(TailPrint, Arc<Table>)>>,
+    tail: KeptTail<Table>,
     /// The human events before `until`: all of visits begun before it.
     events: OnceCell<Arc<EventTable>>,
     /// The human events since `until`, as last read, with their print.
-    event_tail: Mutex<Option<(TailPrint, Arc<EventTable>)>>,
+    event_tail: KeptTail<EventTable>,
     /// The row in `visits` of each visit of `events`.
     visit_rows: OnceCell<Arc<Vec<u32>>>,
 }
@@ -284,16 +287,10 @@ impl Reading {
             return Ok(found);
         }
         let (copy, print) = self.site_copy(db, copies, site, now).await?;
-        let until = copy.until;
-        let held = copy
-            .visits
-            .get_or_try_init(|| async {
-                let _turn = copies.loading.lock().await;
-                Ok::<_, DbErr>(Arc::new(load::load(db, site.id, i64::MIN, until).await?))
-            })
-            .await?
-            .clone();
-        let tail = fresh_tail(&copy.tail, print, || load::load(db, site.id, until, i64::MAX)).await?;
+        let (held, tail) = held_and_tail(copies, (&copy.visits, &copy.tail), (copy.until, print), |from, to| {
+            load::load(db, site.id, from, to)
+        })
+        .await?;
         self.taken(site.id, |taken| taken.visits = Some((held.clone(), tail.clone())));
         Ok((held, tail))
     }
@@ -310,16 +307,10 @@ impl Reading {
             return Ok(found);
         }
         let (copy, print) = self.site_copy(db, copies, site, now).await?;
-        let until = copy.until;
-        let held = copy
-            .events
-            .get_or_try_init(|| async {
-                let _turn = copies.loading.lock().await;
-                Ok::<_, DbErr>(Arc::new(load::load_events(db, site.id, i64::MIN, until).await?))
-            })
-            .await?
-            .clone();
-        let tail = fresh_tail(&copy.event_tail, print, || load::load_events(db, site.id, until, i64::MAX)).await?;
+        let cells = (&copy.events, &copy.event_tail);
+        let (held, tail) =
+            held_and_tail(copies, cells, (copy.until, print), |from, to| load::load_events(db, site.id, from, to))
+                .await?;
         self.taken(site.id, |taken| taken.events = Some((held.clone(), tail.clone())));
         Ok((held, tail))
     }
@@ -401,12 +392,31 @@ fn lowering(db: &impl ConnectionTrait) -> Lowering {
     if db.get_database_backend() == DbBackend::Postgres { Lowering::Unicode } else { Lowering::Ascii }
 }
 
+/// A copy of what began before `until`, loaded once (one load at a time
+/// per instance), and its tail, read again when its print moves: `read`
+/// reads what began in `[from, to)`.
+async fn held_and_tail<T, Read>(
+    copies: &VisitCopies,
+    (held, tail): (&OnceCell<Arc<T>>, &KeptTail<T>),
+    (until, print): (i64, TailPrint),
+    read: impl Fn(i64, i64) -> Read,
+) -> Result<(Arc<T>, Arc<T>), DbErr>
+where
+    Read: Future<Output = Result<T, DbErr>>,
+{
+    let held = held
+        .get_or_try_init(|| async {
+            let _turn = copies.loading.lock().await;
+            Ok::<_, DbErr>(Arc::new(read(i64::MIN, until).await?))
+        })
+        .await?
+        .clone();
+    let tail = fresh_tail(tail, print, || read(until, i64::MAX)).await?;
+    Ok((held, tail))
+}
+
 /// The tail as kept when its print is `print`, else read again and kept.
-async fn fresh_tail<T, Read>(
-    kept: &Mutex<Option<(TailPrint, Arc<T>)>>,
-    print: TailPrint,
-    read: impl FnOnce() -> Read,
-) -> Result<Arc<T>, DbErr>
+async fn fresh_tail<T, Read>(kept: &KeptTail<T>, print: TailPrint, read: impl FnOnce() -> Read) -> Result<Arc<T>, DbErr>
 where
     Read: Future<Output = Result<T, DbErr>>,
 {
