@@ -116,12 +116,18 @@ const EXPLORE_DIMENSIONS: [&str; 21] = [
     "time:hour",
 ];
 
+/// Copies whose first query waits for them to load, so it shows the cost.
+fn waiting_copies(db: &DatabaseConnection) -> std::sync::Arc<explore::visit_copy::VisitCopies> {
+    use explore::visit_copy::{Loader, VisitCopies};
+    let loader = Loader { pool: db.clone(), wait: Duration::from_secs(3600), loads: Default::default() };
+    std::sync::Arc::new(VisitCopies::new(loader))
+}
+
 /// Filtered whole-visit queries through the service, read from the rows
 /// (no copies) and from a visit copy, one after the other in this run; and
 /// what loading a copy costs the first query.
 async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value, runs: usize) {
-    use explore::visit_copy::VisitCopies;
-    let copies = std::sync::Arc::new(VisitCopies::default());
+    let copies = waiting_copies(db);
     let one = json!([["is", "visit:channel", ["Organic Search"]]]);
     let two =
         json!([["is", "visit:channel", ["Organic Search", "Direct", "Email"]], ["is_not", "visit:device", ["tablet"]]]);
@@ -194,8 +200,7 @@ async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site:
 /// A funnel and goal conversions through the service, from the rows and
 /// from the copies, one after the other in the same run.
 async fn funnel_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value) {
-    use explore::visit_copy::VisitCopies;
-    let copies = std::sync::Arc::new(VisitCopies::default());
+    let copies = waiting_copies(db);
     let ask = || funnels::FunnelAsk {
         site_id: Some(site),
         steps: funnels::StepsAsked::Goals(["Docs", "Pricing", "Demo", "Form"].map(str::to_owned).to_vec()),

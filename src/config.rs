@@ -79,6 +79,11 @@ pub struct Config {
     #[arg(long, global = true, env = "QUERY_COST_PER_MINUTE", default_value_t = 300_000)]
     pub query_cost_per_minute: u32,
 
+    /// How long after a site's Explore copy began to load a query waits for
+    /// it before it reads the rows instead (the copy goes on loading).
+    #[arg(long, global = true, env = "EXPLORE_COPY_WAIT_MS", default_value_t = 500)]
+    pub explore_copy_wait_ms: u64,
+
     /// Sign-in attempts per account (email) per minute, from all addresses together.
     #[arg(long, global = true, env = "AUTH_ACCOUNT_RATE_LIMIT_PER_MINUTE", default_value_t = 10)]
     pub auth_account_rate_limit_per_minute: u32,

@@ -12,7 +12,7 @@ use prometheus_client::{
 };
 
 pub use self::exposition::Format;
-use crate::service::{alerts::worker::AlertMetrics, email::worker::EmailMetrics};
+use crate::service::{alerts::worker::AlertMetrics, email::worker::EmailMetrics, explore::visit_copy::CopyLoads};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -83,6 +83,8 @@ pub struct Metrics {
     /// Alert deliveries by outcome, and the outbox's oldest due row.
     pub alerts: AlertMetrics,
     pub emails: EmailMetrics,
+    /// Explore's in-memory copies loaded, by kind and outcome.
+    pub copy_loads: CopyLoads,
 }
 
 impl Default for Metrics {
@@ -125,7 +127,24 @@ impl Default for Metrics {
             "Email attempts by outcome: sent, retrying (tried again later) or failed (given up)",
             emails.messages.clone(),
         );
-        Self { registry, requests, latency, db_statements, clicks_unrecorded, sqlite_checkpoints, alerts, emails }
+        let copy_loads = CopyLoads::default();
+        registry.register(
+            "explore_copy_loads",
+            "Explore's in-memory copies of a site's visits or events loaded, by outcome: loaded, stale (the rows \
+             changed while it waited) or failed",
+            copy_loads.0.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            db_statements,
+            clicks_unrecorded,
+            sqlite_checkpoints,
+            alerts,
+            emails,
+            copy_loads,
+        }
     }
 }
 

@@ -15,6 +15,7 @@ use crate::{
     service::{
         alerts::due::AlertsDue,
         delivery::Delivery,
+        explore::visit_copy::{Loader, VisitCopies},
         tracking::{
             Activity, link_cache::LinkCache, live::LiveStream, quiet_sites::QuietSites, salt_cache::SaltCache,
             site_cache::SiteCache, writer::Writer,
@@ -61,7 +62,7 @@ pub struct Shared {
     pub asn: Option<Arc<crate::enrich::network::AsnDb>>,
     pub salts: SaltCache,
     /// Each site's closed visits in memory, for filtered Explore queries.
-    pub visit_copies: Arc<crate::service::explore::visit_copy::VisitCopies>,
+    pub visit_copies: Arc<VisitCopies>,
     /// Sites as the collect endpoint sees them.
     pub sites: Arc<SiteCache>,
     /// Short links as the redirect sees them.
@@ -89,12 +90,20 @@ impl AppState {
             config.sqlite_read_connections(),
         )
         .map_err(|err| format!("cannot open the read connections: {err}"))?;
-        for pool in [&mut db, &mut reads] {
+        // Explore's copies load on a connection of their own (`visit_copy::Loader`).
+        let mut copy_loads = crate::db::read_pool(&db, &config.database_url, config.sqlite_synchronous, 1)
+            .map_err(|err| format!("cannot open the copy loads' connection: {err}"))?;
+        for pool in [&mut db, &mut reads, &mut copy_loads] {
             let statements = metrics.db_statements.clone();
             pool.set_metric_callback(move |_| {
                 statements.inc();
             });
         }
+        let visit_copies = Arc::new(VisitCopies::new(Loader {
+            pool: copy_loads,
+            wait: std::time::Duration::from_millis(config.explore_copy_wait_ms),
+            loads: metrics.copy_loads.clone(),
+        }));
         let read_turns = (db.get_database_backend() == sea_orm::DatabaseBackend::Postgres).then(|| {
             let turns = usize::try_from(config.postgres_read_connections()).unwrap_or(1);
             Arc::new(tokio::sync::Semaphore::new(turns))
@@ -179,7 +188,7 @@ impl AppState {
             geoip,
             asn,
             salts: SaltCache::default(),
-            visit_copies: Arc::default(),
+            visit_copies,
             sites,
             links,
             cluster,

@@ -12,7 +12,7 @@ mod common;
 use chrono::{DateTime, NaiveDate};
 use chrono_tz::Tz;
 use common::{
-    Client, TestApp, apps,
+    Client, TestApp, apps, apps_with,
     explore_recount::{answered, filter_json, recount, rows, same_numbers},
     postgres_instances,
     traffic::DESKTOP_UA,
@@ -134,6 +134,52 @@ async fn a_write_to_a_copied_day_is_seen_by_the_next_query() {
         });
         let reply = client.post("/api/v2/query", whole).await.expect(200).clone();
         assert_eq!(reply["results"][0]["metrics"][0], json!(3), "b, d and f: {reply}");
+    }
+}
+
+/// How many of the instance's copies of `kind` (visits, events) have loaded.
+async fn copies_loaded(app: &TestApp, kind: &str) -> u64 {
+    let metrics = app.client().get("/metrics").await.text;
+    let series = format!("leadtrail_explore_copy_loads_total{{kind=\"{kind}\",outcome=\"loaded\"}} ");
+    metrics.lines().find_map(|line| line.strip_prefix(series.as_str())).map_or(0, |value| value.parse().unwrap())
+}
+
+/// Waits (ten seconds at most) until `loads` copies of each kind have loaded.
+async fn wait_for_loads(app: &TestApp, loads: u64, label: &str) {
+    for _ in 0..200 {
+        if copies_loaded(app, "visits").await >= loads && copies_loaded(app, "events").await >= loads {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(copies_loaded(app, "visits").await, loads, "{label}: visit copies loaded");
+    assert_eq!(copies_loaded(app, "events").await, loads, "{label}: event copies loaded");
+}
+
+/// With no wait, the first queries are answered from the rows while the
+/// copies load behind them; once loaded, the next ones read them, and no
+/// query loads them again until a write to a copied day.
+#[tokio::test]
+async fn the_copies_load_behind_the_first_query() {
+    for app in apps_with(|config| config.explore_copy_wait_ms = 0).await {
+        let (client, site) = app.user_with_site("Bg", "copy.example").await;
+        let (midnight, day) = day_ago(3);
+        let days = (day, day);
+        send(&app, site, "a", midnight + 60 * MINUTE_MS, "/", Some("https://www.google.com/")).await;
+        send(&app, site, "a", midnight + 61 * MINUTE_MS, "/pricing", None).await;
+        send_signup(&app, site, "a", midnight + 62 * MINUTE_MS, "/pricing").await;
+        send(&app, site, "b", midnight + 90 * MINUTE_MS, "/blog", Some("https://www.bing.com/")).await;
+        assert_eq!(copies_loaded(&app, "visits").await, 0, "nothing asked for a copy yet");
+        answers_equal_the_recount(&app, &client, site, days, "while the copies load").await;
+        wait_for_loads(&app, 1, "after the first queries").await;
+        answers_equal_the_recount(&app, &client, site, days, "from the copies").await;
+        wait_for_loads(&app, 1, "read again, not loaded again").await;
+
+        // A late event on the copied day: the next query loads them anew.
+        send(&app, site, "b", midnight + 95 * MINUTE_MS, "/pricing", None).await;
+        answers_equal_the_recount(&app, &client, site, days, "after a late event").await;
+        wait_for_loads(&app, 2, "after a late event").await;
+        answers_equal_the_recount(&app, &client, site, days, "from the new copies").await;
     }
 }
 

@@ -22,10 +22,12 @@
 //! since are read again whenever the tail's print moves.
 //!
 //! Each instance keeps its own copies; the generation is in the database,
-//! so instances sharing one agree.
+//! so instances sharing one agree. A copy loads behind the queries that
+//! need it (`held`): until it is there, they read the rows.
 
 mod event_tallies;
 mod events;
+mod held;
 mod load;
 mod table;
 
@@ -38,6 +40,8 @@ use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 use tokio::sync::OnceCell;
 
 use events::EventTable;
+use held::{Copied, Held, Owner, fresh_tail};
+pub use held::{CopyLoads, Loader};
 use load::TailPrint;
 pub use table::answers;
 use table::{Lowering, Pieces, Table, Tallies};
@@ -62,7 +66,7 @@ const SITES_KEPT: usize = 16;
 type KeptTail<T> = Mutex<Option<(TailPrint, Arc<T>)>>;
 
 /// A site's copies and what they are valid for. Each is loaded the first
-/// time a query needs it, one load at a time per instance.
+/// time a query needs it, in the background (`held`).
 struct SiteCopy {
     /// The site's creation, so a new site given a deleted one's id never
     /// reads the old one's copy.
@@ -70,11 +74,11 @@ struct SiteCopy {
     generation: i64,
     until: i64,
     /// The visits begun before `until`.
-    visits: OnceCell<Arc<Table>>,
+    visits: Held<Table>,
     /// The visits begun since `until`, as last read, with their print.
     tail: KeptTail<Table>,
     /// The human events before `until`: all of visits begun before it.
-    events: OnceCell<Arc<EventTable>>,
+    events: Held<EventTable>,
     /// The human events since `until`, as last read, with their print.
     event_tail: KeptTail<EventTable>,
     /// The row in `visits` of each visit of `events`.
@@ -88,16 +92,25 @@ impl SiteCopy {
 }
 
 /// The copies of one instance, by site.
-#[derive(Default)]
 pub struct VisitCopies {
     sites: Mutex<HashMap<i64, (u64, Arc<SiteCopy>)>>,
     reads: std::sync::atomic::AtomicU64,
+    loader: Arc<Loader>,
     /// One copy loads at a time: a site's visits at 10M events are 2.2M
-    /// rows, and queries arriving together wait for the first one's.
-    loading: tokio::sync::Mutex<()>,
+    /// rows, and two loads at once would take both cores.
+    loading: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl VisitCopies {
+    pub fn new(loader: Loader) -> VisitCopies {
+        VisitCopies {
+            sites: Mutex::default(),
+            reads: Default::default(),
+            loader: Arc::new(loader),
+            loading: Arc::default(),
+        }
+    }
+
     /// The site's copies valid for `generation` and `until`, made empty
     /// when those kept are not (or there are none).
     fn valid(&self, site: SiteKey, generation: i64, until: i64) -> Arc<SiteCopy> {
@@ -111,9 +124,9 @@ impl VisitCopies {
             created_at: site.created_at,
             generation,
             until,
-            visits: OnceCell::new(),
+            visits: Held::default(),
             tail: Mutex::default(),
-            events: OnceCell::new(),
+            events: Held::default(),
             event_tail: Mutex::default(),
             visit_rows: OnceCell::new(),
         });
@@ -188,10 +201,11 @@ struct Taken {
 struct SiteTaken {
     /// The copies valid on the snapshot, and its tail's print.
     copy: Option<(Arc<SiteCopy>, TailPrint)>,
-    /// The visit copy and tail.
-    visits: Option<(Arc<Table>, Arc<Table>)>,
-    /// The event copy and tail.
-    events: Option<(Arc<EventTable>, Arc<EventTable>)>,
+    /// The visit copy and tail, once asked for: `None` within when the
+    /// copy was still loading, so every query of the snapshot reads the rows.
+    visits: Option<Option<(Arc<Table>, Arc<Table>)>>,
+    /// The event copy and tail, the same way.
+    events: Option<Option<(Arc<EventTable>, Arc<EventTable>)>>,
     /// By span and grain: the grain's buckets are those of the site's zone.
     pieces: HashMap<(i64, i64, Option<Grain>), Arc<Pieces>>,
 }
@@ -245,7 +259,7 @@ impl Reading {
         if !answers(dimensions, filters) {
             return Ok(None);
         }
-        let (held, tail) = self.copy_and_tail(db, copies, site, now).await?;
+        let Some((held, tail)) = self.copy_and_tail(db, copies, site, now).await? else { return Ok(None) };
         let pieces = self.pieces(db, site.id, (span, buckets), [&*held, &*tail]).await?;
         let mut tallies = Tallies::default();
         for table in [&*held, &*tail] {
@@ -275,44 +289,44 @@ impl Reading {
         Ok((copy, print))
     }
 
-    /// The visit copy and tail.
+    /// The visit copy and tail, or `None` while the copy loads.
     async fn copy_and_tail(
         &self,
         db: &impl ConnectionTrait,
         copies: &VisitCopies,
         site: SiteKey,
         now: i64,
-    ) -> Result<(Arc<Table>, Arc<Table>), DbErr> {
+    ) -> Result<Option<(Arc<Table>, Arc<Table>)>, DbErr> {
         if let Some(found) = self.taken(site.id, |taken| taken.visits.clone()) {
             return Ok(found);
         }
         let (copy, print) = self.site_copy(db, copies, site, now).await?;
-        let (held, tail) = held_and_tail(copies, (&copy.visits, &copy.tail), (copy.until, print), |from, to| {
-            load::load(db, site.id, from, to)
+        let found = held_and_tail(copies, (&copy, site.id), (&copy.visits, &copy.tail), print, || {
+            load::load(db, site.id, copy.until, i64::MAX)
         })
         .await?;
-        self.taken(site.id, |taken| taken.visits = Some((held.clone(), tail.clone())));
-        Ok((held, tail))
+        self.taken(site.id, |taken| taken.visits = Some(found.clone()));
+        Ok(found)
     }
 
-    /// The event copy and tail.
+    /// The event copy and tail, or `None` while the copy loads.
     async fn events_and_tail(
         &self,
         db: &impl ConnectionTrait,
         copies: &VisitCopies,
         site: SiteKey,
         now: i64,
-    ) -> Result<(Arc<EventTable>, Arc<EventTable>), DbErr> {
+    ) -> Result<Option<(Arc<EventTable>, Arc<EventTable>)>, DbErr> {
         if let Some(found) = self.taken(site.id, |taken| taken.events.clone()) {
             return Ok(found);
         }
         let (copy, print) = self.site_copy(db, copies, site, now).await?;
-        let cells = (&copy.events, &copy.event_tail);
-        let (held, tail) =
-            held_and_tail(copies, cells, (copy.until, print), |from, to| load::load_events(db, site.id, from, to))
-                .await?;
-        self.taken(site.id, |taken| taken.events = Some((held.clone(), tail.clone())));
-        Ok((held, tail))
+        let found = held_and_tail(copies, (&copy, site.id), (&copy.events, &copy.event_tail), print, || {
+            load::load_events(db, site.id, copy.until, i64::MAX)
+        })
+        .await?;
+        self.taken(site.id, |taken| taken.events = Some(found.clone()));
+        Ok(found)
     }
 
     /// The per-event groups of a span from the event and visit copies and
@@ -331,8 +345,10 @@ impl Reading {
         if !event_tallies::answers(dimensions, filters, metrics) {
             return Ok(None);
         }
-        let (visits, visit_tail) = self.copy_and_tail(db, copies, site, now).await?;
-        let (events, event_tail) = self.events_and_tail(db, copies, site, now).await?;
+        // Both are asked for, so both loads begin on the first such query.
+        let visits = self.copy_and_tail(db, copies, site, now).await?;
+        let events = self.events_and_tail(db, copies, site, now).await?;
+        let (Some((visits, visit_tail)), Some((events, event_tail))) = (visits, events) else { return Ok(None) };
         let (copy, _) = self.site_copy(db, copies, site, now).await?;
         let held_rows = copy
             .visit_rows
@@ -363,7 +379,7 @@ impl Reading {
         if steps.iter().any(|goal| matches!(goal.target, Target::Event { prop: Some(_), .. })) {
             return Ok(None);
         }
-        let (held, tail) = self.events_and_tail(db, copies, site, now).await?;
+        let Some((held, tail)) = self.events_and_tail(db, copies, site, now).await? else { return Ok(None) };
         Ok(events::step_events(&[&held, &tail], (span.from, span.to), steps))
     }
 
@@ -392,39 +408,20 @@ fn lowering(db: &impl ConnectionTrait) -> Lowering {
     if db.get_database_backend() == DbBackend::Postgres { Lowering::Unicode } else { Lowering::Ascii }
 }
 
-/// A copy of what began before `until`, loaded once (one load at a time
-/// per instance), and its tail, read again when its print moves: `read`
-/// reads what began in `[from, to)`.
-async fn held_and_tail<T, Read>(
+/// The held part of a copy, if it is loaded (or loads within the wait),
+/// and its tail, read again when its print moves (`read`).
+async fn held_and_tail<T: Copied, Read>(
     copies: &VisitCopies,
-    (held, tail): (&OnceCell<Arc<T>>, &KeptTail<T>),
-    (until, print): (i64, TailPrint),
-    read: impl Fn(i64, i64) -> Read,
-) -> Result<(Arc<T>, Arc<T>), DbErr>
+    (copy, site_id): (&SiteCopy, i64),
+    (held, tail): (&Held<T>, &KeptTail<T>),
+    print: TailPrint,
+    read: impl FnOnce() -> Read,
+) -> Result<Option<(Arc<T>, Arc<T>)>, DbErr>
 where
     Read: Future<Output = Result<T, DbErr>>,
 {
-    let held = held
-        .get_or_try_init(|| async {
-            let _turn = copies.loading.lock().await;
-            Ok::<_, DbErr>(Arc::new(read(i64::MIN, until).await?))
-        })
-        .await?
-        .clone();
-    let tail = fresh_tail(tail, print, || read(until, i64::MAX)).await?;
-    Ok((held, tail))
-}
-
-/// The tail as kept when its print is `print`, else read again and kept.
-async fn fresh_tail<T, Read>(kept: &KeptTail<T>, print: TailPrint, read: impl FnOnce() -> Read) -> Result<Arc<T>, DbErr>
-where
-    Read: Future<Output = Result<T, DbErr>>,
-{
-    if let Some((_, tail)) = kept.lock().unwrap_or_else(PoisonError::into_inner).as_ref().filter(|(at, _)| *at == print)
-    {
-        return Ok(tail.clone());
-    }
-    let tail = Arc::new(read().await?);
-    *kept.lock().unwrap_or_else(PoisonError::into_inner) = Some((print, tail.clone()));
-    Ok(tail)
+    let owner = Owner { site_id, generation: copy.generation, until: copy.until };
+    let Some(held) = held.get(&copies.loader, &copies.loading, owner).await else { return Ok(None) };
+    let tail = fresh_tail(tail, print, read).await?;
+    Ok(Some((held, tail)))
 }
