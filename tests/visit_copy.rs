@@ -144,16 +144,25 @@ async fn copies_loaded(app: &TestApp, kind: &str) -> u64 {
     metrics.lines().find_map(|line| line.strip_prefix(series.as_str())).map_or(0, |value| value.parse().unwrap())
 }
 
-/// Waits (ten seconds at most) until `loads` copies of each kind have loaded.
-async fn wait_for_loads(app: &TestApp, loads: u64, label: &str) {
+/// Waits (ten seconds at most) until `loads` copies of each of `kinds` have loaded.
+async fn wait_for(app: &TestApp, kinds: &[&str], loads: u64, label: &str) {
     for _ in 0..200 {
-        if copies_loaded(app, "visits").await >= loads && copies_loaded(app, "events").await >= loads {
+        let mut loaded = true;
+        for kind in kinds {
+            loaded &= copies_loaded(app, kind).await >= loads;
+        }
+        if loaded {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(copies_loaded(app, "visits").await, loads, "{label}: visit copies loaded");
-    assert_eq!(copies_loaded(app, "events").await, loads, "{label}: event copies loaded");
+    for kind in kinds {
+        assert_eq!(copies_loaded(app, kind).await, loads, "{label}: {kind} copies loaded");
+    }
+}
+
+async fn wait_for_loads(app: &TestApp, loads: u64, label: &str) {
+    wait_for(app, &["visits", "events"], loads, label).await;
 }
 
 /// With no wait, the first queries are answered from the rows while the
@@ -180,6 +189,74 @@ async fn the_copies_load_behind_the_first_query() {
         answers_equal_the_recount(&app, &client, site, days, "after a late event").await;
         wait_for_loads(&app, 2, "after a late event").await;
         answers_equal_the_recount(&app, &client, site, days, "from the new copies").await;
+    }
+}
+
+/// A filter that keeps thousands of visitors: the copy counts the
+/// identified and hot among them from the site's identified and nearly hot
+/// visitors, not each visitor by id, and must agree with the rows (which
+/// answer the first query, while the copy loads).
+#[tokio::test]
+async fn identified_and_hot_among_thousands_agree_with_the_rows() {
+    for app in apps_with(|config| config.explore_copy_wait_ms = 0).await {
+        let (client, site) = app.user_with_site("Th", "copy.example").await;
+        let (midnight, day) = day_ago(3);
+        // 2,400 visitors, one in ten direct; every seventh identified, and
+        // others thrice on the pricing page (the highest stored score).
+        for batch in 0..24 {
+            let events: Vec<serde_json::Value> = (0..100)
+                .flat_map(|n| {
+                    let v = batch * 100 + n;
+                    let ts = midnight + 3_600_000 + v * 1_000;
+                    let mut landing = json!({
+                        "site": site, "type": "pageview", "tracker_vid": format!("v{v}"),
+                        "url": "https://copy.example/", "ts": ts,
+                    });
+                    if v % 10 != 0 {
+                        landing["referrer"] = json!("https://www.google.com/");
+                    }
+                    let pricing = |after: i64| {
+                        json!({
+                            "site": site, "type": "pageview", "tracker_vid": format!("v{v}"),
+                            "url": "https://copy.example/pricing", "ts": ts + after,
+                        })
+                    };
+                    if v % 7 == 3 { vec![landing, pricing(100), pricing(200), pricing(300)] } else { vec![landing] }
+                })
+                .collect();
+            for chunk in events.chunks(100) {
+                let reply = app.collect_with(json!({ "events": chunk }), DESKTOP_UA, &[]).await;
+                assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+            }
+        }
+        app.state.writer.flush().await;
+        let identified: Vec<i64> = (0..2_400).filter(|v| v % 7 == 0).collect();
+        for v in &identified {
+            let body = json!({ "siteId": site, "tracker_vid": format!("v{v}"), "email": format!("p{v}@example.com") });
+            client.identify(body).await.expect(200);
+        }
+        // Hot only with the points of a recent visit: above every stored score.
+        let highest = rows(&app, site).await.visitors.values().map(|visitor| visitor.score).max().unwrap();
+        let threshold = client
+            .graphql(
+                "mutation($s: Int!, $t: Int!) { updateSite(id: $s, input: { hotThreshold: $t }) { hotThreshold } }",
+                json!({ "s": site, "t": highest + 2 }),
+            )
+            .await;
+        assert_eq!(threshold["data"]["updateSite"]["hotThreshold"], highest + 2, "{threshold}");
+        let body = json!({
+            "site_id": site, "metrics": ["visitors", "identified_visitors", "hot_leads"],
+            "filters": [["is_not", "visit:source", ["Direct / None"]]], "date_range": [day.to_string(), day.to_string()],
+        });
+        let from_rows = client.post("/api/v2/query", body.clone()).await.expect(200)["results"].clone();
+        wait_for(&app, &["visits"], 1, "after the first query").await;
+        let from_copy = client.post("/api/v2/query", body).await.expect(200)["results"].clone();
+        assert_eq!(from_rows, from_copy, "the rows and the copy");
+        let figures: Vec<i64> =
+            from_copy[0]["metrics"].as_array().unwrap().iter().map(|n| n.as_i64().unwrap()).collect();
+        let expected_identified = identified.iter().filter(|v| *v % 10 != 0).count() as i64;
+        assert_eq!(figures[..2], [2_160, expected_identified], "{from_copy}");
+        assert!(figures[2] > 0, "the pricing page's visitors are hot: {from_copy}");
     }
 }
 

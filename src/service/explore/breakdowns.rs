@@ -103,7 +103,8 @@ fn statement(
 
 /// The pass from the visit copy (`visit_copy`), when it holds every
 /// dimension and filter: each breakdown and the whole a run over the
-/// copied visits, the whole's identified and hot visitors looked up by id.
+/// copied visits, the whole's identified and hot visitors looked up
+/// (`visit_copy::Flagged`).
 async fn copied(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,

@@ -198,7 +198,8 @@ pub(super) async fn resolve_patterns(
 
 /// The groups of a whole-visit query the visit copy answers (`visit_copy`):
 /// stored visit dimensions and filters, time, and every metric but revenue
-/// (kept on the events); identified and hot visitors are looked up by id.
+/// (kept on the events); identified and hot visitors are looked up
+/// (`visit_copy::Flagged`).
 async fn copied_groups(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,

@@ -9,10 +9,11 @@ mod slots;
 
 use std::collections::HashMap;
 
-use slots::{Numbers, Radix, distinct_per_group};
+use slots::{Radix, distinct_per_group};
 
 use super::{
     events::{EventTable, Kind},
+    numbers::Numbers,
     table::{Column, Lowering, Table, passes},
 };
 use crate::service::{
@@ -262,13 +263,28 @@ pub fn groups(
             tail_numbered.extend(visits.reaching(reach).map(|(row, id)| (id, (offset + row) as u32)));
         }
     }
+    // Visitors are numbered by their code in the copy; a tail's visitor
+    // not in it after them, each found once.
+    let held_visitors = tables.events[0].visitor_count();
+    let mut tail_visitors = vec![u32::MAX; tables.events[1].visitor_count()];
+    let mut visitor_number = |table: usize, code: usize| -> u32 {
+        if table == 0 {
+            return code as u32;
+        }
+        if tail_visitors[code] == u32::MAX {
+            let id = tables.events[1].visitor_id(code);
+            tail_visitors[code] = tables.events[0].visitor_code_of(id).unwrap_or((held_visitors + code) as u32);
+        }
+        tail_visitors[code]
+    };
     let mut numbers = Numbers::new(radix.slots);
     let (mut slots, mut events, mut pageviews): (Vec<u64>, Vec<i64>, Vec<i64>) = Default::default();
-    // (group, visit) and (group, visitor id) pairs, each once per run of a
+    // (group, visit) and (group, visitor) pairs, each once per run of a
     // visit's events in one group: the last group each visit was counted in.
-    let mut last_group = vec![u32::MAX; held_count + tables.visits[1].len()];
+    let visit_count = held_count + tables.visits[1].len();
+    let mut last_group = vec![u32::MAX; visit_count];
     let mut visit_pairs: Vec<(u32, u32)> = Vec::new();
-    let mut visitor_pairs: Vec<(u32, i64)> = Vec::new();
+    let mut visitor_pairs: Vec<(u32, u32)> = Vec::new();
     for (table, table_events) in tables.events.iter().enumerate() {
         // The tail's visits' numbers, each found once.
         let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
@@ -302,7 +318,7 @@ pub fn groups(
             if last_group[visit as usize] != group {
                 last_group[visit as usize] = group;
                 visit_pairs.push((group, visit));
-                visitor_pairs.push((group, table_events.ids(row).0));
+                visitor_pairs.push((group, visitor_number(table, table_events.visitor_code(row))));
             }
         }
     }
@@ -324,18 +340,14 @@ pub fn groups(
         counts[*name as usize].events += events[group];
         counts[*name as usize].pageviews += pageviews[group];
     }
-    let pair = |group: u32, item: u32| (u64::from(renamed[group as usize]) << 32) | u64::from(item);
-    let visits =
-        distinct_per_group(visit_pairs.into_iter().map(|(group, visit)| pair(group, visit)).collect(), keys.len());
-    let mut visitor_numbers: HashMap<i64, u32> = HashMap::new();
-    let visitor_pairs = visitor_pairs
-        .into_iter()
-        .map(|(group, visitor)| {
-            let next = visitor_numbers.len() as u32;
-            pair(group, *visitor_numbers.entry(visitor).or_insert(next))
-        })
-        .collect();
-    let visitors = distinct_per_group(visitor_pairs, keys.len());
+    for pairs in [&mut visit_pairs, &mut visitor_pairs] {
+        for (group, _) in pairs.iter_mut() {
+            *group = renamed[*group as usize];
+        }
+    }
+    let visits = distinct_per_group(&visit_pairs, keys.len(), visit_count);
+    let visitor_count = held_visitors + tables.events[1].visitor_count();
+    let visitors = distinct_per_group(&visitor_pairs, keys.len(), visitor_count);
     let mut groups = Groups::new();
     for (name, key) in keys.into_iter().enumerate() {
         let mut counts = std::mem::take(&mut counts[name]);

@@ -67,11 +67,13 @@ fn events(rows: &[Row]) -> EventTable {
     table
 }
 
-const VISITS: [(i64, i64, i64, Option<&str>, &str); 4] = [
+const VISITS: [(i64, i64, i64, Option<&str>, &str); 5] = [
     (1, 10, 100, Some("Google"), "DE"),
     (2, 10, 200, None, "DE"),
     (3, 20, 210, Some("Google"), "FR"),
     (4, 30, 400, Some("Bing"), "US"),
+    // Visitor 10 again, in the tail: one visitor in both tables.
+    (5, 10, 500, Some("Google"), "DE"),
 ];
 // Visit 1 goes back to `/`: its visit and visitor count once per page.
 const COPIED: [Row; 7] = [
@@ -83,7 +85,8 @@ const COPIED: [Row; 7] = [
     (210, 20, 3, true, "/", ""),
     (215, 20, 3, true, "/Pricing", ""),
 ];
-const TAIL: [Row; 2] = [(400, 30, 4, true, "/pricing", ""), (405, 30, 4, false, "/", "signup")];
+const TAIL: [Row; 3] =
+    [(400, 30, 4, true, "/pricing", ""), (405, 30, 4, false, "/", "signup"), (500, 10, 5, true, "/pricing", "")];
 
 /// The copied and tail visits and events above, and the goals.
 struct Held {
@@ -243,6 +246,21 @@ fn goals() -> Vec<Goal> {
             target: Target::Event { name: "signup".to_owned(), prop: Some(("plan".to_owned(), "pro".to_owned())) },
         },
     ]
+}
+
+#[test]
+fn distinct_pairs_are_counted_per_group() {
+    // pairs, groups, items -> distinct items per group
+    type Case = (&'static [(u32, u32)], usize, usize, &'static [i64]);
+    let table: [Case; 4] = [
+        (&[], 2, 3, &[0, 0]),
+        (&[(0, 1), (0, 1), (1, 1), (0, 2)], 2, 3, &[2, 1]),
+        (&[(1, 0), (0, 0), (1, 0), (1, 2), (0, 0)], 3, 3, &[1, 2, 0]),
+        (&[(2, 4), (0, 4), (2, 0), (2, 4), (0, 3), (2, 4)], 3, 5, &[2, 0, 2]),
+    ];
+    for (pairs, groups, items, expected) in table {
+        assert_eq!(slots::distinct_per_group(pairs, groups, items), expected, "{pairs:?}");
+    }
 }
 
 #[test]

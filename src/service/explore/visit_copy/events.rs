@@ -48,6 +48,9 @@ pub struct StoredEvent {
 struct Ids {
     ids: Vec<i64>,
     lookup: HashMap<i64, u32>,
+    /// The codes in the order of their ids, once sealed: a third of the
+    /// lookup's size, and searched only for the few ids of a tail.
+    by_id: Vec<u32>,
 }
 
 impl Ids {
@@ -116,6 +119,9 @@ impl EventTable {
     /// reserved beyond their length.
     pub fn seal(&mut self) {
         self.visitors.lookup = HashMap::new();
+        let mut by_id: Vec<u32> = (0..self.visitors.ids.len() as u32).collect();
+        by_id.sort_unstable_by_key(|code| self.visitors.ids[*code as usize]);
+        self.visitors.by_id = by_id;
         self.visits.lookup = HashMap::new();
         self.pages.lookup = HashMap::new();
         self.names.lookup = HashMap::new();
@@ -144,6 +150,27 @@ impl EventTable {
     /// The id of the visit of `code`.
     pub(super) fn visit_id(&self, code: usize) -> i64 {
         self.visits.ids[code]
+    }
+
+    /// How many visitors the table's events are of.
+    pub(super) fn visitor_count(&self) -> usize {
+        self.visitors.ids.len()
+    }
+
+    /// The code of the visitor of the event at `at`.
+    pub(super) fn visitor_code(&self, at: usize) -> usize {
+        self.visitor[at] as usize
+    }
+
+    /// The id of the visitor of `code`.
+    pub(super) fn visitor_id(&self, code: usize) -> i64 {
+        self.visitors.ids[code]
+    }
+
+    /// The code of the visitor `id`, if one of the table's events is theirs.
+    pub(super) fn visitor_code_of(&self, id: i64) -> Option<u32> {
+        let at = self.visitors.by_id.binary_search_by_key(&id, |code| self.visitors.ids[*code as usize]).ok()?;
+        Some(self.visitors.by_id[at])
     }
 
     /// The visitor and the visit of the event at `at`.

@@ -29,6 +29,7 @@ mod event_tallies;
 mod events;
 mod held;
 mod load;
+mod numbers;
 mod table;
 
 use std::{
@@ -147,24 +148,43 @@ pub struct Flagged {
     pub score: String,
 }
 
+/// Visitors up to which the identified and hot among them are looked up
+/// by id; above it, the site's identified visitors and those near enough
+/// the threshold to be hot are read from their indexes instead (at 1M
+/// events, 36k visitors by id took 23 ms), and kept if among them.
+const FLAGGED_BY_ID: usize = 2_000;
+
 impl Flagged {
-    /// Those of `visitors` identified, and those hot.
+    /// Those of `visitors` (in order, each once) identified, and those hot.
     async fn of(&self, db: &impl ConnectionTrait, visitors: Vec<i64>) -> Result<(HashSet<i64>, HashSet<i64>), DbErr> {
         let (mut identified, mut hot) = (HashSet::new(), HashSet::new());
         if visitors.is_empty() {
             return Ok((identified, hot));
         }
-        let mut sql = Sql::new(db.get_database_backend());
-        sql.push(&format!(
+        let select = format!(
             "SELECT v.id AS id, CASE WHEN v.status = 'identified' THEN 1 ELSE 0 END AS identified, \
-             CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v WHERE v.id IN ",
+             CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v WHERE ",
             self.score, self.threshold
-        ));
-        // By id: `+` keeps the site's visitor index out.
-        sql.in_ids(visitors).push(" AND +v.site_id = ").bind(self.site_id);
-        sql.push(&format!(" AND (v.status = 'identified' OR {} >= {})", self.score, self.threshold));
+        );
+        let mut sql = Sql::new(db.get_database_backend());
+        let by_id = visitors.len() <= FLAGGED_BY_ID;
+        if by_id {
+            // By id: `+` keeps the site's visitor index out.
+            sql.push(&select).push("v.id IN ").in_ids(visitors.clone()).push(" AND +v.site_id = ").bind(self.site_id);
+            sql.push(&format!(" AND (v.status = 'identified' OR {} >= {})", self.score, self.threshold));
+        } else {
+            // The stored score plus the most recency can give is the most
+            // a visitor can score, so only those within that reach can be hot.
+            sql.push(&select).push("v.site_id = ").bind(self.site_id).push(" AND v.status = 'identified' UNION ALL ");
+            sql.push(&select).push("v.site_id = ").bind(self.site_id);
+            sql.push(" AND v.is_bot IN (").bind(false).push(", ").bind(true).push(") AND v.score >= ");
+            sql.bind(self.threshold.saturating_sub(crate::service::scoring::RECENCY_MAX));
+        }
         for row in db.query_all_raw(sql.statement()).await? {
             let id: i64 = row.try_get("", "id")?;
+            if !by_id && visitors.binary_search(&id).is_err() {
+                continue;
+            }
             if row.try_get::<i32>("", "identified")? == 1 {
                 identified.insert(id);
             }

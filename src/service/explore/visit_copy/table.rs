@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::numbers::Numbers;
 use crate::service::{
     explore::{
         counts::{Counts, Groups, Key},
@@ -332,6 +333,15 @@ impl Tally {
     }
 }
 
+/// The tally of the group at `slot`, new when the slot is.
+fn tally_at<'a>(numbers: &mut Numbers, local: &'a mut Vec<(u64, Tally)>, slot: u64) -> &'a mut Tally {
+    let number = numbers.of(slot, local.len() as u32) as usize;
+    if number == local.len() {
+        local.push((slot, Tally::default()));
+    }
+    &mut local[number].1
+}
+
 /// What one dimension of a group is read from in a table.
 #[derive(Clone, Copy)]
 enum Part {
@@ -366,17 +376,33 @@ impl Tallies {
                 None => None,
             })
             .collect::<Option<Vec<_>>>()?;
-        // Grouped by column codes (and the bucket) first, named at the end.
-        let mut local: HashMap<Vec<i64>, Tally> = HashMap::new();
-        let key_of = |at: usize, bucket: i64| -> Vec<i64> {
-            parts
-                .iter()
-                .map(|part| match part {
-                    Part::Column(column) => i64::from(table.columns[*column].codes[at]),
-                    Part::Time => bucket,
-                })
-                .collect()
+        // Grouped by slot first (column codes and the bucket in mixed
+        // radix: no key is built per visit), named at the end.
+        let mut digits = Vec::with_capacity(parts.len());
+        let mut slots: u64 = 1;
+        for part in &parts {
+            let digit = match part {
+                Part::Column(column) => (0, table.columns[*column].distinct.len() as u64),
+                Part::Time => {
+                    let buckets = buckets?;
+                    let first = buckets.of(span.from);
+                    (first, u64::try_from(buckets.of(span.to - 1) - first + 1).ok()?)
+                }
+            };
+            slots = slots.checked_mul(digit.1.max(1))?;
+            digits.push(digit);
+        }
+        let slot_of = |at: usize, bucket: i64| -> u64 {
+            parts.iter().zip(&digits).fold(0, |slot, (part, (first, values))| {
+                let digit = match part {
+                    Part::Column(column) => u64::from(table.columns[*column].codes[at]),
+                    Part::Time => (bucket - first) as u64,
+                };
+                slot * values + digit
+            })
         };
+        let mut numbers = Numbers::new(slots);
+        let mut local: Vec<(u64, Tally)> = Vec::new();
         for at in table.begun(span.from.saturating_sub(SESSION_MAX_MS), span.to) {
             if table.ended[at] < span.from || !decided.iter().all(|filter| filter.passes(table, at)) {
                 continue;
@@ -386,29 +412,35 @@ impl Tallies {
                 if table.human_events[at] > 0 {
                     let bucket = buckets.map_or(0, |buckets| buckets.of(table.started[at]));
                     let counts = (i64::from(table.human_events[at]), i64::from(table.human_pageviews[at]));
-                    local.entry(key_of(at, bucket)).or_default().add(counts, bounce, seconds, visitor);
+                    tally_at(&mut numbers, &mut local, slot_of(at, bucket)).add(counts, bounce, seconds, visitor);
                 }
             } else if let Some(found) = pieces.get(&table.id[at]) {
                 for (bucket, events, pageviews) in found {
-                    local.entry(key_of(at, *bucket)).or_default().add((*events, *pageviews), bounce, seconds, visitor);
+                    tally_at(&mut numbers, &mut local, slot_of(at, *bucket)).add(
+                        (*events, *pageviews),
+                        bounce,
+                        seconds,
+                        visitor,
+                    );
                 }
             }
         }
-        for (codes, tally) in local {
-            let key = codes
-                .iter()
-                .zip(&parts)
-                .map(|(code, part)| match part {
-                    Part::Column(column) => Key::Text(table.columns[*column].distinct[*code as usize].clone()),
-                    Part::Time => Key::Bucket(*code),
-                })
-                .collect();
+        for (mut slot, tally) in local {
+            let mut key = vec![Key::Bucket(0); parts.len()];
+            for (at, (part, (first, values))) in parts.iter().zip(&digits).enumerate().rev() {
+                let digit = slot % values.max(&1);
+                slot /= values.max(&1);
+                key[at] = match part {
+                    Part::Column(column) => Key::Text(table.columns[*column].distinct[digit as usize].clone()),
+                    Part::Time => Key::Bucket(first + digit as i64),
+                };
+            }
             self.0.entry(key).or_default().merge(tally);
         }
         Some(())
     }
 
-    /// Every visitor of every group, once.
+    /// Every visitor of every group, once, in order.
     pub fn visitors(&self) -> Vec<i64> {
         let mut all: Vec<i64> = self.0.values().flat_map(|tally| tally.visitors.iter().copied()).collect();
         all.sort_unstable();

@@ -2,16 +2,11 @@
 //! dimension values is a slot in mixed radix, and each slot met a group
 //! number, found by index when the slots are few.
 
-use std::collections::HashMap;
-
 use super::{At, Field, Part, Tables, code_of};
 use crate::service::explore::{
     counts::Key,
     range::{Buckets, Span},
 };
-
-/// Group slots above which the groups are found by hashing, not by index.
-const DENSE_SLOTS: u64 = 1 << 20;
 
 /// Numbers each combination of dimension values: every part is a digit
 /// (a code of the first table, then those of the second after them, or a
@@ -83,43 +78,34 @@ impl Radix {
     }
 }
 
-/// Each group's number, by slot: an index when the slots are few.
-pub enum Numbers {
-    Dense(Vec<u32>),
-    Sparse(HashMap<u64, u32>),
-}
-
-impl Numbers {
-    pub fn new(slots: u64) -> Numbers {
-        if slots <= DENSE_SLOTS {
-            Numbers::Dense(vec![u32::MAX; slots as usize])
-        } else {
-            Numbers::Sparse(HashMap::new())
-        }
+/// Distinct `(group, item)` pairs counted per group, each group below
+/// `groups` and each item below `items`. The pairs are placed group by
+/// group (a counting sort), then each group's items are marked off with the
+/// group's number: two passes and no comparison sort, which took most of a
+/// query's time at 10M events.
+pub fn distinct_per_group(pairs: &[(u32, u32)], groups: usize, items: usize) -> Vec<i64> {
+    let mut ends = vec![0usize; groups + 1];
+    for (group, _) in pairs {
+        ends[*group as usize + 1] += 1;
     }
-
-    /// The number of the group at `slot`, `next` when it is new.
-    pub fn of(&mut self, slot: u64, next: u32) -> u32 {
-        match self {
-            Numbers::Dense(numbers) => {
-                let number = &mut numbers[slot as usize];
-                if *number == u32::MAX {
-                    *number = next;
-                }
-                *number
-            }
-            Numbers::Sparse(numbers) => *numbers.entry(slot).or_insert(next),
-        }
+    for group in 0..groups {
+        ends[group + 1] += ends[group];
     }
-}
-
-/// Distinct `(group, item)` pairs counted per group.
-pub fn distinct_per_group(mut pairs: Vec<u64>, groups: usize) -> Vec<i64> {
-    pairs.sort_unstable();
-    pairs.dedup();
+    let mut next = ends.clone();
+    let mut placed = vec![0u32; pairs.len()];
+    for (group, item) in pairs {
+        placed[next[*group as usize]] = *item;
+        next[*group as usize] += 1;
+    }
+    let mut last_group = vec![u32::MAX; items];
     let mut counts = vec![0; groups];
-    for pair in pairs {
-        counts[(pair >> 32) as usize] += 1;
+    for (group, count) in counts.iter_mut().enumerate() {
+        for item in &placed[ends[group]..ends[group + 1]] {
+            if last_group[*item as usize] != group as u32 {
+                last_group[*item as usize] = group as u32;
+                *count += 1;
+            }
+        }
     }
     counts
 }
