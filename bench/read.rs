@@ -29,6 +29,7 @@ use leadtrail::{
         analytics::{self, TimeRange, live, profile, stats, visitors},
         explore, funnels, link_stats,
     },
+    state::AppState,
     time::now_ms,
 };
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait};
@@ -117,17 +118,23 @@ const EXPLORE_DIMENSIONS: [&str; 21] = [
 ];
 
 /// Copies whose first query waits for them to load, so it shows the cost.
-fn waiting_copies(db: &DatabaseConnection) -> std::sync::Arc<explore::visit_copy::VisitCopies> {
+/// They load on a connection of their own, as the server's do: the query
+/// waiting for them holds one of the pool's.
+fn waiting_copies(state: &AppState) -> std::sync::Arc<explore::visit_copy::VisitCopies> {
     use explore::visit_copy::{Loader, VisitCopies};
-    let loader = Loader { pool: db.clone(), wait: Duration::from_secs(3600), loads: Default::default() };
+    let config = &state.config;
+    let pool = leadtrail::db::read_pool(&state.db, &config.database_url, config.sqlite_synchronous, 1)
+        .expect("the copies' connection");
+    let loader = Loader { pool, wait: Duration::from_secs(3600), loads: Default::default() };
     std::sync::Arc::new(VisitCopies::new(loader))
 }
 
 /// Filtered whole-visit queries through the service, read from the rows
 /// (no copies) and from a visit copy, one after the other in this run; and
 /// what loading a copy costs the first query.
-async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value, runs: usize) {
-    let copies = waiting_copies(db);
+async fn visit_copy_against_rows(state: &AppState, viewer: &Viewer, site: i64, range: &Value, runs: usize) {
+    let db = &state.db;
+    let copies = waiting_copies(state);
     let one = json!([["is", "visit:channel", ["Organic Search"]]]);
     let two =
         json!([["is", "visit:channel", ["Organic Search", "Direct", "Email"]], ["is_not", "visit:device", ["tablet"]]]);
@@ -199,8 +206,9 @@ async fn visit_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site:
 
 /// A funnel and goal conversions through the service, from the rows and
 /// from the copies, one after the other in the same run.
-async fn funnel_copy_against_rows(db: &DatabaseConnection, viewer: &Viewer, site: i64, range: &Value) {
-    let copies = waiting_copies(db);
+async fn funnel_copy_against_rows(state: &AppState, viewer: &Viewer, site: i64, range: &Value) {
+    let db = &state.db;
+    let copies = waiting_copies(state);
     let ask = || funnels::FunnelAsk {
         site_id: Some(site),
         steps: funnels::StepsAsked::Goals(["Docs", "Pricing", "Demo", "Form"].map(str::to_owned).to_vec()),
@@ -580,7 +588,7 @@ async fn main() {
         cases.len()
     );
     if wanted("explore") {
-        visit_copy_against_rows(&db, &viewer, site, &range, runs).await;
+        visit_copy_against_rows(&server.state, &viewer, site, &range, runs).await;
     }
 
     // Goals, funnels and attribution (design §20): goal conversions by
@@ -645,7 +653,7 @@ async fn main() {
                 target
             );
         }
-        funnel_copy_against_rows(&db, &viewer, site, &range).await;
+        funnel_copy_against_rows(&server.state, &viewer, site, &range).await;
         // The report keeps its closed days; the first one after they were
         // forgotten (late data, an erasure, retention) computes them all.
         let url = format!("{}/api/v2/attribution", server.base);

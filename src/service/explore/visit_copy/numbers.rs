@@ -4,8 +4,31 @@
 
 use std::collections::HashMap;
 
+use crate::service::explore::range::{Buckets, Span};
+
 /// Group slots above which the groups are found by hashing, not by index.
 const DENSE_SLOTS: u64 = 1 << 20;
+
+/// The digits of a slot, each a part's first value and how many values it
+/// has, and how many slots they make; `None` when a part cannot be
+/// numbered or the slots overflow.
+pub fn radix(parts: impl Iterator<Item = Option<(i64, u64)>>) -> Option<(Vec<(i64, u64)>, u64)> {
+    let mut digits = Vec::new();
+    let mut slots: u64 = 1;
+    for digit in parts {
+        let digit = digit?;
+        slots = slots.checked_mul(digit.1.max(1))?;
+        digits.push(digit);
+    }
+    Some((digits, slots))
+}
+
+/// A time part's digit: the span's first bucket and how many buckets it has.
+pub fn bucket_digit(buckets: Option<&Buckets>, span: Span) -> Option<(i64, u64)> {
+    let buckets = buckets?;
+    let first = buckets.of(span.from);
+    Some((first, u64::try_from(buckets.of(span.to - 1) - first + 1).ok()?))
+}
 
 /// Each group's number, by slot: an index when the slots are few.
 pub enum Numbers {

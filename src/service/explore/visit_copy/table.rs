@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::numbers::Numbers;
+use super::numbers::{self, Numbers};
 use crate::service::{
     explore::{
         counts::{Counts, Groups, Key},
@@ -378,20 +378,10 @@ impl Tallies {
             .collect::<Option<Vec<_>>>()?;
         // Grouped by slot first (column codes and the bucket in mixed
         // radix: no key is built per visit), named at the end.
-        let mut digits = Vec::with_capacity(parts.len());
-        let mut slots: u64 = 1;
-        for part in &parts {
-            let digit = match part {
-                Part::Column(column) => (0, table.columns[*column].distinct.len() as u64),
-                Part::Time => {
-                    let buckets = buckets?;
-                    let first = buckets.of(span.from);
-                    (first, u64::try_from(buckets.of(span.to - 1) - first + 1).ok()?)
-                }
-            };
-            slots = slots.checked_mul(digit.1.max(1))?;
-            digits.push(digit);
-        }
+        let (digits, slots) = numbers::radix(parts.iter().map(|part| match part {
+            Part::Column(column) => Some((0, table.columns[*column].distinct.len() as u64)),
+            Part::Time => numbers::bucket_digit(buckets, span),
+        }))?;
         let slot_of = |at: usize, bucket: i64| -> u64 {
             parts.iter().zip(&digits).fold(0, |slot, (part, (first, values))| {
                 let digit = match part {

@@ -3,6 +3,7 @@
 //! number, found by index when the slots are few.
 
 use super::{At, Field, Part, Tables, code_of};
+use crate::service::explore::visit_copy::numbers;
 use crate::service::explore::{
     counts::Key,
     range::{Buckets, Span},
@@ -20,23 +21,13 @@ pub struct Radix {
 
 impl Radix {
     pub fn of(parts: &[Part], tables: Tables<'_>, span: Span, buckets: Option<&Buckets>) -> Option<Radix> {
-        let mut digits = Vec::with_capacity(parts.len());
-        let mut slots: u64 = 1;
-        for part in parts {
-            let counts = |count: &dyn Fn(usize) -> usize| (count(0) as i64, (count(0) + count(1)) as u64);
-            let digit = match part {
-                Part::Field(Field::Page) => counts(&|table| tables.events[table].pages.distinct.len()),
-                Part::Field(Field::Name) => counts(&|table| tables.events[table].names.distinct.len()),
-                Part::Field(Field::Visit(column)) => counts(&|table| tables.visits[table].distinct(*column).len()),
-                Part::Time => {
-                    let buckets = buckets?;
-                    let first = buckets.of(span.from);
-                    (first, u64::try_from(buckets.of(span.to - 1) - first + 1).ok()?)
-                }
-            };
-            slots = slots.checked_mul(digit.1.max(1))?;
-            digits.push(digit);
-        }
+        let counts = |count: &dyn Fn(usize) -> usize| Some((count(0) as i64, (count(0) + count(1)) as u64));
+        let (digits, slots) = numbers::radix(parts.iter().map(|part| match part {
+            Part::Field(Field::Page) => counts(&|table| tables.events[table].pages.distinct.len()),
+            Part::Field(Field::Name) => counts(&|table| tables.events[table].names.distinct.len()),
+            Part::Field(Field::Visit(column)) => counts(&|table| tables.visits[table].distinct(*column).len()),
+            Part::Time => numbers::bucket_digit(buckets, span),
+        }))?;
         Some(Radix { digits, slots })
     }
 
