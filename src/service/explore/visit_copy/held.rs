@@ -8,18 +8,20 @@
 
 use std::{
     future::Future,
+    panic::AssertUnwindSafe,
     pin::Pin,
     sync::{Arc, PoisonError},
     time::Duration,
 };
 
+use futures_util::FutureExt;
 use prometheus_client::metrics::{counter::Counter, family::Family};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, DbErr};
 use tokio::{sync::watch, time::Instant};
 
 use super::{KeptTail, events::EventTable, load, load::TailPrint, table::Table};
 use crate::{
-    error::AppResult,
+    error::{AppError, AppResult},
     service::{analytics::snapshot, credit::cache},
 };
 
@@ -149,7 +151,11 @@ async fn load_held<T: Copied>(
         Ok(Some(held))
     };
     let began = std::time::Instant::now();
-    let (outcome, now) = match loaded.await {
+    // A load that panicked must not leave the copy loading for good: it is
+    // a failed load, and the next query begins another.
+    let loaded =
+        AssertUnwindSafe(loaded).catch_unwind().await.unwrap_or_else(|_| Err(AppError::internal("the load panicked")));
+    let (outcome, now) = match loaded {
         Ok(Some(held)) => {
             let millis = began.elapsed().as_millis();
             tracing::info!(site_id = owner.site_id, kind = T::KIND, millis, "copy loaded");
