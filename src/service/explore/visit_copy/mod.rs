@@ -41,7 +41,7 @@ use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 use tokio::sync::OnceCell;
 
 use events::EventTable;
-use held::{Copied, Held, Owner, fresh_tail};
+use held::{Copied, Held, Loading, Owner, fresh_tail};
 pub use held::{CopyLoads, Loader};
 use load::TailPrint;
 pub use table::answers;
@@ -96,20 +96,12 @@ impl SiteCopy {
 pub struct VisitCopies {
     sites: Mutex<HashMap<i64, (u64, Arc<SiteCopy>)>>,
     reads: std::sync::atomic::AtomicU64,
-    loader: Arc<Loader>,
-    /// One copy loads at a time: a site's visits at 10M events are 2.2M
-    /// rows, and two loads at once would take both cores.
-    loading: Arc<tokio::sync::Mutex<()>>,
+    loading: Arc<Loading>,
 }
 
 impl VisitCopies {
     pub fn new(loader: Loader) -> VisitCopies {
-        VisitCopies {
-            sites: Mutex::default(),
-            reads: Default::default(),
-            loader: Arc::new(loader),
-            loading: Arc::default(),
-        }
+        VisitCopies { sites: Mutex::default(), reads: Default::default(), loading: Arc::new(Loading::new(loader)) }
     }
 
     /// The site's copies valid for `generation` and `until`, made empty
@@ -441,7 +433,7 @@ where
     Read: Future<Output = Result<T, DbErr>>,
 {
     let owner = Owner { site_id, generation: copy.generation, until: copy.until };
-    let Some(held) = held.get(&copies.loader, &copies.loading, owner).await else { return Ok(None) };
+    let Some(held) = held.get(&copies.loading, owner).await else { return Ok(None) };
     let tail = fresh_tail(tail, print, read).await?;
     Ok(Some((held, tail)))
 }
