@@ -153,34 +153,51 @@ impl Flagged {
         if visitors.is_empty() {
             return Ok((identified, hot));
         }
-        let select = format!(
+        let backend = db.get_database_backend();
+        let flags = format!(
             "SELECT v.id AS id, CASE WHEN v.status = 'identified' THEN 1 ELSE 0 END AS identified, \
-             CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v WHERE ",
+             CASE WHEN {} >= {} THEN 1 ELSE 0 END AS hot FROM visitors v",
             self.score, self.threshold
         );
-        let mut sql = Sql::new(db.get_database_backend());
-        let by_id = visitors.len() <= FLAGGED_BY_ID;
-        if by_id {
+        if visitors.len() <= FLAGGED_BY_ID {
             // By id: `+` keeps the site's visitor index out.
-            sql.push(&select).push("v.id IN ").in_ids(visitors.clone()).push(" AND +v.site_id = ").bind(self.site_id);
+            let mut sql = Sql::new(backend);
+            sql.push(&flags).push(" WHERE v.id IN ").in_ids(visitors).push(" AND +v.site_id = ").bind(self.site_id);
             sql.push(&format!(" AND (v.status = 'identified' OR {} >= {})", self.score, self.threshold));
-        } else {
-            // The stored score plus the most recency can give is the most
-            // a visitor can score, so only those within that reach can be hot.
-            sql.push(&select).push("v.site_id = ").bind(self.site_id).push(" AND v.status = 'identified' UNION ALL ");
-            sql.push(&select).push("v.site_id = ").bind(self.site_id);
-            sql.push(" AND v.is_bot IN (").bind(false).push(", ").bind(true).push(") AND v.score >= ");
-            sql.bind(self.threshold.saturating_sub(crate::service::scoring::RECENCY_MAX));
+            for row in db.query_all_raw(sql.statement()).await? {
+                let id: i64 = row.try_get("", "id")?;
+                if row.try_get::<i32>("", "identified")? == 1 {
+                    identified.insert(id);
+                }
+                if row.try_get::<i32>("", "hot")? == 1 {
+                    hot.insert(id);
+                }
+            }
+            return Ok((identified, hot));
         }
+        let among = |id: &i64| visitors.binary_search(id).is_ok();
+        // The site's identified visitors, ids only: the partial index holds
+        // them all (SQLite otherwise walks a wider covering index over every
+        // visitor of the site: 19 ms against 1 ms at 130k visitors).
+        let mut sql = Sql::new(backend);
+        let pinned = if backend == DbBackend::Sqlite { " INDEXED BY idx_visitors_identified" } else { "" };
+        sql.push(&format!("SELECT v.id AS id FROM visitors v{pinned} WHERE v.site_id = ")).bind(self.site_id);
+        sql.push(" AND v.status = 'identified'");
         for row in db.query_all_raw(sql.statement()).await? {
             let id: i64 = row.try_get("", "id")?;
-            if !by_id && visitors.binary_search(&id).is_err() {
-                continue;
-            }
-            if row.try_get::<i32>("", "identified")? == 1 {
+            if among(&id) {
                 identified.insert(id);
             }
-            if row.try_get::<i32>("", "hot")? == 1 {
+        }
+        // The stored score plus the most recency can give is the most a
+        // visitor can score, so only those within that reach can be hot.
+        let mut sql = Sql::new(backend);
+        sql.push(&flags).push(" WHERE v.site_id = ").bind(self.site_id);
+        sql.push(" AND v.is_bot IN (").bind(false).push(", ").bind(true).push(") AND v.score >= ");
+        sql.bind(self.threshold.saturating_sub(crate::service::scoring::RECENCY_MAX));
+        for row in db.query_all_raw(sql.statement()).await? {
+            let id: i64 = row.try_get("", "id")?;
+            if among(&id) && row.try_get::<i32>("", "hot")? == 1 {
                 hot.insert(id);
             }
         }
