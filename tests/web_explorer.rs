@@ -182,7 +182,13 @@ async fn feed_visits(app: &TestApp, client: &Client, site: i64) {
 
 #[tokio::test]
 async fn every_panel_says_what_its_own_query_says() {
-    for app in apps_with(|config| config.trust_proxy = TrustProxy::Cloudflare).await {
+    // Every read waits for the site's Explore copies: the page counts its
+    // panels in one pass over them, each query on its own.
+    let configured = |config: &mut leadtrail::config::Config| {
+        config.trust_proxy = TrustProxy::Cloudflare;
+        config.explore_copy_wait_ms = 60_000;
+    };
+    for app in apps_with(configured).await {
         let (client, site) = app.user_with_site("Marketer", "ex.example").await;
         feed_visits(&app, &client, site).await;
         let views = [

@@ -14,7 +14,7 @@ use super::{
     range::Span,
     sql::{self, Context, Source, Sql},
     statements::{VISIT_EVENT_COUNTS, events_in_span},
-    visit_copy::{self, Flagged, SiteKey},
+    visit_copy::{Flagged, SiteKey},
     visits,
 };
 use crate::{
@@ -102,9 +102,9 @@ fn statement(
 }
 
 /// The pass from the visit copy (`visit_copy`), when it holds every
-/// dimension and filter: each breakdown and the whole a run over the
-/// copied visits, the whole's identified and hot visitors looked up
-/// (`visit_copy::Flagged`).
+/// dimension and filter: the whole and every breakdown one run over the
+/// copied visits (`visit_copy::Panels`), the whole's identified and hot
+/// visitors looked up (`visit_copy::Flagged`).
 async fn copied(
     db: &impl ConnectionTrait,
     scope: &Scope<'_>,
@@ -112,26 +112,11 @@ async fn copied(
     filters: &[Filter],
     span: Span,
 ) -> AppResult<Option<Shared>> {
-    if !visit_copy::answers(dimensions, filters) {
-        return Ok(None);
-    }
-    let reading = &scope.taken.visits;
     let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
     let flagged =
         Flagged { site_id: scope.site_id, threshold: scope.hot_threshold, score: score_sql_text("v", scope.now) };
-    let Some(whole) = reading.groups(db, site, (span, None), (&[], filters), scope.now, Some(&flagged)).await? else {
-        return Ok(None);
-    };
-    let whole = whole.into_values().next().unwrap_or_default();
-    let mut groups = Vec::with_capacity(dimensions.len());
-    for dimension in dimensions {
-        let by = std::slice::from_ref(dimension);
-        let Some(found) = reading.groups(db, site, (span, None), (by, filters), scope.now, None).await? else {
-            return Ok(None);
-        };
-        groups.push(found);
-    }
-    Ok(Some(Shared { whole, groups }))
+    let found = scope.taken.visits.panels(db, site, span, (dimensions, filters), scope.now, &flagged).await?;
+    Ok(found.map(|panels| Shared { whole: panels.whole, groups: panels.groups }))
 }
 
 /// Counts the range's visits under `filters`, as a whole and grouped by

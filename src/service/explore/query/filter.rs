@@ -84,7 +84,19 @@ pub struct Condition {
     pub patterns: Vec<Regex>,
 }
 
-#[derive(Debug, Clone)]
+/// Two conditions are the same when they ask the same: their patterns
+/// are compiled from their values, and compared by their source.
+impl PartialEq for Condition {
+    fn eq(&self, other: &Condition) -> bool {
+        self.operator == other.operator
+            && self.dimension == other.dimension
+            && self.values == other.values
+            && self.case_sensitive == other.case_sensitive
+            && self.patterns.iter().map(Regex::as_str).eq(other.patterns.iter().map(Regex::as_str))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
     Condition(Condition),
     And(Vec<Filter>),

@@ -5,20 +5,21 @@
 //! events, pageviews, visits and visitors. Each condition is decided once
 //! per distinct value. Free of I/O.
 
+mod grouping;
 mod slots;
 
 use std::collections::HashMap;
 
-use slots::{Radix, distinct_per_group};
+use grouping::Grouping;
+use slots::Radix;
 
 use super::{
     events::{EventTable, Kind},
-    numbers::Numbers,
     table::{Column, Lowering, Table, passes},
 };
 use crate::service::{
     explore::{
-        counts::{Counts, Groups, Key},
+        counts::Groups,
         query::{Condition, Dimension, EventProperty, Filter, Metric},
         range::{Buckets, Span},
     },
@@ -230,6 +231,27 @@ enum Part {
     Time,
 }
 
+/// The events of a span that pass a query's filters, each with its
+/// visit's number (`each_kept`): found once per snapshot, span and filters
+/// and then grouped by each panel of the explorer page, which all share
+/// the page's filters (`Reading::event_groups`).
+pub struct KeptEvents(Vec<(At, u32)>);
+
+/// The events in `span` that pass `filters`; `None` as `groups`.
+pub fn kept(tables: Tables<'_>, span: Span, filters: &[Filter], lowering: Lowering) -> Option<KeptEvents> {
+    let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+    let mut kept = Vec::new();
+    each_kept(tables, span, &decided, |at, visit| kept.push((at, visit)))?;
+    Some(KeptEvents(kept))
+}
+
+/// Where `groups` finds its events: filtered as it reads, or found before.
+pub enum Events<'a> {
+    Filtered(&'a [Filter]),
+    /// Those `kept` found for the same span.
+    Kept(&'a KeptEvents),
+}
+
 /// The groups of the events in `span` that pass `filters`, by
 /// `dimensions` (time in `buckets`), counted as the flat statement counts
 /// them; `None` when the tables do not hold what the query reads, or an
@@ -237,10 +259,9 @@ enum Part {
 pub fn groups(
     tables: Tables<'_>,
     (span, buckets): (Span, Option<&Buckets>),
-    (dimensions, filters): (&[Dimension], &[Filter]),
+    (dimensions, events): (&[Dimension], Events<'_>),
     lowering: Lowering,
 ) -> Option<Groups> {
-    let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
     let parts = dimensions
         .iter()
         .map(|dimension| match Field::of(dimension) {
@@ -250,7 +271,22 @@ pub fn groups(
         })
         .collect::<Option<Vec<_>>>()?;
     let radix = Radix::of(&parts, tables, span, buckets)?;
-    // Visits are numbered by row: the copy's, then the tail's after them.
+    let mut grouping = Grouping::new(tables, parts, radix, buckets);
+    match events {
+        Events::Filtered(filters) => {
+            let decided =
+                filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+            each_kept(tables, span, &decided, |at, visit| grouping.add(at, visit))?;
+        }
+        Events::Kept(kept) => kept.0.iter().for_each(|(at, visit)| grouping.add(*at, *visit)),
+    }
+    Some(grouping.finish())
+}
+
+/// Hands `each` every event in `span` that passes `decided`, with its
+/// visit's number: the copy's visits by row, then the tail's after them.
+/// `None` when an event's visit is not in the visit tables.
+fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl FnMut(At, u32)) -> Option<()> {
     let held_count = tables.visits[0].len();
     let place = |number: usize| if number < held_count { (0, number) } else { (1, number - held_count) };
     // The tail's events' visits, by id: those that reach into its stretch.
@@ -263,28 +299,6 @@ pub fn groups(
             tail_numbered.extend(visits.reaching(reach).map(|(row, id)| (id, (offset + row) as u32)));
         }
     }
-    // Visitors are numbered by their code in the copy; a tail's visitor
-    // not in it after them, each found once.
-    let held_visitors = tables.events[0].visitor_count();
-    let mut tail_visitors = vec![u32::MAX; tables.events[1].visitor_count()];
-    let mut visitor_number = |table: usize, code: usize| -> u32 {
-        if table == 0 {
-            return code as u32;
-        }
-        if tail_visitors[code] == u32::MAX {
-            let id = tables.events[1].visitor_id(code);
-            tail_visitors[code] = tables.events[0].visitor_code_of(id).unwrap_or((held_visitors + code) as u32);
-        }
-        tail_visitors[code]
-    };
-    let mut numbers = Numbers::new(radix.slots);
-    let (mut slots, mut events, mut pageviews): (Vec<u64>, Vec<i64>, Vec<i64>) = Default::default();
-    // (group, visit) and (group, visitor) pairs, each once per run of a
-    // visit's events in one group: the last group each visit was counted in.
-    let visit_count = held_count + tables.visits[1].len();
-    let mut last_group = vec![u32::MAX; visit_count];
-    let mut visit_pairs: Vec<(u32, u32)> = Vec::new();
-    let mut visitor_pairs: Vec<(u32, u32)> = Vec::new();
     for (table, table_events) in tables.events.iter().enumerate() {
         // The tail's visits' numbers, each found once.
         let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
@@ -303,59 +317,12 @@ pub fn groups(
                 return None;
             }
             let at = At { table, row, visit: place(visit as usize) };
-            if !decided.iter().all(|filter| filter.passes(tables, at)) {
-                continue;
-            }
-            let slot = radix.slot(&parts, tables, at, buckets);
-            let group = numbers.of(slot, slots.len() as u32);
-            if group as usize == slots.len() {
-                slots.push(slot);
-                events.push(0);
-                pageviews.push(0);
-            }
-            events[group as usize] += 1;
-            pageviews[group as usize] += i64::from(table_events.kind[row] == Kind::Pageview);
-            if last_group[visit as usize] != group {
-                last_group[visit as usize] = group;
-                visit_pairs.push((group, visit));
-                visitor_pairs.push((group, visitor_number(table, table_events.visitor_code(row))));
+            if decided.iter().all(|filter| filter.passes(tables, at)) {
+                each(at, visit);
             }
         }
     }
-    // Groups of the same values in both tables are one.
-    let mut named: HashMap<Vec<Key>, u32> = HashMap::new();
-    let mut keys: Vec<Vec<Key>> = Vec::new();
-    let renamed: Vec<u32> = slots
-        .iter()
-        .map(|slot| {
-            let key = radix.key(&parts, tables, *slot);
-            *named.entry(key.clone()).or_insert_with(|| {
-                keys.push(key);
-                (keys.len() - 1) as u32
-            })
-        })
-        .collect();
-    let mut counts = vec![Counts::default(); keys.len()];
-    for (group, name) in renamed.iter().enumerate() {
-        counts[*name as usize].events += events[group];
-        counts[*name as usize].pageviews += pageviews[group];
-    }
-    for pairs in [&mut visit_pairs, &mut visitor_pairs] {
-        for (group, _) in pairs.iter_mut() {
-            *group = renamed[*group as usize];
-        }
-    }
-    let visits = distinct_per_group(&visit_pairs, keys.len(), visit_count);
-    let visitor_count = held_visitors + tables.events[1].visitor_count();
-    let visitors = distinct_per_group(&visitor_pairs, keys.len(), visitor_count);
-    let mut groups = Groups::new();
-    for (name, key) in keys.into_iter().enumerate() {
-        let mut counts = std::mem::take(&mut counts[name]);
-        counts.visits = visits[name];
-        counts.visitors = visitors[name];
-        groups.insert(key, counts);
-    }
-    Some(groups)
+    Some(())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::service::explore::{
+    counts::Key,
     query,
     visit_copy::{
         events::StoredEvent,
@@ -229,9 +230,15 @@ fn event_groups_are_those_the_flat_statement_counts() {
     for (dimensions, filters, (from, to), group, keep) in cases {
         let dimensions: Vec<Dimension> = dimensions.into_iter().map(dimension).collect();
         let filters_parsed = filters_of(filters.clone());
-        let found = groups(tables, (span(from, to), None), (&dimensions, &filters_parsed), Lowering::Ascii)
-            .expect("the copy answers");
+        let filtered = Events::Filtered(&filters_parsed);
+        let found =
+            groups(tables, (span(from, to), None), (&dimensions, filtered), Lowering::Ascii).expect("the copy answers");
         assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters}");
+        // The same from the events the filters keep, found first (the explorer's panels).
+        let kept = kept(tables, span(from, to), &filters_parsed, Lowering::Ascii).expect("the copy answers");
+        let found = groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&kept)), Lowering::Ascii)
+            .expect("the copy answers");
+        assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters} from the kept events");
     }
 }
 
@@ -259,7 +266,11 @@ fn distinct_pairs_are_counted_per_group() {
         (&[(2, 4), (0, 4), (2, 0), (2, 4), (0, 3), (2, 4)], 3, 5, &[2, 0, 2]),
     ];
     for (pairs, groups, items, expected) in table {
-        assert_eq!(slots::distinct_per_group(pairs, groups, items), expected, "{pairs:?}");
+        assert_eq!(
+            crate::service::explore::visit_copy::numbers::distinct_per_group(pairs, groups, items),
+            expected,
+            "{pairs:?}"
+        );
     }
 }
 
@@ -268,9 +279,10 @@ fn a_goal_on_a_property_is_left_to_the_rows() {
     let held = Held::new();
     let tables = held.tables();
     let paid = filters_of(json!([["is", "event:goal", ["Paid"]]]));
-    assert!(groups(tables, (span(0, 1000), None), (&[], &paid), Lowering::Ascii).is_none());
+    assert!(groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&paid)), Lowering::Ascii).is_none());
+    assert!(kept(tables, span(0, 1000), &paid, Lowering::Ascii).is_none());
     let signup = filters_of(json!([["is", "event:goal", ["Signup"]]]));
-    assert!(groups(tables, (span(0, 1000), None), (&[], &signup), Lowering::Ascii).is_some());
+    assert!(groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&signup)), Lowering::Ascii).is_some());
 }
 
 #[test]
@@ -281,8 +293,14 @@ fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let tail = events(&[]);
     let held_rows = visit_rows(&copied, &held);
     let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], held_rows: &held_rows, goals: &[] };
-    assert!(groups(tables, (span(0, 1000), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_none());
-    assert!(groups(tables, (span(0, 150), None), (&[dimension("event:page")], &[]), Lowering::Ascii).is_some());
+    assert!(
+        groups(tables, (span(0, 1000), None), (&[dimension("event:page")], Events::Filtered(&[])), Lowering::Ascii)
+            .is_none()
+    );
+    assert!(
+        groups(tables, (span(0, 150), None), (&[dimension("event:page")], Events::Filtered(&[])), Lowering::Ascii)
+            .is_some()
+    );
 }
 
 #[test]

@@ -30,6 +30,7 @@ mod events;
 mod held;
 mod load;
 mod numbers;
+mod panels;
 mod table;
 
 use std::{
@@ -40,12 +41,14 @@ use std::{
 use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 use tokio::sync::OnceCell;
 
+use event_tallies::KeptEvents;
 use events::EventTable;
 use held::{Copied, Held, Loading, Owner, fresh_tail};
 pub use held::{CopyLoads, Loader};
 use load::TailPrint;
+pub use panels::Panels;
 pub use table::answers;
-use table::{Lowering, Pieces, Table, Tallies};
+use table::{Column, Lowering, Pieces, Table, Tallies};
 
 use super::{
     counts::Groups,
@@ -243,7 +246,13 @@ struct SiteTaken {
     events: Option<Option<(Arc<EventTable>, Arc<EventTable>)>>,
     /// By span and grain: the grain's buckets are those of the site's zone.
     pieces: HashMap<(i64, i64, Option<Grain>), Arc<Pieces>>,
+    /// The events a span's filters keep, by span and filters: the
+    /// explorer's event panels share the page's filters.
+    kept_events: Vec<KeptOfSpan>,
 }
+
+/// The events a span's filters keep: the span's bounds, the filters, the events.
+type KeptOfSpan = ((i64, i64), Vec<Filter>, Arc<KeptEvents>);
 
 impl Reading {
     /// A snapshot's reading of `copies`; `None` reads every visit from the rows.
@@ -280,6 +289,37 @@ impl Reading {
             None => tallies.groups((&HashSet::new(), &HashSet::new())),
         };
         Ok(Some(groups))
+    }
+
+    /// The explorer's visit panels over a span (`panels`): the whole under
+    /// `filters` with its identified and hot visitors (`flagged`), and the
+    /// groups of each of `dimensions`; `None` when there is no copy to read
+    /// or one of them is not a stored visit property.
+    pub async fn panels(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        span: Span,
+        (dimensions, filters): (&[Dimension], &[Filter]),
+        now: i64,
+        flagged: &Flagged,
+    ) -> Result<Option<Panels>, DbErr> {
+        let Some(copies) = &self.copies else { return Ok(None) };
+        let Some(columns) = dimensions.iter().map(Column::of_dimension).collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        if !answers(dimensions, filters) {
+            return Ok(None);
+        }
+        let Some((held, tail)) = self.copy_and_tail(db, copies, site, now).await? else { return Ok(None) };
+        let pieces = self.pieces(db, site.id, (span, None), [&*held, &*tail]).await?;
+        let Some(mut found) = panels::panels([&*held, &*tail], span, (&columns, filters), &pieces, lowering(db)) else {
+            return Ok(None);
+        };
+        let (identified, hot) = flagged.of(db, std::mem::take(&mut found.visitors)).await?;
+        found.whole.identified = identified.len() as i64;
+        found.whole.hot = hot.len() as i64;
+        Ok(Some(found))
     }
 
     async fn tallies(
@@ -396,7 +436,36 @@ impl Reading {
             held_rows: &held_rows,
             goals,
         };
-        Ok(event_tallies::groups(tables, (span, buckets), (dimensions, filters), lowering(db)))
+        if filters.is_empty() {
+            let events = event_tallies::Events::Filtered(filters);
+            return Ok(event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering(db)));
+        }
+        let Some(kept) = self.kept_events(site.id, tables, span, filters, lowering(db)) else { return Ok(None) };
+        let events = event_tallies::Events::Kept(&kept);
+        Ok(event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering(db)))
+    }
+
+    /// The events of `span` that `filters` keep, found on the snapshot's
+    /// first query of them.
+    fn kept_events(
+        &self,
+        site_id: i64,
+        tables: event_tallies::Tables<'_>,
+        span: Span,
+        filters: &[Filter],
+        lowering: Lowering,
+    ) -> Option<Arc<KeptEvents>> {
+        let key = (span.from, span.to);
+        let found = self.taken(site_id, |taken| {
+            let mut found = taken.kept_events.iter().filter(|(at, kept, _)| *at == key && kept == filters);
+            found.next().map(|(_, _, events)| events.clone())
+        });
+        if let Some(found) = found {
+            return Some(found);
+        }
+        let kept = Arc::new(event_tallies::kept(tables, span, filters, lowering)?);
+        self.taken(site_id, |taken| taken.kept_events.push((key, filters.to_vec(), kept.clone())));
+        Some(kept)
     }
 
     /// The step events of a funnel over `span`, by visitor and then in the

@@ -222,13 +222,60 @@ impl Table {
     }
 }
 
+impl Table {
+    /// `filters` decided over this table's distinct values; none when one
+    /// names something the table does not hold.
+    pub(super) fn decide(&self, filters: &[Filter], lowering: Lowering) -> Option<Vec<Decided>> {
+        filters.iter().map(|filter| decide(filter, self, lowering)).collect()
+    }
+
+    /// Hands `each` every visit that reaches into `span` with events in it
+    /// and passes `decided`, with its events and pageviews there, per
+    /// bucket (bucket 0 without buckets): a visit inside the span (and one
+    /// bucket) its row's human counts, one the span or a bucket's edge cuts
+    /// each piece `pieces` holds for it, or nothing.
+    pub(super) fn kept(
+        &self,
+        (span, buckets): (Span, Option<&Buckets>),
+        decided: &[Decided],
+        pieces: &Pieces,
+        mut each: impl FnMut(usize, i64, (i64, i64)),
+    ) {
+        for at in self.begun(span.from.saturating_sub(SESSION_MAX_MS), span.to) {
+            if self.ended[at] < span.from || !decided.iter().all(|filter| filter.passes(self, at)) {
+                continue;
+            }
+            if self.inside(at, span, buckets) {
+                if self.human_events[at] > 0 {
+                    let bucket = buckets.map_or(0, |buckets| buckets.of(self.started[at]));
+                    each(at, bucket, (i64::from(self.human_events[at]), i64::from(self.human_pageviews[at])));
+                }
+            } else if let Some(found) = pieces.get(&self.id[at]) {
+                for (bucket, events, pageviews) in found {
+                    each(at, *bucket, (*events, *pageviews));
+                }
+            }
+        }
+    }
+
+    /// The visitor of the visit at `at`.
+    pub(super) fn visitor(&self, at: usize) -> i64 {
+        self.visitor[at]
+    }
+
+    /// Whether the visit at `at` bounced (one event), and its length.
+    pub(super) fn bounce_and_seconds(&self, at: usize) -> (bool, i64) {
+        (self.events[at] <= 1, self.seconds[at])
+    }
+}
+
 /// The events and pageviews of a cut visit in the span, per bucket (one
 /// piece, bucket 0, without buckets): (bucket, events, pageviews).
 pub type Pieces = HashMap<i64, Vec<(i64, i64, i64)>>;
 
 /// A filter decided for one table: each condition as a yes or no per
 /// distinct value of its column.
-enum Decided {
+pub(super) enum Decided {
     Condition { column: usize, passes: Vec<bool> },
     And(Vec<Decided>),
     Or(Vec<Decided>),
@@ -367,7 +414,7 @@ impl Tallies {
         pieces: &Pieces,
         lowering: Lowering,
     ) -> Option<()> {
-        let decided = filters.iter().map(|filter| decide(filter, table, lowering)).collect::<Option<Vec<_>>>()?;
+        let decided = table.decide(filters, lowering)?;
         let parts = dimensions
             .iter()
             .map(|dimension| match Column::of_dimension(dimension) {
@@ -393,28 +440,10 @@ impl Tallies {
         };
         let mut numbers = Numbers::new(slots);
         let mut local: Vec<(u64, Tally)> = Vec::new();
-        for at in table.begun(span.from.saturating_sub(SESSION_MAX_MS), span.to) {
-            if table.ended[at] < span.from || !decided.iter().all(|filter| filter.passes(table, at)) {
-                continue;
-            }
+        table.kept((span, buckets), &decided, pieces, |at, bucket, counts| {
             let (bounce, seconds, visitor) = (table.events[at] <= 1, table.seconds[at], table.visitor[at]);
-            if table.inside(at, span, buckets) {
-                if table.human_events[at] > 0 {
-                    let bucket = buckets.map_or(0, |buckets| buckets.of(table.started[at]));
-                    let counts = (i64::from(table.human_events[at]), i64::from(table.human_pageviews[at]));
-                    tally_at(&mut numbers, &mut local, slot_of(at, bucket)).add(counts, bounce, seconds, visitor);
-                }
-            } else if let Some(found) = pieces.get(&table.id[at]) {
-                for (bucket, events, pageviews) in found {
-                    tally_at(&mut numbers, &mut local, slot_of(at, *bucket)).add(
-                        (*events, *pageviews),
-                        bounce,
-                        seconds,
-                        visitor,
-                    );
-                }
-            }
-        }
+            tally_at(&mut numbers, &mut local, slot_of(at, bucket)).add(counts, bounce, seconds, visitor);
+        });
         for (mut slot, tally) in local {
             let mut key = vec![Key::Bucket(0); parts.len()];
             for (at, (part, (first, values))) in parts.iter().zip(&digits).enumerate().rev() {

@@ -68,35 +68,3 @@ impl Radix {
         key
     }
 }
-
-/// Distinct `(group, item)` pairs counted per group, each group below
-/// `groups` and each item below `items`. The pairs are placed group by
-/// group (a counting sort), then each group's items are marked off with the
-/// group's number: two passes and no comparison sort, which took most of a
-/// query's time at 10M events.
-pub fn distinct_per_group(pairs: &[(u32, u32)], groups: usize, items: usize) -> Vec<i64> {
-    let mut ends = vec![0usize; groups + 1];
-    for (group, _) in pairs {
-        ends[*group as usize + 1] += 1;
-    }
-    for group in 0..groups {
-        ends[group + 1] += ends[group];
-    }
-    let mut next = ends.clone();
-    let mut placed = vec![0u32; pairs.len()];
-    for (group, item) in pairs {
-        placed[next[*group as usize]] = *item;
-        next[*group as usize] += 1;
-    }
-    let mut last_group = vec![u32::MAX; items];
-    let mut counts = vec![0; groups];
-    for (group, count) in counts.iter_mut().enumerate() {
-        for item in &placed[ends[group]..ends[group + 1]] {
-            if last_group[*item as usize] != group as u32 {
-                last_group[*item as usize] = group as u32;
-                *count += 1;
-            }
-        }
-    }
-    counts
-}

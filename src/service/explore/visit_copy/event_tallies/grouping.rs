@@ -1,0 +1,131 @@
+//! Counting a per-event query's groups as its events are added: events
+//! and pageviews per group, and its visits and visitors each once.
+
+use std::collections::HashMap;
+
+use super::{At, Part, Tables, slots::Radix};
+use crate::service::explore::{
+    counts::{Counts, Groups, Key},
+    range::Buckets,
+    visit_copy::{
+        events::Kind,
+        numbers::{Numbers, distinct_per_group},
+    },
+};
+
+/// The groups of `groups` while events are added.
+pub(super) struct Grouping<'a> {
+    tables: Tables<'a>,
+    parts: Vec<Part>,
+    radix: Radix,
+    buckets: Option<&'a Buckets>,
+    numbers: Numbers,
+    /// Per group met: its slot, events and pageviews.
+    slots: Vec<u64>,
+    events: Vec<i64>,
+    pageviews: Vec<i64>,
+    /// (group, visit) and (group, visitor) pairs, each once per run of a
+    /// visit's events in one group: the last group each visit was counted in.
+    last_group: Vec<u32>,
+    visit_pairs: Vec<(u32, u32)>,
+    visitor_pairs: Vec<(u32, u32)>,
+    /// Visitors are numbered by their code in the copy; a tail's visitor
+    /// not in it after them, each found once.
+    tail_visitors: Vec<u32>,
+}
+
+impl<'a> Grouping<'a> {
+    pub(super) fn new(
+        tables: Tables<'a>,
+        parts: Vec<Part>,
+        radix: Radix,
+        buckets: Option<&'a Buckets>,
+    ) -> Grouping<'a> {
+        let numbers = Numbers::new(radix.slots);
+        Grouping {
+            tables,
+            parts,
+            radix,
+            buckets,
+            numbers,
+            slots: Vec::new(),
+            events: Vec::new(),
+            pageviews: Vec::new(),
+            last_group: vec![u32::MAX; tables.visits[0].len() + tables.visits[1].len()],
+            visit_pairs: Vec::new(),
+            visitor_pairs: Vec::new(),
+            tail_visitors: vec![u32::MAX; tables.events[1].visitor_count()],
+        }
+    }
+
+    fn visitor_number(&mut self, table: usize, code: usize) -> u32 {
+        if table == 0 {
+            return code as u32;
+        }
+        if self.tail_visitors[code] == u32::MAX {
+            let id = self.tables.events[1].visitor_id(code);
+            let held_visitors = self.tables.events[0].visitor_count();
+            self.tail_visitors[code] =
+                self.tables.events[0].visitor_code_of(id).unwrap_or((held_visitors + code) as u32);
+        }
+        self.tail_visitors[code]
+    }
+
+    pub(super) fn add(&mut self, at: At, visit: u32) {
+        let table_events = self.tables.events[at.table];
+        let slot = self.radix.slot(&self.parts, self.tables, at, self.buckets);
+        let group = self.numbers.of(slot, self.slots.len() as u32);
+        if group as usize == self.slots.len() {
+            self.slots.push(slot);
+            self.events.push(0);
+            self.pageviews.push(0);
+        }
+        self.events[group as usize] += 1;
+        self.pageviews[group as usize] += i64::from(table_events.kind[at.row] == Kind::Pageview);
+        if self.last_group[visit as usize] != group {
+            self.last_group[visit as usize] = group;
+            self.visit_pairs.push((group, visit));
+            let visitor = self.visitor_number(at.table, table_events.visitor_code(at.row));
+            self.visitor_pairs.push((group, visitor));
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Groups {
+        let tables = self.tables;
+        // Groups of the same values in both tables are one.
+        let mut named: HashMap<Vec<Key>, u32> = HashMap::new();
+        let mut keys: Vec<Vec<Key>> = Vec::new();
+        let renamed: Vec<u32> = self
+            .slots
+            .iter()
+            .map(|slot| {
+                let key = self.radix.key(&self.parts, tables, *slot);
+                *named.entry(key.clone()).or_insert_with(|| {
+                    keys.push(key);
+                    (keys.len() - 1) as u32
+                })
+            })
+            .collect();
+        let mut counts = vec![Counts::default(); keys.len()];
+        for (group, name) in renamed.iter().enumerate() {
+            counts[*name as usize].events += self.events[group];
+            counts[*name as usize].pageviews += self.pageviews[group];
+        }
+        for pairs in [&mut self.visit_pairs, &mut self.visitor_pairs] {
+            for (group, _) in pairs.iter_mut() {
+                *group = renamed[*group as usize];
+            }
+        }
+        let visits = distinct_per_group(&self.visit_pairs, keys.len(), self.last_group.len());
+        let visitor_count = tables.events[0].visitor_count() + tables.events[1].visitor_count();
+        let visitors = distinct_per_group(&self.visitor_pairs, keys.len(), visitor_count);
+        let mut groups = Groups::new();
+        for (name, key) in keys.into_iter().enumerate() {
+            let mut counts = std::mem::take(&mut counts[name]);
+            counts.visits = visits[name];
+            counts.visitors = visitors[name];
+            groups.insert(key, counts);
+        }
+        groups
+    }
+}
