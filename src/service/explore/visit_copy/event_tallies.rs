@@ -107,6 +107,15 @@ struct At {
     visit: (usize, usize),
 }
 
+impl At {
+    /// The event at `row` of `table`, of the visit numbered `visit`: the
+    /// copy's visits by row, then the tail's after its `held` ones.
+    fn of(table: usize, row: usize, visit: u32, held: usize) -> At {
+        let visit = visit as usize;
+        At { table, row, visit: if visit < held { (0, visit) } else { (1, visit - held) } }
+    }
+}
+
 /// A filter decided over the tables' distinct values.
 enum Decided {
     Event {
@@ -235,14 +244,26 @@ enum Part {
 /// visit's number (`each_kept`): found once per snapshot, span and filters
 /// and then grouped by each panel of the explorer page, which all share
 /// the page's filters (`Reading::event_groups`).
-pub struct KeptEvents(Vec<(At, u32)>);
+/// Each is its row and its visit's number, 8 bytes: a filter that keeps
+/// all of 10M events holds 80 MB for the snapshot.
+pub struct KeptEvents {
+    events: Vec<(u32, u32)>,
+    /// Where the tail's events begin.
+    tail_from: usize,
+}
 
 /// The events in `span` that pass `filters`; `None` as `groups`.
 pub fn kept(tables: Tables<'_>, span: Span, filters: &[Filter], lowering: Lowering) -> Option<KeptEvents> {
     let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
-    let mut kept = Vec::new();
-    each_kept(tables, span, &decided, |at, visit| kept.push((at, visit)))?;
-    Some(KeptEvents(kept))
+    let (mut events, mut tail_from) = (Vec::new(), None);
+    each_kept(tables, span, &decided, |at, visit| {
+        if at.table == 1 && tail_from.is_none() {
+            tail_from = Some(events.len());
+        }
+        events.push((at.row as u32, visit));
+    })?;
+    let tail_from = tail_from.unwrap_or(events.len());
+    Some(KeptEvents { events, tail_from })
 }
 
 /// Where `groups` finds its events: filtered as it reads, or found before.
@@ -278,7 +299,13 @@ pub fn groups(
                 filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
             each_kept(tables, span, &decided, |at, visit| grouping.add(at, visit))?;
         }
-        Events::Kept(kept) => kept.0.iter().for_each(|(at, visit)| grouping.add(*at, *visit)),
+        Events::Kept(kept) => {
+            let held = tables.visits[0].len();
+            for (index, (row, visit)) in kept.events.iter().enumerate() {
+                let table = usize::from(index >= kept.tail_from);
+                grouping.add(At::of(table, *row as usize, *visit, held), *visit);
+            }
+        }
     }
     Some(grouping.finish())
 }
@@ -288,7 +315,6 @@ pub fn groups(
 /// `None` when an event's visit is not in the visit tables.
 fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl FnMut(At, u32)) -> Option<()> {
     let held_count = tables.visits[0].len();
-    let place = |number: usize| if number < held_count { (0, number) } else { (1, number - held_count) };
     // The tail's events' visits, by id: those that reach into its stretch.
     let mut tail_numbered: HashMap<i64, u32> = HashMap::new();
     let tail_run = tables.events[1].run((span.from, span.to));
@@ -316,7 +342,7 @@ fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl
             if visit == u32::MAX {
                 return None;
             }
-            let at = At { table, row, visit: place(visit as usize) };
+            let at = At::of(table, row, visit, held_count);
             if decided.iter().all(|filter| filter.passes(tables, at)) {
                 each(at, visit);
             }
