@@ -240,12 +240,11 @@ enum Part {
     Time,
 }
 
-/// The events of a span that pass a query's filters, each with its
-/// visit's number (`each_kept`): found once per snapshot, span and filters
-/// and then grouped by each panel of the explorer page, which all share
-/// the page's filters (`Reading::event_groups`).
-/// Each is its row and its visit's number, 8 bytes: a filter that keeps
-/// all of 10M events holds 80 MB for the snapshot.
+/// The events of a span that pass a query's filters: found once per
+/// snapshot, span and filters, then grouped by each panel of the explorer
+/// page, which all share the page's filters (`Reading::event_groups`).
+/// Each is its row and its visit's number (`each_kept`), 8 bytes: a
+/// filter that keeps all of 10M events holds 80 MB for the snapshot.
 pub struct KeptEvents {
     events: Vec<(u32, u32)>,
     /// Where the tail's events begin.

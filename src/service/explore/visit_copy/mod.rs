@@ -436,12 +436,17 @@ impl Reading {
             held_rows: &held_rows,
             goals,
         };
-        if filters.is_empty() {
-            let events = event_tallies::Events::Filtered(filters);
-            return Ok(event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering(db)));
-        }
-        let Some(kept) = self.kept_events(site.id, tables, span, filters, lowering(db)) else { return Ok(None) };
-        let events = event_tallies::Events::Kept(&kept);
+        // Without filters every event is kept: counted as read, not copied.
+        let kept = if filters.is_empty() {
+            None
+        } else {
+            let Some(kept) = self.kept_events(site.id, tables, span, filters, lowering(db)) else { return Ok(None) };
+            Some(kept)
+        };
+        let events = match &kept {
+            Some(kept) => event_tallies::Events::Kept(kept),
+            None => event_tallies::Events::Filtered(filters),
+        };
         Ok(event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering(db)))
     }
 
