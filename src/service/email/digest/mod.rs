@@ -224,12 +224,14 @@ pub fn spawn(db: DatabaseConnection, sending: Delivery, every: std::time::Durati
     if sending.mailer.is_none() {
         return;
     }
+    // The first look waits one period too: a digest is due for hours, and a
+    // server that has just started (a test's, say) is not raced for it.
     tokio::spawn(async move {
         loop {
+            tokio::time::sleep(every).await;
             if let Err(err) = queue_due(&db, &sending).await {
                 tracing::warn!(error = %err.message, "the digest schedule could not be read");
             }
-            tokio::time::sleep(every).await;
         }
     });
 }
