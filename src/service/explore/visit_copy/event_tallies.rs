@@ -6,11 +6,13 @@
 //! per distinct value. Free of I/O.
 
 mod grouping;
+mod kept_events;
 mod slots;
 
 use std::collections::HashMap;
 
 use grouping::Grouping;
+pub use kept_events::{KeptEvents, kept, refined};
 use slots::Radix;
 
 use super::{
@@ -151,6 +153,17 @@ impl Decided {
         })
     }
 
+    /// Whether only the event's visit decides it: then it is decided once
+    /// per visit.
+    fn reads_visit_only(&self) -> bool {
+        match self {
+            Decided::Visit { .. } => true,
+            Decided::Event { .. } | Decided::Goal { .. } => false,
+            Decided::And(all) | Decided::Or(all) => all.iter().all(Decided::reads_visit_only),
+            Decided::Not(inner) => inner.reads_visit_only(),
+        }
+    }
+
     fn passes(&self, tables: Tables<'_>, at: At) -> bool {
         match self {
             Decided::Event { field, passes } => passes[at.table][code_of(tables, *field, at) as usize],
@@ -240,31 +253,6 @@ enum Part {
     Time,
 }
 
-/// The events of a span that pass a query's filters: found once per
-/// snapshot, span and filters, then grouped by each panel of the explorer
-/// page, which all share the page's filters (`Reading::event_groups`).
-/// Each is its row and its visit's number (`each_kept`), 8 bytes: a
-/// filter that keeps all of 10M events holds 80 MB for the snapshot.
-pub struct KeptEvents {
-    events: Vec<(u32, u32)>,
-    /// Where the tail's events begin.
-    tail_from: usize,
-}
-
-/// The events in `span` that pass `filters`; `None` as `groups`.
-pub fn kept(tables: Tables<'_>, span: Span, filters: &[Filter], lowering: Lowering) -> Option<KeptEvents> {
-    let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
-    let (mut events, mut tail_from) = (Vec::new(), None);
-    each_kept(tables, span, &decided, |at, visit| {
-        if at.table == 1 && tail_from.is_none() {
-            tail_from = Some(events.len());
-        }
-        events.push((at.row as u32, visit));
-    })?;
-    let tail_from = tail_from.unwrap_or(events.len());
-    Some(KeptEvents { events, tail_from })
-}
-
 /// Where `groups` finds its events: filtered as it reads, or found before.
 pub enum Events<'a> {
     Filtered(&'a [Filter]),
@@ -299,20 +287,31 @@ pub fn groups(
             each_kept(tables, span, &decided, |at, visit| grouping.add(at, visit))?;
         }
         Events::Kept(kept) => {
-            let held = tables.visits[0].len();
-            for (index, (row, visit)) in kept.events.iter().enumerate() {
-                let table = usize::from(index >= kept.tail_from);
-                grouping.add(At::of(table, *row as usize, *visit, held), *visit);
+            for (at, visit) in kept.each(tables.visits[0].len()) {
+                grouping.add(at, visit);
             }
         }
     }
     Some(grouping.finish())
 }
 
+/// A visit's verdict on the filters only its visit decides, found on its
+/// first event in the span.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Unread,
+    Kept,
+    Dropped,
+}
+
 /// Hands `each` every event in `span` that passes `decided`, with its
 /// visit's number: the copy's visits by row, then the tail's after them.
-/// `None` when an event's visit is not in the visit tables.
+/// `None` when an event's visit is not in the visit tables. Filters on the
+/// visit are decided once per visit: an event of a visit they drop costs
+/// two reads, which is most events when a page narrows to one source.
 fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl FnMut(At, u32)) -> Option<()> {
+    let (by_visit, by_event): (Vec<&Decided>, Vec<&Decided>) =
+        decided.iter().partition(|filter| filter.reads_visit_only());
     let held_count = tables.visits[0].len();
     // The tail's events' visits, by id: those that reach into its stretch.
     let mut tail_numbered: HashMap<i64, u32> = HashMap::new();
@@ -327,8 +326,12 @@ fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl
     for (table, table_events) in tables.events.iter().enumerate() {
         // The tail's visits' numbers, each found once.
         let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
+        let mut verdicts = vec![Verdict::Unread; table_events.visit_count()];
         for row in table_events.run((span.from, span.to)) {
             let code = table_events.visit_code(row);
+            if verdicts[code] == Verdict::Dropped {
+                continue;
+            }
             let visit = if table == 0 {
                 tables.held_rows[code]
             } else if visit_numbers[code] == u32::MAX {
@@ -342,7 +345,14 @@ fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl
                 return None;
             }
             let at = At::of(table, row, visit, held_count);
-            if decided.iter().all(|filter| filter.passes(tables, at)) {
+            if verdicts[code] == Verdict::Unread {
+                let kept = by_visit.iter().all(|filter| filter.passes(tables, at));
+                verdicts[code] = if kept { Verdict::Kept } else { Verdict::Dropped };
+                if !kept {
+                    continue;
+                }
+            }
+            if by_event.iter().all(|filter| filter.passes(tables, at)) {
                 each(at, visit);
             }
         }

@@ -191,6 +191,28 @@ fn event_groups_are_those_the_flat_statement_counts() {
             |_, _| vec![],
             |e, v| e.4 != "/" && v.4 != "FR",
         ),
+        // A visit's filters decided once for it, then the event's own.
+        (
+            vec!["event:page"],
+            json!([["is", "visit:source", ["Google"]], ["contains", "event:page", ["pric"]]]),
+            (101, 401),
+            |e, _| vec![text(e.4)],
+            |e, v| v.3 == Some("Google") && e.4.contains("pric"),
+        ),
+        (
+            vec!["event:page"],
+            json!([["is_not", "visit:country", ["FR"]], ["is", "event:goal", ["Pricing"]]]),
+            (0, 1000),
+            |e, _| vec![text(e.4)],
+            |e, v| v.4 != "FR" && e.3 && e.4 == "/pricing",
+        ),
+        (
+            vec!["visit:source"],
+            json!([["not", ["or", [["is", "visit:country", ["FR"]], ["is", "visit:source", ["Google"]]]]]]),
+            (0, 1000),
+            |_, v| vec![Key::Text(v.3.map(str::to_owned))],
+            |_, v| v.4 != "FR" && v.3 != Some("Google"),
+        ),
         (
             vec!["event:page"],
             json!([["is", "event:page", ["/nowhere"]]]),
@@ -239,6 +261,15 @@ fn event_groups_are_those_the_flat_statement_counts() {
         let found = groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&kept)), Lowering::Ascii)
             .expect("the copy answers");
         assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters} from the kept events");
+        // And from the events its first filter keeps, narrowed by the rest (a goal's panel).
+        if filters_parsed.len() > 1 {
+            let first =
+                super::kept(tables, span(from, to), &filters_parsed[..1], Lowering::Ascii).expect("the copy answers");
+            let narrowed = refined(tables, &first, &filters_parsed[1..], Lowering::Ascii).expect("the copy answers");
+            let found = groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&narrowed)), Lowering::Ascii)
+                .expect("the copy answers");
+            assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters} narrowed");
+        }
     }
 }
 

@@ -461,14 +461,18 @@ impl Reading {
         lowering: Lowering,
     ) -> Option<Arc<KeptEvents>> {
         let key = (span.from, span.to);
+        // The longest list of filters found before that begins this one:
+        // a goal's panel adds its goal to the page's filters.
         let found = self.taken(site_id, |taken| {
-            let mut found = taken.kept_events.iter().filter(|(at, kept, _)| *at == key && kept == filters);
-            found.next().map(|(_, _, events)| events.clone())
+            let found = taken.kept_events.iter().filter(|(at, kept, _)| *at == key && filters.starts_with(kept));
+            found.max_by_key(|(_, kept, _)| kept.len()).map(|(_, kept, events)| (kept.len(), events.clone()))
         });
-        if let Some(found) = found {
-            return Some(found);
-        }
-        let kept = Arc::new(event_tallies::kept(tables, span, filters, lowering)?);
+        let kept = match found {
+            Some((length, found)) if length == filters.len() => return Some(found),
+            Some((length, found)) => event_tallies::refined(tables, &found, &filters[length..], lowering)?,
+            None => event_tallies::kept(tables, span, filters, lowering)?,
+        };
+        let kept = Arc::new(kept);
         self.taken(site_id, |taken| taken.kept_events.push((key, filters.to_vec(), kept.clone())));
         Some(kept)
     }
