@@ -9,6 +9,8 @@
 //! BENCH_PAGES=/links ...                       (only the pages whose path holds it)
 //! BENCH_ONLY=desk ...                            (only /leads with each desk query,
 //!                                                 e.g. on a kept 10M seed whose overview is slow)
+//! BENCH_ONLY=panels ...                          (the filtered explorer without its previous
+//!                                                 period, and each panel's full view alone)
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -25,6 +27,8 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 const WARM_UP: usize = 5;
 const RUNS: usize = 60;
 const TARGET_P95_MS: f64 = 50.0;
+/// `visit:channel is Organic Search`, as the page's address carries it.
+const FILTERED_BY_CHANNEL: &str = "%5B%5B%22is%22%2C%22visit%3Achannel%22%2C%5B%22Organic%20Search%22%5D%5D%5D";
 
 async fn measure(http: &reqwest::Client, url: &str, cookie: &str) -> (f64, f64, usize) {
     let mut bytes = 0;
@@ -86,7 +90,7 @@ async fn main() {
         "/".to_owned(),
         "/?range=24h".to_owned(),
         "/?range=30d".to_owned(),
-        "/?range=30d&filters=%5B%5B%22is%22%2C%22visit%3Achannel%22%2C%5B%22Organic%20Search%22%5D%5D%5D".to_owned(),
+        format!("/?range=30d&filters={FILTERED_BY_CHANNEL}"),
         "/?range=30d&panel=visit:source".to_owned(),
         "/live".to_owned(),
         "/leads".to_owned(),
@@ -112,6 +116,10 @@ async fn main() {
         Err(_) => pages.to_vec(),
     };
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    if std::env::var("BENCH_ONLY").is_ok_and(|only| only == "panels") {
+        measure_panels(&http, &server).await;
+        return;
+    }
     let desk_only = std::env::var("BENCH_ONLY").is_ok_and(|only| only == "desk");
     if !desk_only {
         measure_pages(&http, &server, &pages).await;
@@ -205,6 +213,26 @@ async fn measure_desk(http: &reqwest::Client, server: &common::Server, visitors:
         println!("{name:<28} {p50:>10.2} {p95:>10.2} {:>12.2}  {}", p50 / plain, if met { "met" } else { "MISSED" });
     }
     println!("{} of {} desk queries met the target.", common::DESK_CASES.len() - desk_missed, common::DESK_CASES.len());
+}
+
+/// Where the filtered explorer's time goes: the page without its previous
+/// period, and each panel's full view alone (the tiles and the chart, and
+/// that one panel).
+async fn measure_panels(http: &reqwest::Client, server: &common::Server) {
+    let page = format!("{}/?range=30d&filters={}", server.base, FILTERED_BY_CHANNEL);
+    println!("\n{:<34} {:>10} {:>10}", "filtered explorer", "p50 ms", "p95 ms");
+    for (name, url) in
+        [("the page".to_owned(), page.clone()), ("compare=off".to_owned(), format!("{page}&compare=off"))]
+            .into_iter()
+            .chain(
+                leadtrail::service::explore::dashboard::PANELS
+                    .iter()
+                    .map(|spec| (format!("panel={}", spec.dimension), format!("{page}&panel={}", spec.dimension))),
+            )
+    {
+        let (p50, p95, _) = measure(http, &url, &server.cookie).await;
+        println!("{name:<34} {p50:>10.2} {p95:>10.2}");
+    }
 }
 
 /// What the overview's document is made of: each field alone, through /graphql.
