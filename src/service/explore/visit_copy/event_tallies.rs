@@ -142,8 +142,7 @@ enum Decided {
 
 impl Decided {
     fn of(filter: &Filter, tables: Tables<'_>, lowering: Lowering) -> Option<Decided> {
-        let each =
-            |all: &[Filter]| all.iter().map(|inner| Decided::of(inner, tables, lowering)).collect::<Option<Vec<_>>>();
+        let each = |all: &[Filter]| Decided::all(all, tables, lowering);
         Some(match filter {
             Filter::Condition(condition) => condition_decided(condition, tables, lowering)?,
             Filter::And(all) => Decided::And(each(all)?),
@@ -151,6 +150,11 @@ impl Decided {
             Filter::Not(inner) => Decided::Not(Box::new(Decided::of(inner, tables, lowering)?)),
             Filter::HasDone { .. } => return None,
         })
+    }
+
+    /// Each of `filters` decided; `None` when one reads what the tables do not hold.
+    fn all(filters: &[Filter], tables: Tables<'_>, lowering: Lowering) -> Option<Vec<Decided>> {
+        filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect()
     }
 
     /// Whether only the event's visit decides it: then it is decided once
@@ -282,8 +286,7 @@ pub fn groups(
     let mut grouping = Grouping::new(tables, parts, radix, buckets);
     match events {
         Events::Filtered(filters) => {
-            let decided =
-                filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+            let decided = Decided::all(filters, tables, lowering)?;
             each_kept(tables, span, &decided, |at, visit| grouping.add(at, visit))?;
         }
         Events::Kept(kept) => {

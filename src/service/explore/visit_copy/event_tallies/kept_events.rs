@@ -17,7 +17,7 @@ pub struct KeptEvents {
 
 /// The events in `span` that pass `filters`; `None` as `groups`.
 pub fn kept(tables: Tables<'_>, span: Span, filters: &[Filter], lowering: Lowering) -> Option<KeptEvents> {
-    let decided = filters.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+    let decided = Decided::all(filters, tables, lowering)?;
     let mut kept = KeptEvents { events: Vec::new(), tail_from: 0 };
     each_kept(tables, span, &decided, |at, visit| kept.push(at, visit))?;
     Some(kept)
@@ -43,7 +43,7 @@ impl KeptEvents {
 /// page's filters, read from the events those filters kept rather than
 /// from all of the span's.
 pub fn refined(tables: Tables<'_>, kept: &KeptEvents, more: &[Filter], lowering: Lowering) -> Option<KeptEvents> {
-    let decided = more.iter().map(|filter| Decided::of(filter, tables, lowering)).collect::<Option<Vec<_>>>()?;
+    let decided = Decided::all(more, tables, lowering)?;
     let mut narrowed = KeptEvents { events: Vec::new(), tail_from: 0 };
     for (at, visit) in kept.each(tables.visits[0].len()) {
         if decided.iter().all(|filter| filter.passes(tables, at)) {
