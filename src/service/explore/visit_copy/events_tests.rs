@@ -31,8 +31,20 @@ fn table(events: &[(i64, i64, i64, &str, &str)]) -> EventTable {
 /// (visitor, visit, at, steps) of a step event.
 type Flat = (i64, i64, i64, u8);
 
+/// `found` in the order of its visitors' ids, once each visitor's events are
+/// seen to be together: the order of the visitors is not promised.
 fn flat(found: Vec<(i64, StepEvent)>) -> Vec<Flat> {
-    found.into_iter().map(|(visitor, event)| (visitor, event.session, event.at, event.steps)).collect()
+    let mut done = Vec::new();
+    for pair in found.windows(2) {
+        if pair[0].0 != pair[1].0 {
+            assert!(!done.contains(&pair[1].0), "visitor {} comes back: {found:?}", pair[1].0);
+            done.push(pair[0].0);
+        }
+    }
+    let mut flat: Vec<Flat> =
+        found.into_iter().map(|(visitor, event)| (visitor, event.session, event.at, event.steps)).collect();
+    flat.sort_by_key(|(visitor, ..)| *visitor);
+    flat
 }
 
 #[test]
@@ -46,7 +58,12 @@ fn step_events_are_those_the_statement_reads() {
         (14, 1, 10, "custom_event", "/pricing"),
         (15, 2, 20, "pageview", "/docs"),
     ]);
-    let tail = table(&[(20, 1, 11, "pageview", "/docs/b"), (21, 2, 20, "custom_event", "form_submit")]);
+    let tail = table(&[
+        (20, 3, 30, "pageview", "/pricing"),
+        (20, 1, 11, "pageview", "/docs/b"),
+        (21, 2, 20, "custom_event", "form_submit"),
+        (22, 3, 30, "custom_event", "form_submit"),
+    ]);
     let steps = [page("Docs", "/docs*"), page("Pricing", "/pricing"), custom("Form", "form_submit")];
     // span, expected (visitor, visit, at, steps)
     let cases: [((i64, i64), Vec<Flat>); 4] = [
@@ -59,10 +76,12 @@ fn step_events_are_those_the_statement_reads() {
                 (2, 20, 10, 0b001),
                 (2, 20, 15, 0b001),
                 (2, 20, 21, 0b100),
+                (3, 30, 20, 0b010),
+                (3, 30, 22, 0b100),
             ],
         ),
         ((11, 15), vec![(1, 10, 11, 0b010), (1, 10, 12, 0b100)]),
-        ((15, 21), vec![(1, 11, 20, 0b001), (2, 20, 15, 0b001)]),
+        ((15, 21), vec![(1, 11, 20, 0b001), (2, 20, 15, 0b001), (3, 30, 20, 0b010)]),
         ((30, 40), vec![]),
     ];
     for (span, expected) in cases {
