@@ -202,18 +202,23 @@ fn label_steps(table: &EventTable, steps: &[Goal]) -> Option<(Vec<u8>, Vec<u8>)>
     Some((pages, names))
 }
 
-/// The events of `tables` (in the order they happened, each table after
-/// the one before) in `span` (from, to) that reach any of `steps`, with their
-/// visitor, grouped by visitor and in the order they happened within each
-/// visitor: the rows the funnel's statement reads, whose visitors' order
-/// nothing downstream reads. `None` when a step reads a property.
-pub fn step_events(tables: &[&EventTable], span: (i64, i64), steps: &[Goal]) -> Option<Vec<(i64, StepEvent)>> {
-    let Some(first) = tables.first() else { return Some(Vec::new()) };
-    let mut numbers = VisitorNumbers::new(first);
+/// The number of the tail's visitor `code` among the visitors of both
+/// tables: their code in the copy when the copy has them, else after the
+/// copy's. The copy's visitors are numbered by their code.
+pub(super) fn tail_visitor_number(held: &EventTable, tail: &EventTable, code: usize) -> u32 {
+    held.visitor_code_of(tail.visitor_id(code)).unwrap_or((held.visitor_count() + code) as u32)
+}
+
+/// The events of the copy and then the tail in `span` (from, to) that reach
+/// any of `steps`, with their visitor, grouped by visitor and in the order
+/// they happened within each visitor: the rows the funnel's statement
+/// reads, whose visitors' order nothing downstream reads. `None` when a step
+/// reads a property.
+pub fn step_events([held, tail]: [&EventTable; 2], span: (i64, i64), steps: &[Goal]) -> Option<Vec<(i64, StepEvent)>> {
+    let tail_numbers: Vec<u32> = (0..tail.visitor_count()).map(|code| tail_visitor_number(held, tail, code)).collect();
     let mut found: Vec<(u32, StepEvent)> = Vec::new();
-    for table in tables {
+    for (which, table) in [held, tail].into_iter().enumerate() {
         let (pages, names) = label_steps(table, steps)?;
-        let number_of = numbers.of_table(table);
         for at in table.run(span) {
             let steps = match table.kind[at] {
                 Kind::Pageview => pages[table.page[at] as usize],
@@ -222,74 +227,33 @@ pub fn step_events(tables: &[&EventTable], span: (i64, i64), steps: &[Goal]) -> 
             };
             if steps != 0 {
                 let session = table.visit_id(table.visit_code(at));
-                let number = number_of[table.visitor_code(at)];
+                let code = table.visitor_code(at);
+                let number = if which == 0 { code as u32 } else { tail_numbers[code] };
                 found.push((number, StepEvent { session, at: table.at[at], steps }));
             }
         }
     }
-    Some(numbers.group(found))
-}
-
-/// One number per visitor across tables: the first table's codes, then
-/// numbers after them for the visitors the first table lacks.
-struct VisitorNumbers<'a> {
-    first: &'a EventTable,
-    extra_ids: Vec<i64>,
-    extra: HashMap<i64, u32>,
-}
-
-impl<'a> VisitorNumbers<'a> {
-    fn new(first: &'a EventTable) -> VisitorNumbers<'a> {
-        VisitorNumbers { first, extra_ids: Vec::new(), extra: HashMap::new() }
+    let id = |number: u32| match (number as usize).checked_sub(held.visitor_count()) {
+        None => held.visitor_id(number as usize),
+        Some(code) => tail.visitor_id(code),
+    };
+    // Grouped by a counting sort, linear in the events where a stable sort
+    // of 32-byte rows by visitor id was n log n.
+    let mut starts = vec![0u32; held.visitor_count() + tail.visitor_count() + 1];
+    for (number, _) in &found {
+        starts[*number as usize + 1] += 1;
     }
-
-    /// The number of each of `table`'s visitor codes.
-    fn of_table(&mut self, table: &EventTable) -> Vec<u32> {
-        if std::ptr::eq(table, self.first) {
-            return (0..table.visitor_count() as u32).collect();
-        }
-        let after = self.first.visitor_count();
-        (0..table.visitor_count())
-            .map(|code| {
-                let id = table.visitor_id(code);
-                self.first.visitor_code_of(id).unwrap_or_else(|| {
-                    *self.extra.entry(id).or_insert_with(|| {
-                        self.extra_ids.push(id);
-                        (after + self.extra_ids.len() - 1) as u32
-                    })
-                })
-            })
-            .collect()
+    for at in 1..starts.len() {
+        starts[at] += starts[at - 1];
     }
-
-    fn id(&self, number: u32) -> i64 {
-        let after = self.first.visitor_count();
-        match (number as usize).checked_sub(after) {
-            None => self.first.visitor_id(number as usize),
-            Some(extra) => self.extra_ids[extra],
-        }
+    let filler = (0, StepEvent { session: 0, at: 0, steps: 0 });
+    let mut grouped = vec![filler; found.len()];
+    for (number, event) in found {
+        let slot = &mut starts[number as usize];
+        grouped[*slot as usize] = (id(number), event);
+        *slot += 1;
     }
-
-    /// `found` grouped by visitor number, each visitor's events in the order
-    /// they were found: a counting sort, linear in the events where a stable
-    /// sort of 32-byte rows by visitor id was n log n.
-    fn group(&self, found: Vec<(u32, StepEvent)>) -> Vec<(i64, StepEvent)> {
-        let mut starts = vec![0u32; self.first.visitor_count() + self.extra_ids.len() + 1];
-        for (number, _) in &found {
-            starts[*number as usize + 1] += 1;
-        }
-        for at in 1..starts.len() {
-            starts[at] += starts[at - 1];
-        }
-        let filler = (0, StepEvent { session: 0, at: 0, steps: 0 });
-        let mut grouped = vec![filler; found.len()];
-        for (number, event) in found {
-            let slot = &mut starts[number as usize];
-            grouped[*slot as usize] = (self.id(number), event);
-            *slot += 1;
-        }
-        grouped
-    }
+    Some(grouped)
 }
 
 #[cfg(test)]

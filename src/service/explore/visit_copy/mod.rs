@@ -493,7 +493,7 @@ impl Reading {
             return Ok(None);
         }
         let Some((held, tail)) = self.events_and_tail(db, copies, site, now).await? else { return Ok(None) };
-        Ok(events::step_events(&[&held, &tail], (span.from, span.to), steps))
+        Ok(events::step_events([&held, &tail], (span.from, span.to), steps))
     }
 
     /// The events and pageviews in `span`, per bucket, of each visit its

@@ -8,7 +8,7 @@ use crate::service::explore::{
     counts::{Counts, Groups, Key},
     range::Buckets,
     visit_copy::{
-        events::Kind,
+        events::{Kind, tail_visitor_number},
         numbers::{Numbers, distinct_per_group},
     },
 };
@@ -63,10 +63,8 @@ impl<'a> Grouping<'a> {
             return code as u32;
         }
         if self.tail_visitors[code] == u32::MAX {
-            let id = self.tables.events[1].visitor_id(code);
-            let held_visitors = self.tables.events[0].visitor_count();
-            self.tail_visitors[code] =
-                self.tables.events[0].visitor_code_of(id).unwrap_or((held_visitors + code) as u32);
+            let [held, tail] = self.tables.events;
+            self.tail_visitors[code] = tail_visitor_number(held, tail, code);
         }
         self.tail_visitors[code]
     }
