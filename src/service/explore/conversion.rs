@@ -70,6 +70,18 @@ async fn split_by_goal(
     let mut others = ask.dimensions.to_vec();
     others.remove(at);
     let mut all = Groups::new();
+    let alone = Ask { dimensions: &others, ..ask };
+    if buckets.is_none()
+        && let Some(counted) = figures::goal_groups(db, scope, alone, span).await?
+    {
+        for (reached, counts) in scope.goals.iter().zip(counted) {
+            // As `groups` answers: no group for a goal no event reaches.
+            if counts.events > 0 {
+                all.insert(vec![Key::Text(Some(reached.name.clone()))], counts);
+            }
+        }
+        return Ok(all);
+    }
     for reached in scope.goals {
         let mut filters = ask.filters.to_vec();
         filters.push(Filter::Condition(Condition::is(GOAL, &reached.name)));
@@ -92,7 +104,8 @@ pub async fn groups(
     buckets: Option<&Buckets>,
 ) -> AppResult<Groups> {
     let mut groups = split_by_goal(db, scope, ask, span, buckets).await?;
-    if !ask.metrics.contains(&Metric::ConversionRate) {
+    // A rate of no group divides nothing.
+    if !ask.metrics.contains(&Metric::ConversionRate) || groups.is_empty() {
         return Ok(groups);
     }
     let goal_at = ask.dimensions.iter().position(|dimension| *dimension == GOAL);

@@ -23,7 +23,10 @@ pub use super::{
     counts::{Counts, Groups, Key},
     statements::{Ask, Scope},
 };
-use crate::{error::AppResult, service::analytics::score_sql_text};
+use crate::{
+    error::AppResult,
+    service::{analytics::score_sql_text, goals::Target},
+};
 
 fn key_of(row: &sea_orm::QueryResult, at: usize, dimension: &Dimension) -> AppResult<Key> {
     let column = format!("d{at}");
@@ -236,6 +239,26 @@ async fn copied_event_groups(
     let reading = &scope.taken.visits;
     let asked = (ask.dimensions, ask.filters, ask.metrics);
     Ok(reading.event_groups(db, site, (span, buckets), asked, (scope.goals, scope.now)).await?)
+}
+
+/// Each of the site's goals' counts under `ask`'s filters, in their order,
+/// as `groups` counts `ask` with that goal's condition added, from one
+/// walk of the event copy; `None` when the copy does not answer. Only
+/// where `groups` would read the copy for each goal: under filters, or
+/// for a page goal (one custom event's goal alone is rolled up).
+pub async fn goal_groups(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+) -> AppResult<Option<Vec<Counts>>> {
+    let page_goal = scope.goals.iter().any(|goal| matches!(goal.target, Target::Page(_)));
+    if !ask.dimensions.is_empty() || (ask.filters.is_empty() && !page_goal) || ask.metrics.contains(&Metric::Clicks) {
+        return Ok(None);
+    }
+    let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
+    let reading = &scope.taken.visits;
+    Ok(reading.goal_groups(db, site, (span, ask.filters, ask.metrics), (scope.goals, scope.now)).await?)
 }
 
 /// The groups of one span: events and clicks as the metrics need them.

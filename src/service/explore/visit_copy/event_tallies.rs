@@ -5,12 +5,14 @@
 //! events, pageviews, visits and visitors. Each condition is decided once
 //! per distinct value. Free of I/O.
 
+mod goal_groups;
 mod grouping;
 mod kept_events;
 mod slots;
 
 use std::collections::HashMap;
 
+pub use goal_groups::goal_groups;
 use grouping::Grouping;
 pub use kept_events::{KeptEvents, kept, refined};
 use slots::Radix;

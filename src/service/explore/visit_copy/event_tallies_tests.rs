@@ -356,3 +356,66 @@ fn only_pages_names_stored_visit_properties_and_counts_are_answered() {
         assert_eq!(answers(&dimensions, &filters_of(filters.clone()), &metrics), expected, "{dimensions:?} {filters}");
     }
 }
+
+#[test]
+fn every_goal_at_once_counts_as_each_goal_alone() {
+    let mut held = Held::new();
+    let page = |pattern: &str| {
+        let pattern = crate::service::path_pattern::PathPattern::parse("pagePath", pattern.to_owned()).unwrap();
+        Target::Page(pattern)
+    };
+    // Two goals that one pageview of `/pricing` both reaches, an event's, one nothing reaches.
+    held.goals = vec![
+        Goal { name: "Pricing".to_owned(), target: page("/pricing") },
+        Goal { name: "Signup".to_owned(), target: Target::Event { name: "signup".to_owned(), prop: None } },
+        Goal { name: "Any page".to_owned(), target: page("/*") },
+        Goal { name: "Nothing".to_owned(), target: page("/nowhere") },
+    ];
+    let tables = held.tables();
+    // filters, span
+    let cases = [
+        (json!([]), (0, 1000)),
+        (json!([["is", "visit:source", ["Google"]]]), (0, 1000)),
+        (json!([["is_not", "visit:country", ["FR"]]]), (101, 401)),
+        (json!([["contains", "event:page", ["pric"], {"case_sensitive": false}]]), (0, 1000)),
+        (json!([["is", "event:goal", ["Signup"]]]), (0, 1000)),
+        (json!([["is", "visit:source", ["Nowhere"]]]), (0, 1000)),
+    ];
+    for (filters, (from, to)) in cases {
+        let filters = filters_of(filters);
+        let alone: Vec<(i64, i64, i64, i64)> = held
+            .goals
+            .iter()
+            .map(|goal| {
+                let mut with_goal = filters.clone();
+                with_goal.push(Filter::Condition(Condition::is(Dimension::Event(EventProperty::Goal), &goal.name)));
+                let found =
+                    groups(tables, (span(from, to), None), (&[], Events::Filtered(&with_goal)), Lowering::Ascii)
+                        .expect("the copy answers");
+                got(found).remove(&Vec::new()).unwrap_or_default()
+            })
+            .collect();
+        let counted = |events: Events<'_>| -> Vec<(i64, i64, i64, i64)> {
+            let found = goal_groups(tables, span(from, to), events, Lowering::Ascii).expect("the copy answers");
+            found.into_iter().map(|c| (c.visitors, c.visits, c.pageviews, c.events)).collect()
+        };
+        assert_eq!(counted(Events::Filtered(&filters)), alone, "{filters:?}");
+        let kept = kept(tables, span(from, to), &filters, Lowering::Ascii).expect("the copy answers");
+        assert_eq!(counted(Events::Kept(&kept)), alone, "{filters:?} from the kept events");
+    }
+    // Pricing: the pageviews of `/pricing` in visits 1, 4 and 5 (`/Pricing` is another page).
+    let all = goal_groups(tables, span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).expect("the copy answers");
+    assert_eq!((all[0].visitors, all[0].visits, all[0].pageviews), (2, 3, 3));
+}
+
+#[test]
+fn goals_at_once_leave_a_property_or_a_shared_name_to_the_rows() {
+    let mut held = Held::new();
+    let tables = held.tables();
+    assert!(goal_groups(tables, span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).is_none(), "a property");
+    let signup = || Goal { name: "Signup".to_owned(), target: Target::Event { name: "signup".to_owned(), prop: None } };
+    held.goals = vec![signup(), signup()];
+    assert!(goal_groups(held.tables(), span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).is_none(), "a name");
+    held.goals = vec![signup()];
+    assert!(goal_groups(held.tables(), span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).is_some());
+}

@@ -174,13 +174,18 @@ impl EventTable {
     }
 }
 
-/// Which steps each distinct page reaches as a pageview, and each
-/// distinct name as a custom event (bit `k` for step `k`), or `None` when
-/// a step reads what the table does not hold (a property).
-fn label_steps(table: &EventTable, steps: &[Goal]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut pages = vec![0u8; table.pages.distinct.len()];
-    let mut names = vec![0u8; table.names.distinct.len()];
-    for (at, goal) in steps.iter().enumerate() {
+/// Which of `goals` each distinct page reaches as a pageview, and each
+/// distinct name as a custom event (bit `k` for goal `k`, so at most 64),
+/// or `None` when a goal reads what the table does not hold (a property)
+/// or there are more.
+/// A funnel's steps are such goals, as are the explorer's goals panel's.
+pub(super) fn goal_masks(table: &EventTable, goals: &[Goal]) -> Option<(Vec<u64>, Vec<u64>)> {
+    if goals.len() > 64 {
+        return None;
+    }
+    let mut pages = vec![0u64; table.pages.distinct.len()];
+    let mut names = vec![0u64; table.names.distinct.len()];
+    for (at, goal) in goals.iter().enumerate() {
         match &goal.target {
             Target::Page(pattern) => {
                 for (code, page) in table.pages.distinct.iter().enumerate() {
@@ -218,7 +223,7 @@ pub fn step_events([held, tail]: [&EventTable; 2], span: (i64, i64), steps: &[Go
     let tail_numbers: Vec<u32> = (0..tail.visitor_count()).map(|code| tail_visitor_number(held, tail, code)).collect();
     let mut found: Vec<(u32, StepEvent)> = Vec::new();
     for (which, table) in [held, tail].into_iter().enumerate() {
-        let (pages, names) = label_steps(table, steps)?;
+        let (pages, names) = goal_masks(table, steps)?;
         for at in table.run(span) {
             let steps = match table.kind[at] {
                 Kind::Pageview => pages[table.page[at] as usize],
@@ -226,6 +231,8 @@ pub fn step_events([held, tail]: [&EventTable; 2], span: (i64, i64), steps: &[Go
                 Kind::Other => 0,
             };
             if steps != 0 {
+                // A funnel has at most 8 steps.
+                let steps = u8::try_from(steps).ok()?;
                 let session = table.visit_id(table.visit_code(at));
                 let code = table.visitor_code(at);
                 let number = if which == 0 { code as u32 } else { tail_numbers[code] };

@@ -51,7 +51,7 @@ pub use table::answers;
 use table::{Column, Lowering, Pieces, Table, Tallies};
 
 use super::{
-    counts::Groups,
+    counts::{Counts, Groups},
     query::{Dimension, Filter, Grain, Metric},
     range::{Buckets, Span},
     sql::Sql,
@@ -416,10 +416,49 @@ impl Reading {
         (dimensions, filters, metrics): (&[Dimension], &[Filter], &[Metric]),
         (goals, now): (&[Goal], i64),
     ) -> Result<Option<Groups>, DbErr> {
-        let Some(copies) = &self.copies else { return Ok(None) };
         if !event_tallies::answers(dimensions, filters, metrics) {
             return Ok(None);
         }
+        let lowering = lowering(db);
+        self.read_events(db, site, (span, filters), (goals, now), |tables, events| {
+            event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering)
+        })
+        .await
+    }
+
+    /// Each of `goals`' counts over the events of `span` that `filters`
+    /// keep, in their order, as `event_groups` counts a query on that goal
+    /// alone, read at once; `None` as `event_groups`, or when a goal reads
+    /// a property.
+    pub async fn goal_groups(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        (span, filters, metrics): (Span, &[Filter], &[Metric]),
+        (goals, now): (&[Goal], i64),
+    ) -> Result<Option<Vec<Counts>>, DbErr> {
+        if !event_tallies::answers(&[], filters, metrics) {
+            return Ok(None);
+        }
+        let lowering = lowering(db);
+        self.read_events(db, site, (span, filters), (goals, now), |tables, events| {
+            event_tallies::goal_groups(tables, span, events, lowering)
+        })
+        .await
+    }
+
+    /// Hands `read` the event and visit copies and their tails, and the
+    /// events of `span` that `filters` keep; `None` when there is no copy
+    /// to read yet.
+    async fn read_events<R>(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        (span, filters): (Span, &[Filter]),
+        (goals, now): (&[Goal], i64),
+        read: impl FnOnce(event_tallies::Tables<'_>, event_tallies::Events<'_>) -> Option<R>,
+    ) -> Result<Option<R>, DbErr> {
+        let Some(copies) = &self.copies else { return Ok(None) };
         // Both are asked for, so both loads begin on the first such query.
         let visits = self.copy_and_tail(db, copies, site, now).await?;
         let events = self.events_and_tail(db, copies, site, now).await?;
@@ -447,7 +486,7 @@ impl Reading {
             Some(kept) => event_tallies::Events::Kept(kept),
             None => event_tallies::Events::Filtered(filters),
         };
-        Ok(event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering(db)))
+        Ok(read(tables, events))
     }
 
     /// The events of `span` that `filters` keep, found on the snapshot's

@@ -29,9 +29,36 @@ pub(super) struct Grouping<'a> {
     last_group: Vec<u32>,
     visit_pairs: Vec<(u32, u32)>,
     visitor_pairs: Vec<(u32, u32)>,
-    /// Visitors are numbered by their code in the copy; a tail's visitor
-    /// not in it after them, each found once.
-    tail_visitors: Vec<u32>,
+    visitor_numbers: VisitorNumbers,
+}
+
+/// Visitors numbered by their code in the copy; a tail's visitor not in it
+/// after them, each found once.
+pub(super) struct VisitorNumbers {
+    tail: Vec<u32>,
+}
+
+impl VisitorNumbers {
+    pub(super) fn new(tables: Tables<'_>) -> VisitorNumbers {
+        VisitorNumbers { tail: vec![u32::MAX; tables.events[1].visitor_count()] }
+    }
+
+    /// The number of the visitor `code` of the event table `table`.
+    pub(super) fn of(&mut self, tables: Tables<'_>, table: usize, code: usize) -> u32 {
+        if table == 0 {
+            return code as u32;
+        }
+        if self.tail[code] == u32::MAX {
+            let [held, tail] = tables.events;
+            self.tail[code] = tail_visitor_number(held, tail, code);
+        }
+        self.tail[code]
+    }
+
+    /// How many numbers there may be.
+    pub(super) fn count(tables: Tables<'_>) -> usize {
+        tables.events[0].visitor_count() + tables.events[1].visitor_count()
+    }
 }
 
 impl<'a> Grouping<'a> {
@@ -54,19 +81,8 @@ impl<'a> Grouping<'a> {
             last_group: vec![u32::MAX; tables.visits[0].len() + tables.visits[1].len()],
             visit_pairs: Vec::new(),
             visitor_pairs: Vec::new(),
-            tail_visitors: vec![u32::MAX; tables.events[1].visitor_count()],
+            visitor_numbers: VisitorNumbers::new(tables),
         }
-    }
-
-    fn visitor_number(&mut self, table: usize, code: usize) -> u32 {
-        if table == 0 {
-            return code as u32;
-        }
-        if self.tail_visitors[code] == u32::MAX {
-            let [held, tail] = self.tables.events;
-            self.tail_visitors[code] = tail_visitor_number(held, tail, code);
-        }
-        self.tail_visitors[code]
     }
 
     pub(super) fn add(&mut self, at: At, visit: u32) {
@@ -83,7 +99,7 @@ impl<'a> Grouping<'a> {
         if self.last_group[visit as usize] != group {
             self.last_group[visit as usize] = group;
             self.visit_pairs.push((group, visit));
-            let visitor = self.visitor_number(at.table, table_events.visitor_code(at.row));
+            let visitor = self.visitor_numbers.of(self.tables, at.table, table_events.visitor_code(at.row));
             self.visitor_pairs.push((group, visitor));
         }
     }
@@ -115,8 +131,7 @@ impl<'a> Grouping<'a> {
             }
         }
         let visits = distinct_per_group(&self.visit_pairs, keys.len(), self.last_group.len());
-        let visitor_count = tables.events[0].visitor_count() + tables.events[1].visitor_count();
-        let visitors = distinct_per_group(&self.visitor_pairs, keys.len(), visitor_count);
+        let visitors = distinct_per_group(&self.visitor_pairs, keys.len(), VisitorNumbers::count(tables));
         let mut groups = Groups::new();
         for (name, key) in keys.into_iter().enumerate() {
             let mut counts = std::mem::take(&mut counts[name]);
