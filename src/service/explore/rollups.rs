@@ -282,9 +282,11 @@ async fn cut_visits(
     if dimension.is_some_and(|dimension| matches!(dimension, Dimension::Visitor(_))) {
         sql.push(" JOIN visitors v ON v.id = s.visitor_id");
     }
+    // `+s.site_id`: read as a condition, not an index to scan (SQLite
+    // otherwise walks the site's every visit: 330 ms at 1M events).
     sql.push(" WHERE e.session_id IN ")
         .in_ids(cut)
-        .push(" AND s.site_id = ")
+        .push(" AND +s.site_id = ")
         .bind(scope.site_id)
         .push(" AND e.is_bot = ")
         .bind(false)
