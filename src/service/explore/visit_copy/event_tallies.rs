@@ -13,6 +13,7 @@ mod slots;
 use std::collections::HashMap;
 
 pub use goal_groups::goal_groups;
+pub use grouping::Distinct;
 use grouping::Grouping;
 pub use kept_events::{KeptEvents, kept, refined};
 use slots::Radix;
@@ -268,12 +269,13 @@ pub enum Events<'a> {
 
 /// The groups of the events in `span` that pass `filters`, by
 /// `dimensions` (time in `buckets`), counted as the flat statement counts
-/// them; `None` when the tables do not hold what the query reads, or an
-/// event's visit is not in the visit tables.
+/// them (their visits and visitors as `distinct` asks, else 0); `None`
+/// when the tables do not hold what the query reads, or an event's visit
+/// is not in the visit tables.
 pub fn groups(
     tables: Tables<'_>,
     (span, buckets): (Span, Option<&Buckets>),
-    (dimensions, events): (&[Dimension], Events<'_>),
+    (dimensions, events, distinct): (&[Dimension], Events<'_>, Distinct),
     lowering: Lowering,
 ) -> Option<Groups> {
     let parts = dimensions
@@ -285,7 +287,7 @@ pub fn groups(
         })
         .collect::<Option<Vec<_>>>()?;
     let radix = Radix::of(&parts, tables, span, buckets)?;
-    let mut grouping = Grouping::new(tables, parts, radix, buckets);
+    let mut grouping = Grouping::new(tables, parts, radix, (buckets, distinct));
     match events {
         Events::Filtered(filters) => {
             let decided = Decided::all(filters, tables, lowering)?;

@@ -253,21 +253,27 @@ fn event_groups_are_those_the_flat_statement_counts() {
         let dimensions: Vec<Dimension> = dimensions.into_iter().map(dimension).collect();
         let filters_parsed = filters_of(filters.clone());
         let filtered = Events::Filtered(&filters_parsed);
-        let found =
-            groups(tables, (span(from, to), None), (&dimensions, filtered), Lowering::Ascii).expect("the copy answers");
+        let found = groups(tables, (span(from, to), None), (&dimensions, filtered, Distinct::ALL), Lowering::Ascii)
+            .expect("the copy answers");
         assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters}");
         // The same from the events the filters keep, found first (the explorer's panels).
         let kept = kept(tables, span(from, to), &filters_parsed, Lowering::Ascii).expect("the copy answers");
-        let found = groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&kept)), Lowering::Ascii)
-            .expect("the copy answers");
+        let found =
+            groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&kept), Distinct::ALL), Lowering::Ascii)
+                .expect("the copy answers");
         assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters} from the kept events");
         // And from the events its first filter keeps, narrowed by the rest (a goal's panel).
         if filters_parsed.len() > 1 {
             let first =
                 super::kept(tables, span(from, to), &filters_parsed[..1], Lowering::Ascii).expect("the copy answers");
             let narrowed = refined(tables, &first, &filters_parsed[1..], Lowering::Ascii).expect("the copy answers");
-            let found = groups(tables, (span(from, to), None), (&dimensions, Events::Kept(&narrowed)), Lowering::Ascii)
-                .expect("the copy answers");
+            let found = groups(
+                tables,
+                (span(from, to), None),
+                (&dimensions, Events::Kept(&narrowed), Distinct::ALL),
+                Lowering::Ascii,
+            )
+            .expect("the copy answers");
             assert_eq!(got(found), recount(from, to, group, keep), "{dimensions:?} {filters} narrowed");
         }
     }
@@ -310,10 +316,15 @@ fn a_goal_on_a_property_is_left_to_the_rows() {
     let held = Held::new();
     let tables = held.tables();
     let paid = filters_of(json!([["is", "event:goal", ["Paid"]]]));
-    assert!(groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&paid)), Lowering::Ascii).is_none());
+    assert!(
+        groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&paid), Distinct::ALL), Lowering::Ascii).is_none()
+    );
     assert!(kept(tables, span(0, 1000), &paid, Lowering::Ascii).is_none());
     let signup = filters_of(json!([["is", "event:goal", ["Signup"]]]));
-    assert!(groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&signup)), Lowering::Ascii).is_some());
+    assert!(
+        groups(tables, (span(0, 1000), None), (&[], Events::Filtered(&signup), Distinct::ALL), Lowering::Ascii)
+            .is_some()
+    );
 }
 
 #[test]
@@ -325,12 +336,22 @@ fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let held_rows = visit_rows(&copied, &held);
     let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], held_rows: &held_rows, goals: &[] };
     assert!(
-        groups(tables, (span(0, 1000), None), (&[dimension("event:page")], Events::Filtered(&[])), Lowering::Ascii)
-            .is_none()
+        groups(
+            tables,
+            (span(0, 1000), None),
+            (&[dimension("event:page")], Events::Filtered(&[]), Distinct::ALL),
+            Lowering::Ascii
+        )
+        .is_none()
     );
     assert!(
-        groups(tables, (span(0, 150), None), (&[dimension("event:page")], Events::Filtered(&[])), Lowering::Ascii)
-            .is_some()
+        groups(
+            tables,
+            (span(0, 150), None),
+            (&[dimension("event:page")], Events::Filtered(&[]), Distinct::ALL),
+            Lowering::Ascii
+        )
+        .is_some()
     );
 }
 
@@ -389,9 +410,13 @@ fn every_goal_at_once_counts_as_each_goal_alone() {
             .map(|goal| {
                 let mut with_goal = filters.clone();
                 with_goal.push(Filter::Condition(Condition::is(Dimension::Event(EventProperty::Goal), &goal.name)));
-                let found =
-                    groups(tables, (span(from, to), None), (&[], Events::Filtered(&with_goal)), Lowering::Ascii)
-                        .expect("the copy answers");
+                let found = groups(
+                    tables,
+                    (span(from, to), None),
+                    (&[], Events::Filtered(&with_goal), Distinct::ALL),
+                    Lowering::Ascii,
+                )
+                .expect("the copy answers");
                 got(found).remove(&Vec::new()).unwrap_or_default()
             })
             .collect();
@@ -418,4 +443,40 @@ fn goals_at_once_leave_a_property_or_a_shared_name_to_the_rows() {
     assert!(goal_groups(held.tables(), span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).is_none(), "a name");
     held.goals = vec![signup()];
     assert!(goal_groups(held.tables(), span(0, 1000), Events::Filtered(&[]), Lowering::Ascii).is_some());
+}
+
+#[test]
+fn only_the_distinct_counts_asked_are_counted() {
+    // metrics -> the distinct counts they read
+    let table = [
+        (vec![Metric::Events], Distinct { visits: false, visitors: false }),
+        (vec![Metric::Pageviews, Metric::Events], Distinct { visits: false, visitors: false }),
+        (vec![Metric::Visitors], Distinct { visits: false, visitors: true }),
+        (vec![Metric::Percentage], Distinct { visits: false, visitors: true }),
+        (vec![Metric::ConversionRate], Distinct { visits: false, visitors: true }),
+        (vec![Metric::Visits, Metric::Events], Distinct { visits: true, visitors: false }),
+        (vec![Metric::Visitors, Metric::Visits], Distinct::ALL),
+    ];
+    for (metrics, expected) in table {
+        assert_eq!(Distinct::of(&metrics), expected, "{metrics:?}");
+    }
+    let held = Held::new();
+    let tables = held.tables();
+    let page = [dimension("event:page")];
+    let filters = filters_of(json!([["is", "visit:source", ["Google"]]]));
+    let all =
+        groups(tables, (span(0, 1000), None), (&page, Events::Filtered(&filters), Distinct::ALL), Lowering::Ascii)
+            .expect("the copy answers");
+    for distinct in [Distinct::default(), Distinct { visits: true, visitors: false }] {
+        let some =
+            groups(tables, (span(0, 1000), None), (&page, Events::Filtered(&filters), distinct), Lowering::Ascii)
+                .expect("the copy answers");
+        assert_eq!(some.len(), all.len());
+        for (key, counts) in &all {
+            let found = &some[key];
+            assert_eq!((found.events, found.pageviews), (counts.events, counts.pageviews), "{key:?}");
+            assert_eq!(found.visits, if distinct.visits { counts.visits } else { 0 }, "{key:?}");
+            assert_eq!(found.visitors, 0, "{key:?}");
+        }
+    }
 }

@@ -421,7 +421,8 @@ impl Reading {
         }
         let lowering = lowering(db);
         self.read_events(db, site, (span, filters), (goals, now), |tables, events| {
-            event_tallies::groups(tables, (span, buckets), (dimensions, events), lowering)
+            let distinct = event_tallies::Distinct::of(metrics);
+            event_tallies::groups(tables, (span, buckets), (dimensions, events, distinct), lowering)
         })
         .await
     }

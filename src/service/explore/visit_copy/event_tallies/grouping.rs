@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::{At, Part, Tables, slots::Radix};
 use crate::service::explore::{
     counts::{Counts, Groups, Key},
+    query::Metric,
     range::Buckets,
     visit_copy::{
         events::{Kind, tail_visitor_number},
@@ -13,12 +14,37 @@ use crate::service::explore::{
     },
 };
 
+/// Which distinct counts a query reads: each costs a pair per run of a
+/// visit's events in a group, and a counting sort of them at the end; the
+/// explorer's events panel counts only events, its pages panel visitors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Distinct {
+    pub visits: bool,
+    pub visitors: bool,
+}
+
+impl Distinct {
+    /// Both, as the tests compare every count.
+    #[cfg(test)]
+    pub const ALL: Distinct = Distinct { visits: true, visitors: true };
+
+    /// What `metrics` read: a group's visitors for its share and its
+    /// conversion rate too.
+    pub fn of(metrics: &[Metric]) -> Distinct {
+        let visitors = metrics
+            .iter()
+            .any(|metric| matches!(metric, Metric::Visitors | Metric::Percentage | Metric::ConversionRate));
+        Distinct { visits: metrics.contains(&Metric::Visits), visitors }
+    }
+}
+
 /// The groups of `groups` while events are added.
 pub(super) struct Grouping<'a> {
     tables: Tables<'a>,
     parts: Vec<Part>,
     radix: Radix,
     buckets: Option<&'a Buckets>,
+    distinct: Distinct,
     numbers: Numbers,
     /// Per group met: its slot, events and pageviews.
     slots: Vec<u64>,
@@ -66,7 +92,7 @@ impl<'a> Grouping<'a> {
         tables: Tables<'a>,
         parts: Vec<Part>,
         radix: Radix,
-        buckets: Option<&'a Buckets>,
+        (buckets, distinct): (Option<&'a Buckets>, Distinct),
     ) -> Grouping<'a> {
         let numbers = Numbers::new(radix.slots);
         Grouping {
@@ -74,11 +100,16 @@ impl<'a> Grouping<'a> {
             parts,
             radix,
             buckets,
+            distinct,
             numbers,
             slots: Vec::new(),
             events: Vec::new(),
             pageviews: Vec::new(),
-            last_group: vec![u32::MAX; tables.visits[0].len() + tables.visits[1].len()],
+            last_group: if distinct == Distinct::default() {
+                Vec::new()
+            } else {
+                vec![u32::MAX; tables.visits[0].len() + tables.visits[1].len()]
+            },
             visit_pairs: Vec::new(),
             visitor_pairs: Vec::new(),
             visitor_numbers: VisitorNumbers::new(tables),
@@ -96,11 +127,15 @@ impl<'a> Grouping<'a> {
         }
         self.events[group as usize] += 1;
         self.pageviews[group as usize] += i64::from(table_events.kind[at.row] == Kind::Pageview);
-        if self.last_group[visit as usize] != group {
+        if self.distinct != Distinct::default() && self.last_group[visit as usize] != group {
             self.last_group[visit as usize] = group;
-            self.visit_pairs.push((group, visit));
-            let visitor = self.visitor_numbers.of(self.tables, at.table, table_events.visitor_code(at.row));
-            self.visitor_pairs.push((group, visitor));
+            if self.distinct.visits {
+                self.visit_pairs.push((group, visit));
+            }
+            if self.distinct.visitors {
+                let visitor = self.visitor_numbers.of(self.tables, at.table, table_events.visitor_code(at.row));
+                self.visitor_pairs.push((group, visitor));
+            }
         }
     }
 
@@ -130,8 +165,11 @@ impl<'a> Grouping<'a> {
                 *group = renamed[*group as usize];
             }
         }
-        let visits = distinct_per_group(&self.visit_pairs, keys.len(), self.last_group.len());
-        let visitors = distinct_per_group(&self.visitor_pairs, keys.len(), VisitorNumbers::count(tables));
+        let count = |wanted: bool, pairs: &[(u32, u32)], items: usize| {
+            if wanted { distinct_per_group(pairs, keys.len(), items) } else { vec![0; keys.len()] }
+        };
+        let visits = count(self.distinct.visits, &self.visit_pairs, self.last_group.len());
+        let visitors = count(self.distinct.visitors, &self.visitor_pairs, VisitorNumbers::count(tables));
         let mut groups = Groups::new();
         for (name, key) in keys.into_iter().enumerate() {
             let mut counts = std::mem::take(&mut counts[name]);
