@@ -253,7 +253,7 @@ pub async fn goal_groups(
     span: Span,
 ) -> AppResult<Option<Vec<Counts>>> {
     let page_goal = scope.goals.iter().any(|goal| matches!(goal.target, Target::Page(_)));
-    if !ask.dimensions.is_empty() || (ask.filters.is_empty() && !page_goal) || ask.metrics.contains(&Metric::Clicks) {
+    if !ask.dimensions.is_empty() || (ask.filters.is_empty() && !page_goal) {
         return Ok(None);
     }
     let site = SiteKey { id: scope.site_id, created_at: scope.created_at };
