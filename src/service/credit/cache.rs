@@ -106,7 +106,11 @@ async fn generation_column(db: &impl ConnectionTrait, site_id: i64, column: &str
 }
 
 /// The kept days among `days` and their tallies, read in one statement so
-/// a forgetting between two reads cannot split them.
+/// a forgetting between two reads cannot split them. The fills and the
+/// tallies are two range reads of their own indexes, not a join: with the
+/// statistics of a table analysed while it was still empty, PostgreSQL
+/// joined them by a nested loop that read every tally of the site once per
+/// kept day (15 ms for 29 days at 1M events, against 0.4 ms).
 async fn kept(
     db: &impl ConnectionTrait,
     site_id: i64,
@@ -115,38 +119,49 @@ async fn kept(
     days: Millis,
 ) -> Result<(BTreeSet<i64>, Vec<RawTally>), DbErr> {
     let mut sql = Sql::new(db.get_database_backend());
+    let range = |sql: &mut Sql, table: &str| {
+        sql.push(&format!(" FROM {table} WHERE site_id = "))
+            .bind(site_id)
+            .push(" AND model = ")
+            .bind(model.code())
+            .push(" AND grouping = ")
+            .bind(by_code(by))
+            .push(" AND day >= ")
+            .bind(days.0)
+            .push(" AND day < ")
+            .bind(days.1);
+    };
+    // `fill` tells the rows apart: 1 for a kept day, 0 for one of its tallies.
     sql.push(
-        "SELECT f.day AS kept_day, d.lead, d.currency, d.grp, d.link_id, d.parts, d.credits, d.minor \
-         FROM credit_day_fills f LEFT JOIN credit_days d ON d.site_id = f.site_id AND d.model = f.model \
-         AND d.grouping = f.grouping AND d.day = f.day WHERE f.site_id = ",
-    )
-    .bind(site_id)
-    .push(" AND f.model = ")
-    .bind(model.code())
-    .push(" AND f.grouping = ")
-    .bind(by_code(by))
-    .push(" AND f.day >= ")
-    .bind(days.0)
-    .push(" AND f.day < ")
-    .bind(days.1);
+        "SELECT 1 AS fill, day, CAST(NULL AS BOOLEAN) AS lead, CAST(NULL AS TEXT) AS currency, \
+         CAST(NULL AS TEXT) AS grp, CAST(NULL AS BIGINT) AS link_id, CAST(NULL AS BIGINT) AS parts, \
+         CAST(NULL AS BIGINT) AS credits, CAST(NULL AS BIGINT) AS minor",
+    );
+    range(&mut sql, "credit_day_fills");
+    sql.push(" UNION ALL SELECT 0 AS fill, day, lead, currency, grp, link_id, parts, credits, minor");
+    range(&mut sql, "credit_days");
     let mut filled = BTreeSet::new();
     let mut tallies = Vec::new();
     for row in db.query_all_raw(sql.statement()).await? {
-        let day: i64 = row.try_get("", "kept_day")?;
-        filled.insert(day);
-        // A kept day without tallies joins to nothing.
-        let Some(parts) = row.try_get::<Option<i64>>("", "parts")? else { continue };
+        let day: i64 = row.try_get("", "day")?;
+        if row.try_get::<i32>("", "fill")? == 1 {
+            filled.insert(day);
+            continue;
+        }
         tallies.push(RawTally {
             day,
             lead: row.try_get("", "lead")?,
             currency: row.try_get("", "currency")?,
             grp: row.try_get("", "grp")?,
             link: row.try_get("", "link_id")?,
-            parts,
+            parts: row.try_get("", "parts")?,
             credits: row.try_get("", "credits")?,
             minor: row.try_get("", "minor")?,
         });
     }
+    // Fills and tallies are written and forgotten together; a tally of a
+    // day without its fill would not be whole, so it is never counted.
+    tallies.retain(|tally| filled.contains(&tally.day));
     Ok((filled, tallies))
 }
 
