@@ -33,3 +33,14 @@ pub fn lower_read_threads() {
         }
     }
 }
+
+/// Lowers the calling thread as the read connections' threads are: the
+/// threads that count over Explore's copies are reads too.
+#[cfg(target_os = "linux")]
+pub fn lower_this_thread() {
+    // `None` names the calling thread on Linux, where each thread has its own nice value.
+    rustix::process::setpriority_process(None, READ_NICE).ok();
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn lower_this_thread() {}

@@ -14,19 +14,13 @@ use entity::site;
 use super::{
     conversion,
     figures::{self, Ask, Counts, Groups, Key, Scope},
-    query::{Comparison as Mode, DateRange, Dimension, Direction, Grain, Metric, OrderField, Query},
+    frame::Frame,
+    query::{Comparison as Mode, Dimension, Direction, Metric, OrderField, Query},
     range::{self, Buckets, Span},
     revenue, sql,
     taken::Taken,
 };
-use crate::{
-    error::{AppError, AppResult},
-    service::goals,
-};
-
-/// The most buckets a time dimension may split a range into (a year of
-/// hours fits; a century of them does not).
-pub const MAX_BUCKETS: i64 = 10_000;
+use crate::error::AppResult;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -98,19 +92,6 @@ fn label(dimension: &Dimension, key: &Key, buckets: Option<&Buckets>) -> Value {
         Key::Bucket(bucket) => json!(buckets.map(|buckets| buckets.label(*bucket)).unwrap_or_default()),
         Key::Text(text) => json!(sql::shown(dimension, text.as_deref())),
     }
-}
-
-/// The dimensions with a bare `time` given its grain.
-fn resolved_dimensions(query: &Query, grain: Grain) -> Vec<Dimension> {
-    query
-        .dimensions
-        .iter()
-        .map(
-            |dimension| {
-                if *dimension == Dimension::Time(None) { Dimension::Time(Some(grain)) } else { dimension.clone() }
-            },
-        )
-        .collect()
 }
 
 /// The order asked for, or Plausible's: time first, then the first metric, most first.
@@ -223,12 +204,6 @@ impl Known<'_> {
     }
 }
 
-/// The span a query's range covers (`all` begins at the site's first event).
-pub async fn span_of(db: &impl ConnectionTrait, site_id: i64, zone: Tz, query: &Query, now: i64) -> AppResult<Span> {
-    let first_event = if query.date_range == DateRange::All { figures::first_event(db, site_id).await? } else { None };
-    Ok(range::resolve(&query.date_range, zone, now, first_event))
-}
-
 /// Answers a parsed query over `db` (one snapshot), taking what `known`
 /// holds instead of reading it.
 pub async fn build(
@@ -240,26 +215,12 @@ pub async fn build(
     body_filters: &Value,
     known: Known<'_>,
 ) -> AppResult<Answer> {
-    let span = span_of(db, site.id, zone, query, now).await?;
-    let grain = range::auto_grain(span);
-    let dimensions = resolved_dimensions(query, grain);
-    let time_grain = dimensions.iter().find_map(|dimension| match dimension {
-        Dimension::Time(Some(grain)) => Some(*grain),
-        _ => None,
-    });
-    let buckets = time_grain.map(|grain| Buckets::new(grain, span, zone));
-    if let Some(buckets) = &buckets
-        && buckets.count(span) > MAX_BUCKETS
-    {
-        return Err(AppError::validation(
-            "dimensions",
-            format!("a time dimension may hold at most {MAX_BUCKETS} buckets: choose a coarser one or a shorter range"),
-        ));
-    }
-    let goals = goals::rules(db, site.id).await?;
-    conversion::check_goals_exist(&query.filters, &goals)?;
+    let Frame { span, dimensions, time_grain, buckets } = Frame::of(db, site.id, zone, query, now).await?;
     let own = Taken::default();
-    let scope = Scope::of(site, now, &goals, known.taken.unwrap_or(&own));
+    let taken = known.taken.unwrap_or(&own);
+    let goals = taken.goals(db, site.id).await?;
+    conversion::check_goals_exist(&query.filters, goals)?;
+    let scope = Scope::of(site, now, goals, taken);
     let ask = Ask { dimensions: &dimensions, filters: &query.filters, metrics: &query.metrics };
     // `percentage`'s whole: the visitors of the same filters, ungrouped.
     let whole_ask = Ask { dimensions: &[], filters: &query.filters, metrics: &[Metric::Visitors] };

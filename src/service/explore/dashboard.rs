@@ -17,6 +17,7 @@ use super::{
     answer::Known,
     breakdowns::{self, Shared},
     figures::{Groups, Scope},
+    frame,
     query::{self, Dimension, Metric},
     rollups,
     taken::Taken,
@@ -28,7 +29,7 @@ use crate::{
     service::{
         access,
         analytics::{desk::neutralised, snapshot},
-        goals, sites,
+        sites,
     },
 };
 
@@ -210,19 +211,56 @@ pub async fn dashboard(
     // Every query of the page reads this snapshot: each span's stretch, the
     // visit copy and its tail are taken once.
     let taken = Taken::of(copies);
-    let shared = shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &taken, now).await?;
-    let whole = shared.whole().sharing(&taken);
-    let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, whole).await?;
-    let series = Known::default().sharing(&taken);
-    let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series).await?;
+    // The tiles, the chart and the visit panels on one side; the event
+    // panels' groups, counted over the event copy, on the other. Counts run
+    // on the copies' counting threads (`visit_copy::counting`), so the two
+    // sides count on two cores at once (at 1M events the page went from
+    // 54 to 33 ms p50 with the reads below run beside the counts).
+    let visit_side = async {
+        // The chart's cut visits are read while the pass counts.
+        let (shared, warmed) = tokio::join!(
+            shared_pass(&txn, &site, zone, (&totals_query, &panel_queries), &taken, now),
+            frame::warm(&txn, &site, zone, &series_query, now, &taken)
+        );
+        warmed?;
+        let shared = shared?;
+        let whole = shared.whole().sharing(&taken);
+        let totals = answer::build(&txn, &site, zone, &totals_query, now, &filters, whole).await?;
+        let series = Known::default().sharing(&taken);
+        let series = answer::build(&txn, &site, zone, &series_query, now, &filters, series).await?;
+        AppResult::Ok((shared, totals, series))
+    };
+    let event_side = async {
+        let apart: Vec<_> = panel_queries.iter().filter(|(spec, _)| counted_apart(spec)).collect();
+        // The events the page's filters keep are found once, then each
+        // panel groups them at once.
+        if let Some((_, query)) = apart.first() {
+            frame::warm_events(&txn, &site, zone, query, now, &taken).await?;
+        }
+        let groups = apart.iter().map(|(spec, query)| async {
+            AppResult::Ok((spec.dimension, frame::groups(&txn, &site, zone, query, now, &taken).await?))
+        });
+        futures_util::future::try_join_all(groups).await
+    };
+    let (visit_side, event_side) = tokio::join!(visit_side, event_side);
+    let ((shared, totals, series), mut apart) = (visit_side?, event_side?);
     let mut panels = Vec::with_capacity(panel_queries.len());
     for (spec, query) in &panel_queries {
-        let known = shared.known(query).sharing(&taken);
+        let mut known = shared.known(query).sharing(&taken);
+        if let Some(at) = apart.iter().position(|(dimension, _)| *dimension == spec.dimension) {
+            known.groups = Some(apart.swap_remove(at).1);
+        }
         let answer = answer::build(&txn, &site, zone, query, now, &filters, known).await?;
         panels.push(PanelAnswer { spec, answer });
     }
     txn.commit().await?;
     Ok(Dashboard { range, totals, series, panels, compared, timezone: site.timezone })
+}
+
+/// Whether a panel's groups are read beside the others' (`dashboard`):
+/// an event panel's, counted over the event copy.
+fn counted_apart(spec: &PanelSpec) -> bool {
+    spec.dimension.starts_with("event:")
 }
 
 /// The panels' visit breakdowns, read in one pass, by dimension; none
@@ -281,9 +319,9 @@ async fn shared_pass(
         .filter(|dimension| breakdowns::shareable(dimension))
         .cloned()
         .collect();
-    let span = answer::span_of(db, site.id, zone, page, now).await?;
-    let goals = goals::rules(db, site.id).await?;
-    let scope = Scope::of(site, now, &goals, taken);
+    let span = frame::span_of(db, site.id, zone, page, now).await?;
+    let goals = taken.goals(db, site.id).await?;
+    let scope = Scope::of(site, now, goals, taken);
     if page.filters.is_empty() && rollups::holds(db, &scope, span).await? {
         // Each panel and the tiles read the per-value rollups on their own,
         // each a few rows, where the pass would read every visit.

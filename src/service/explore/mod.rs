@@ -11,6 +11,7 @@ mod conversion;
 mod counts;
 pub mod dashboard;
 pub mod figures;
+mod frame;
 pub mod query;
 pub mod range;
 mod revenue;

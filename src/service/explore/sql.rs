@@ -24,6 +24,10 @@ impl Sql {
         Sql { backend, text: String::new(), values: Vec::new() }
     }
 
+    pub fn backend(&self) -> DbBackend {
+        self.backend
+    }
+
     pub fn push(&mut self, text: &str) -> &mut Self {
         self.text.push_str(text);
         self

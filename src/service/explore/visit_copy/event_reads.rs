@@ -2,11 +2,11 @@
 //! goal's counts at once, the events a page's filters keep (once per
 //! snapshot) and a funnel's step events.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use sea_orm::{ConnectionTrait, DbErr};
 
-use super::{Reading, SiteKey, event_tallies, event_tallies::KeptEvents, events, lowering, table::Lowering};
+use super::{Reading, SiteKey, counting::counted, event_tallies, events, lowering};
 use crate::service::{
     explore::{
         counts::{Counts, Groups},
@@ -34,9 +34,10 @@ impl Reading {
             return Ok(None);
         }
         let lowering = lowering(db);
-        self.read_events(db, site, (span, filters), (goals, now), |tables, events| {
-            let distinct = event_tallies::Distinct::of(metrics);
-            event_tallies::groups(tables, (span, buckets), (dimensions, events, distinct), lowering)
+        let distinct = event_tallies::Distinct::of(metrics);
+        let (buckets, dimensions) = (buckets.cloned(), dimensions.to_vec());
+        self.read_events(db, site, (span, filters), (goals, now), move |tables, events| {
+            event_tallies::groups(tables, (span, buckets.as_ref()), (&dimensions, events, distinct), lowering)
         })
         .await
     }
@@ -56,22 +57,38 @@ impl Reading {
             return Ok(None);
         }
         let lowering = lowering(db);
-        self.read_events(db, site, (span, filters), (goals, now), |tables, events| {
+        self.read_events(db, site, (span, filters), (goals, now), move |tables, events| {
             event_tallies::goal_groups(tables, span, events, lowering)
         })
         .await
     }
 
-    /// Hands `read` the event and visit copies and their tails, and the
-    /// events of `span` that `filters` keep; `None` when there is no copy
-    /// to read yet.
-    async fn read_events<R>(
+    /// Finds the events of `span` that `filters` keep, if the copies are
+    /// there to be read, so that the snapshot's queries grouping them at
+    /// once (the explorer's event panels) find them taken.
+    pub async fn warm_events(
         &self,
         db: &impl ConnectionTrait,
         site: SiteKey,
         (span, filters): (Span, &[Filter]),
         (goals, now): (&[Goal], i64),
-        read: impl FnOnce(event_tallies::Tables<'_>, event_tallies::Events<'_>) -> Option<R>,
+    ) -> Result<(), DbErr> {
+        if !event_tallies::answers(&[], filters, &[]) || filters.is_empty() {
+            return Ok(());
+        }
+        self.read_events(db, site, (span, filters), (goals, now), |_, _| Some(())).await.map(|_| ())
+    }
+
+    /// Hands `read` the event and visit copies and their tails, and the
+    /// events of `span` that `filters` keep, on a thread of the blocking
+    /// pool (`counted`); `None` when there is no copy to read yet.
+    async fn read_events<R: Send + 'static>(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        (span, filters): (Span, &[Filter]),
+        (goals, now): (&[Goal], i64),
+        read: impl FnOnce(event_tallies::Tables<'_>, event_tallies::Events<'_>) -> Option<R> + Send + 'static,
     ) -> Result<Option<R>, DbErr> {
         let Some(copies) = &self.copies else { return Ok(None) };
         // Both are asked for, so both loads begin on the first such query.
@@ -84,51 +101,48 @@ impl Reading {
             .get_or_init(|| async { Arc::new(event_tallies::visit_rows(&events, &visits)) })
             .await
             .clone();
-        let tables = event_tallies::Tables {
-            events: [&events, &event_tail],
-            visits: [&visits, &visit_tail],
-            held_rows: &held_rows,
-            goals,
-        };
-        // Without filters every event is kept: counted as read, not copied.
-        let kept = if filters.is_empty() {
-            None
-        } else {
-            let Some(kept) = self.kept_events(site.id, tables, span, filters, lowering(db)) else { return Ok(None) };
-            Some(kept)
-        };
-        let events = match &kept {
-            Some(kept) => event_tallies::Events::Kept(kept),
-            None => event_tallies::Events::Filtered(filters),
-        };
-        Ok(read(tables, events))
-    }
-
-    /// The events of `span` that `filters` keep, found on the snapshot's
-    /// first query of them.
-    fn kept_events(
-        &self,
-        site_id: i64,
-        tables: event_tallies::Tables<'_>,
-        span: Span,
-        filters: &[Filter],
-        lowering: Lowering,
-    ) -> Option<Arc<KeptEvents>> {
-        let key = (span.from, span.to);
+        let tail_visitors = copy.tail_visitors(&events, &event_tail);
+        let (goals, filters, lowering) = (goals.to_vec(), filters.to_vec(), lowering(db));
         // The longest list of filters found before that begins this one:
         // a goal's panel adds its goal to the page's filters.
-        let found = self.taken(site_id, |taken| {
-            let found = taken.kept_events.iter().filter(|(at, kept, _)| *at == key && filters.starts_with(kept));
+        let key = (span.from, span.to);
+        let taken = self.taken(site.id);
+        let found = {
+            let kept_events = taken.kept_events.lock().unwrap_or_else(PoisonError::into_inner);
+            let found = kept_events.iter().filter(|(at, kept, _)| *at == key && filters.starts_with(kept));
             found.max_by_key(|(_, kept, _)| kept.len()).map(|(_, kept, events)| (kept.len(), events.clone()))
-        });
-        let kept = match found {
-            Some((length, found)) if length == filters.len() => return Some(found),
-            Some((length, found)) => event_tallies::refined(tables, &found, &filters[length..], lowering)?,
-            None => event_tallies::kept(tables, span, filters, lowering)?,
         };
-        let kept = Arc::new(kept);
-        self.taken(site_id, |taken| taken.kept_events.push((key, filters.to_vec(), kept.clone())));
-        Some(kept)
+        let (answer, kept) = counted(move || {
+            let tables = event_tallies::Tables {
+                events: [&events, &event_tail],
+                visits: [&visits, &visit_tail],
+                held_rows: &held_rows,
+                tail_visitors: &tail_visitors,
+                goals: &goals,
+            };
+            // Without filters every event is kept: counted as read, not copied.
+            if filters.is_empty() {
+                return (read(tables, event_tallies::Events::Filtered(&filters)), None);
+            }
+            let kept = match found {
+                Some((length, found)) if length == filters.len() => Some(found),
+                Some((length, found)) => {
+                    event_tallies::refined(tables, &found, &filters[length..], lowering).map(Arc::new)
+                }
+                None => event_tallies::kept(tables, span, &filters, lowering).map(Arc::new),
+            };
+            let Some(kept) = kept else { return (None, None) };
+            (read(tables, event_tallies::Events::Kept(&kept)), Some((filters, kept)))
+        })
+        .await?;
+        // The events found are kept for the snapshot's next query of them.
+        if let Some((filters, kept)) = kept {
+            let mut kept_events = taken.kept_events.lock().unwrap_or_else(PoisonError::into_inner);
+            if !kept_events.iter().any(|(at, found, _)| *at == key && *found == filters) {
+                kept_events.push((key, filters, kept));
+            }
+        }
+        Ok(answer)
     }
 
     /// The step events of a funnel over `span`, by visitor and then in the

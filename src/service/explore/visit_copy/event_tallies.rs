@@ -87,13 +87,28 @@ pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric])
 
 /// The event tables (the copy, then the tail) and the visit tables, the
 /// row in the visit copy of each visit of the event copy (`visit_rows`),
-/// and the site's goals.
+/// the number of each of the tail's visitors
+/// (`events::tail_visitor_numbers`), and the site's goals.
 #[derive(Clone, Copy)]
 pub struct Tables<'a> {
     pub events: [&'a EventTable; 2],
     pub visits: [&'a Table; 2],
     pub held_rows: &'a [u32],
+    pub tail_visitors: &'a [u32],
     pub goals: &'a [Goal],
+}
+
+impl Tables<'_> {
+    /// The number of the visitor `code` of the event table `table`: the
+    /// copy's by their code, the tail's after them unless the copy has them.
+    fn visitor_number(&self, table: usize, code: usize) -> u32 {
+        if table == 0 { code as u32 } else { self.tail_visitors[code] }
+    }
+
+    /// How many visitor numbers there may be.
+    fn visitor_numbers(&self) -> usize {
+        self.events[0].visitor_count() + self.events[1].visitor_count()
+    }
 }
 
 /// The row in `visits` of each visit of `events`, by its code (`u32::MAX`

@@ -7,7 +7,7 @@ use crate::service::explore::{
     counts::Key,
     query,
     visit_copy::{
-        events::StoredEvent,
+        events::{StoredEvent, tail_visitor_numbers},
         table::{Table, Visit},
     },
 };
@@ -94,6 +94,7 @@ struct Held {
     visits: (Table, Table),
     events: (EventTable, EventTable),
     rows: Vec<u32>,
+    tail_visitors: Vec<u32>,
     goals: Vec<Goal>,
 }
 
@@ -102,7 +103,8 @@ impl Held {
         let visits = (visits(&VISITS[..3]), visits(&VISITS[3..]));
         let events = (events(&COPIED), events(&TAIL));
         let rows = visit_rows(&events.0, &visits.0);
-        Held { visits, events, rows, goals: goals() }
+        let tail_visitors = tail_visitor_numbers(&events.0, &events.1);
+        Held { visits, events, rows, tail_visitors, goals: goals() }
     }
 
     fn tables(&self) -> Tables<'_> {
@@ -110,6 +112,7 @@ impl Held {
             events: [&self.events.0, &self.events.1],
             visits: [&self.visits.0, &self.visits.1],
             held_rows: &self.rows,
+            tail_visitors: &self.tail_visitors,
             goals: &self.goals,
         }
     }
@@ -334,7 +337,13 @@ fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let copied = events(&COPIED);
     let tail = events(&[]);
     let held_rows = visit_rows(&copied, &held);
-    let tables = Tables { events: [&copied, &tail], visits: [&held, &empty], held_rows: &held_rows, goals: &[] };
+    let tables = Tables {
+        events: [&copied, &tail],
+        visits: [&held, &empty],
+        held_rows: &held_rows,
+        tail_visitors: &[],
+        goals: &[],
+    };
     // span -> answered: only the first event's visit is held
     for ((from, to), answered) in [((0, 1000), false), ((0, 150), true)] {
         let asked = (&[dimension("event:page")][..], Events::Filtered(&[]), Distinct::ALL);

@@ -110,3 +110,34 @@ fn a_step_on_a_property_is_left_to_the_rows() {
     ];
     assert!(step_events([&copy, &EventTable::new()], (0, 10), &steps).is_none());
 }
+
+#[test]
+fn a_tails_visitors_are_numbered_by_the_copys_codes_or_after_them() {
+    // (the copy's visitors, the tail's visitors, in the order first met)
+    let cases: [(&str, &[i64], &[i64]); 6] = [
+        ("both empty", &[], &[]),
+        ("no copy", &[], &[7, 3]),
+        ("no tail", &[5, 1], &[]),
+        ("all in the copy", &[9, 4, 6], &[6, 9]),
+        ("none in the copy", &[2, 4], &[5, 1, 3]),
+        ("some in the copy, ids interleaved", &[50, 10, 30, 20], &[25, 10, 60, 50, 5]),
+    ];
+    let of = |visitors: &[i64]| {
+        let events: Vec<_> =
+            visitors.iter().enumerate().map(|(at, visitor)| (at as i64, *visitor, *visitor, "pageview", "/")).collect();
+        table(&events)
+    };
+    for (name, copy, tail) in cases {
+        let (held, tail_table) = (of(copy), of(tail));
+        // By the definition: the visitor's code in the copy, else the
+        // copy's count plus its code in the tail.
+        let expected: Vec<u32> = (0..tail.len())
+            .map(|code| {
+                let id = tail_table.visitor_id(code);
+                let in_copy = (0..held.visitor_count()).find(|held_code| held.visitor_id(*held_code) == id);
+                in_copy.unwrap_or(held.visitor_count() + code) as u32
+            })
+            .collect();
+        assert_eq!(tail_visitor_numbers(&held, &tail_table), expected, "{name}");
+    }
+}

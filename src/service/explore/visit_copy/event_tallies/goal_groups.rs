@@ -5,7 +5,7 @@
 //! read the page's kept events twice (narrowing them to the goal, then
 //! counting): 10% of a filtered page with four goals.
 
-use super::{At, Decided, Events, Tables, each_kept, grouping::VisitorNumbers};
+use super::{At, Decided, Events, Tables, each_kept};
 use crate::service::explore::{
     counts::Counts,
     range::Span,
@@ -34,7 +34,6 @@ pub fn goal_groups(tables: Tables<'_>, span: Span, events: Events<'_>, lowering:
     let mut counted = vec![0u64; tables.visits[0].len() + tables.visits[1].len()];
     let mut visit_pairs: Vec<(u32, u32)> = Vec::new();
     let mut visitor_pairs: Vec<(u32, u32)> = Vec::new();
-    let mut visitor_numbers = VisitorNumbers::new(tables);
     let mut add = |at: At, visit: u32| {
         let table = tables.events[at.table];
         let (pages, names) = &masks[at.table];
@@ -54,7 +53,7 @@ pub fn goal_groups(tables: Tables<'_>, span: Span, events: Events<'_>, lowering:
         let new = reached & !counted[visit as usize];
         if new != 0 {
             counted[visit as usize] |= new;
-            let visitor = visitor_numbers.of(tables, at.table, table.visitor_code(at.row));
+            let visitor = tables.visitor_number(at.table, table.visitor_code(at.row));
             each_bit(new, |goal| {
                 visit_pairs.push((goal as u32, visit));
                 visitor_pairs.push((goal as u32, visitor));
@@ -69,7 +68,7 @@ pub fn goal_groups(tables: Tables<'_>, span: Span, events: Events<'_>, lowering:
         Events::Kept(kept) => kept.each(tables.visits[0].len()).for_each(|(at, visit)| add(at, visit)),
     }
     let visits = distinct_per_group(&visit_pairs, goals.len(), counted.len());
-    let visitors = distinct_per_group(&visitor_pairs, goals.len(), VisitorNumbers::count(tables));
+    let visitors = distinct_per_group(&visitor_pairs, goals.len(), tables.visitor_numbers());
     for (goal, counts) in counts.iter_mut().enumerate() {
         counts.visits = visits[goal];
         counts.visitors = visitors[goal];

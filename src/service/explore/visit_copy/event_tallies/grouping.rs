@@ -9,7 +9,7 @@ use crate::service::explore::{
     query::Metric,
     range::Buckets,
     visit_copy::{
-        events::{Kind, tail_visitor_number},
+        events::Kind,
         numbers::{Numbers, distinct_per_group},
     },
 };
@@ -55,36 +55,6 @@ pub(super) struct Grouping<'a> {
     last_group: Vec<u32>,
     visit_pairs: Vec<(u32, u32)>,
     visitor_pairs: Vec<(u32, u32)>,
-    visitor_numbers: VisitorNumbers,
-}
-
-/// Visitors numbered by their code in the copy; a tail's visitor not in it
-/// after them, each found once.
-pub(super) struct VisitorNumbers {
-    tail: Vec<u32>,
-}
-
-impl VisitorNumbers {
-    pub(super) fn new(tables: Tables<'_>) -> VisitorNumbers {
-        VisitorNumbers { tail: vec![u32::MAX; tables.events[1].visitor_count()] }
-    }
-
-    /// The number of the visitor `code` of the event table `table`.
-    pub(super) fn of(&mut self, tables: Tables<'_>, table: usize, code: usize) -> u32 {
-        if table == 0 {
-            return code as u32;
-        }
-        if self.tail[code] == u32::MAX {
-            let [held, tail] = tables.events;
-            self.tail[code] = tail_visitor_number(held, tail, code);
-        }
-        self.tail[code]
-    }
-
-    /// How many numbers there may be.
-    pub(super) fn count(tables: Tables<'_>) -> usize {
-        tables.events[0].visitor_count() + tables.events[1].visitor_count()
-    }
 }
 
 impl<'a> Grouping<'a> {
@@ -112,7 +82,6 @@ impl<'a> Grouping<'a> {
             },
             visit_pairs: Vec::new(),
             visitor_pairs: Vec::new(),
-            visitor_numbers: VisitorNumbers::new(tables),
         }
     }
 
@@ -133,7 +102,7 @@ impl<'a> Grouping<'a> {
                 self.visit_pairs.push((group, visit));
             }
             if self.distinct.visitors {
-                let visitor = self.visitor_numbers.of(self.tables, at.table, table_events.visitor_code(at.row));
+                let visitor = self.tables.visitor_number(at.table, table_events.visitor_code(at.row));
                 self.visitor_pairs.push((group, visitor));
             }
         }
@@ -169,7 +138,7 @@ impl<'a> Grouping<'a> {
             if wanted { distinct_per_group(pairs, keys.len(), items) } else { vec![0; keys.len()] }
         };
         let visits = count(self.distinct.visits, &self.visit_pairs, self.last_group.len());
-        let visitors = count(self.distinct.visitors, &self.visitor_pairs, VisitorNumbers::count(tables));
+        let visitors = count(self.distinct.visitors, &self.visitor_pairs, tables.visitor_numbers());
         let mut groups = Groups::new();
         for (name, key) in keys.into_iter().enumerate() {
             let mut counts = std::mem::take(&mut counts[name]);
