@@ -629,12 +629,14 @@ async fn main() {
             "\n{:<40} {:>17} {:>12} {:>8}       {:>12}",
             "Goals, funnels, attribution", "p50/p95 ms", "p50 / base", "target", "peak RSS +MB"
         );
+        // BENCH_GOALS_RUNS (10) calls each: more steady the ratios of short calls.
+        let goal_runs: usize = std::env::var("BENCH_GOALS_RUNS").ok().and_then(|runs| runs.parse().ok()).unwrap_or(10);
         let mut base = 0.0;
         for (name, path, body, target) in cases {
             let url = format!("{}{path}", server.base);
             common::reset_peak_rss();
             let rss_before = common::peak_rss_kib();
-            let sample = measure_runs(1, 10, || async {
+            let sample = measure_runs(1, goal_runs, || async {
                 let reply = http.post(&url).header("cookie", &server.cookie).json(body).send().await.expect("goals");
                 assert_eq!(reply.status(), 200, "{name}");
                 reply.bytes().await.expect("goals body");

@@ -446,3 +446,69 @@ async fn reports_equal_a_recount(app: &TestApp, client: &Client, site: i64) {
         }
     }
 }
+
+/// A lead is a visitor's first identification, counted once on its day:
+/// a visitor identified again inside a range whose first identification
+/// came before it is no lead of the range, and two identifications at the
+/// same instant are one lead. Each range is read with its closed days kept
+/// and from the rows.
+#[tokio::test]
+async fn a_lead_is_counted_once_on_the_day_of_its_first_identification() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Ada", "leads.example").await;
+        let now = now_ms();
+        // Each visitor's identifications, in days before now.
+        let people: [(&str, &[i64]); 4] = [("early", &[8, 2]), ("twice", &[2, 2]), ("once", &[2]), ("today", &[0])];
+        for (vid, _) in people {
+            let visit = json!({ "site": site, "type": "pageview", "tracker_vid": vid, "ts": now - 10 * DAY_MS,
+                                "url": "https://leads.example/" });
+            app.collect_with(json!({ "events": [visit] }), DESKTOP_UA, &[]).await.expect(202);
+        }
+        app.state.writer.flush().await;
+        let db = &app.state.db;
+        for (vid, days) in people {
+            let visitor = entity::visitor::Entity::find()
+                .filter(entity::visitor::Column::SiteId.eq(site))
+                .filter(entity::visitor::Column::TrackerVid.eq(vid))
+                .one(db)
+                .await
+                .unwrap()
+                .unwrap();
+            for day in days {
+                // Late rows, so the kept days of this site are forgotten as a write would.
+                identity::ActiveModel {
+                    site_id: Set(site),
+                    visitor_id: Set(visitor.id),
+                    tracker_vid: Set(vid.to_owned()),
+                    email: Set(Some(format!("{vid}@leads.example"))),
+                    traits: Set("{}".to_owned()),
+                    source: Set("api".to_owned()),
+                    identified_at: Set(now - day * DAY_MS - MINUTE_MS),
+                    ..Default::default()
+                }
+                .insert(db)
+                .await
+                .unwrap();
+            }
+        }
+        cache::forget_all(db, site, now).await.unwrap();
+        let day = |days_ago: i64| {
+            chrono::DateTime::from_timestamp_millis(now - days_ago * DAY_MS).unwrap().format("%Y-%m-%d").to_string()
+        };
+        // (range, leads): the last five days hold three first identifications;
+        // the last thirty, four; today alone, one.
+        let ranges = [(json!([day(5), day(0)]), 3.0), (json!("30d"), 4.0), (json!([day(0), day(0)]), 1.0)];
+        for _read in ["computed", "kept"] {
+            for (range, leads) in &ranges {
+                let reply = client
+                    .post(
+                        "/api/v2/attribution",
+                        json!({ "site_id": site, "model": "first_touch", "by": "channel", "date_range": range }),
+                    )
+                    .await;
+                let reply = reply.expect(200);
+                assert_eq!(reply["total"]["leads"].as_f64().unwrap(), *leads, "{range}: {reply}");
+            }
+        }
+    }
+}

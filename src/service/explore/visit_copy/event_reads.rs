@@ -161,6 +161,7 @@ impl Reading {
             return Ok(None);
         }
         let Some((held, tail)) = self.events_and_tail(db, copies, site, now).await? else { return Ok(None) };
-        Ok(events::step_events([&held, &tail], (span.from, span.to), steps))
+        let steps = steps.to_vec();
+        counted(move || events::step_events([&held, &tail], (span.from, span.to), &steps)).await
     }
 }
