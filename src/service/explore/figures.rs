@@ -271,6 +271,14 @@ pub async fn groups(
 ) -> AppResult<Groups> {
     let Ask { filters, metrics, .. } = ask;
     let mut all = Groups::new();
+    // The identified and hot among a range's visitors are counted over the
+    // visit copy where it answers: the rollups read them from the visitors'
+    // rows (at 1M events 27 ms for 30 days, and 21 for the empty month
+    // before it), the copy looks them up among the visits it keeps.
+    let flags = metrics.iter().any(|metric| matches!(metric, Metric::IdentifiedVisitors | Metric::HotLeads));
+    if flags && let Some(groups) = copied_groups(db, scope, ask, span, buckets).await? {
+        return Ok(groups);
+    }
     let rolled = rollups::plan(ask, scope.goals).filter(|_| buckets.is_none());
     if let Some(rolled) = &rolled
         && let Some(groups) = rollups::groups(db, scope, ask, rolled, span).await?
