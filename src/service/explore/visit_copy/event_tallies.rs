@@ -19,7 +19,7 @@ pub use kept_events::{KeptEvents, kept, refined};
 use slots::Radix;
 
 use super::{
-    events::{EventTable, Kind},
+    events::{EventTable, Kind, VisitEvents},
     table::{Column, Lowering, Table, passes},
 };
 use crate::service::{
@@ -86,14 +86,16 @@ pub fn answers(dimensions: &[Dimension], filters: &[Filter], metrics: &[Metric])
 }
 
 /// The event tables (the copy, then the tail) and the visit tables, the
-/// row in the visit copy of each visit of the event copy (`visit_rows`),
-/// the number of each of the tail's visitors
+/// row in the visit copy of each visit of the event copy (`visit_rows`)
+/// and the rows of its events, the number of each of the tail's visitors
 /// (`events::tail_visitor_numbers`), and the site's goals.
 #[derive(Clone, Copy)]
 pub struct Tables<'a> {
     pub events: [&'a EventTable; 2],
     pub visits: [&'a Table; 2],
     pub held_rows: &'a [u32],
+    /// The rows of each visit's events in the event copy.
+    pub visit_events: &'a VisitEvents,
     pub tail_visitors: &'a [u32],
     pub goals: &'a [Goal],
 }
@@ -329,54 +331,110 @@ enum Verdict {
 /// Hands `each` every event in `span` that passes `decided`, with its
 /// visit's number: the copy's visits by row, then the tail's after them.
 /// `None` when an event's visit is not in the visit tables. Filters on the
-/// visit are decided once per visit: an event of a visit they drop costs
-/// two reads, which is most events when a page narrows to one source.
+/// visit are decided once per visit. Under such a filter the copy's events
+/// are read visit by visit (`visit_kept`): those of a visit it drops are
+/// never read, where a walk of the span read all of them; the tail's (a
+/// day or two) are walked in time order, as are the copy's when no filter
+/// reads the visit alone.
 fn each_kept(tables: Tables<'_>, span: Span, decided: &[Decided], mut each: impl FnMut(At, u32)) -> Option<()> {
     let (by_visit, by_event): (Vec<&Decided>, Vec<&Decided>) =
         decided.iter().partition(|filter| filter.reads_visit_only());
-    let held_count = tables.visits[0].len();
-    // The tail's events' visits, by id: those that reach into its stretch.
-    let mut tail_numbered: HashMap<i64, u32> = HashMap::new();
-    let tail_run = tables.events[1].run((span.from, span.to));
-    if !tail_run.is_empty() {
-        let reach = Span { from: tables.events[1].at[tail_run.start], ..span };
-        for (table, visits) in tables.visits.iter().enumerate() {
-            let offset = if table == 0 { 0 } else { held_count };
-            tail_numbered.extend(visits.reaching(reach).map(|(row, id)| (id, (offset + row) as u32)));
-        }
+    let filters = (&by_visit[..], &by_event[..]);
+    if by_visit.is_empty() {
+        walk_kept(tables, 0, span, filters, &mut each)?;
+    } else {
+        visit_kept(tables, span, filters, &mut each)?;
     }
-    for (table, table_events) in tables.events.iter().enumerate() {
-        // The tail's visits' numbers, each found once.
-        let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
-        let mut verdicts = vec![Verdict::Unread; table_events.visit_count()];
-        for row in table_events.run((span.from, span.to)) {
-            let code = table_events.visit_code(row);
-            if verdicts[code] == Verdict::Dropped {
-                continue;
-            }
-            let visit = if table == 0 {
-                tables.held_rows[code]
-            } else if visit_numbers[code] == u32::MAX {
-                let number = *tail_numbered.get(&table_events.visit_id(code))?;
-                visit_numbers[code] = number;
-                number
-            } else {
-                visit_numbers[code]
-            };
-            if visit == u32::MAX {
-                return None;
-            }
-            let at = At::of(table, row, visit, held_count);
-            if verdicts[code] == Verdict::Unread {
-                let kept = by_visit.iter().all(|filter| filter.passes(tables, at));
-                verdicts[code] = if kept { Verdict::Kept } else { Verdict::Dropped };
-                if !kept {
-                    continue;
-                }
-            }
+    walk_kept(tables, 1, span, filters, &mut each)
+}
+
+/// The copy's events in `span` that pass the filters, visit by visit (each
+/// visit's in time order), with their visit's row in the visit copy.
+fn visit_kept(
+    tables: Tables<'_>,
+    span: Span,
+    (by_visit, by_event): (&[&Decided], &[&Decided]),
+    each: &mut impl FnMut(At, u32),
+) -> Option<()> {
+    let (events, held_count) = (tables.events[0], tables.visits[0].len());
+    for code in 0..events.visit_count() {
+        let rows = tables.visit_events.rows(code);
+        // The visit's events in the span: they are in time order.
+        let from = rows.partition_point(|row| events.at[*row as usize] < span.from);
+        let to = rows.partition_point(|row| events.at[*row as usize] < span.to);
+        if from == to {
+            continue;
+        }
+        let visit = tables.held_rows[code];
+        if visit == u32::MAX {
+            return None;
+        }
+        let first = At::of(0, rows[from] as usize, visit, held_count);
+        if !by_visit.iter().all(|filter| filter.passes(tables, first)) {
+            continue;
+        }
+        for row in &rows[from..to] {
+            let at = At::of(0, *row as usize, visit, held_count);
             if by_event.iter().all(|filter| filter.passes(tables, at)) {
                 each(at, visit);
             }
+        }
+    }
+    Some(())
+}
+
+/// The events of one event table (0: the copy, 1: the tail) in `span` that
+/// pass the filters, in time order; the filters on the visit decided on the
+/// visit's first event in the span.
+fn walk_kept(
+    tables: Tables<'_>,
+    table: usize,
+    span: Span,
+    (by_visit, by_event): (&[&Decided], &[&Decided]),
+    each: &mut impl FnMut(At, u32),
+) -> Option<()> {
+    let held_count = tables.visits[0].len();
+    let table_events = tables.events[table];
+    let run = table_events.run((span.from, span.to));
+    // The tail's events' visits, by id: those that reach into its stretch.
+    let mut tail_numbered: HashMap<i64, u32> = HashMap::new();
+    if table == 1 && !run.is_empty() {
+        let reach = Span { from: table_events.at[run.start], ..span };
+        for (at, visits) in tables.visits.iter().enumerate() {
+            let offset = if at == 0 { 0 } else { held_count };
+            tail_numbered.extend(visits.reaching(reach).map(|(row, id)| (id, (offset + row) as u32)));
+        }
+    }
+    // The tail's visits' numbers, each found once.
+    let mut visit_numbers = vec![u32::MAX; if table == 0 { 0 } else { table_events.visit_count() }];
+    let mut verdicts = vec![Verdict::Unread; table_events.visit_count()];
+    for row in run {
+        let code = table_events.visit_code(row);
+        if verdicts[code] == Verdict::Dropped {
+            continue;
+        }
+        let visit = if table == 0 {
+            tables.held_rows[code]
+        } else if visit_numbers[code] == u32::MAX {
+            let number = *tail_numbered.get(&table_events.visit_id(code))?;
+            visit_numbers[code] = number;
+            number
+        } else {
+            visit_numbers[code]
+        };
+        if visit == u32::MAX {
+            return None;
+        }
+        let at = At::of(table, row, visit, held_count);
+        if verdicts[code] == Verdict::Unread {
+            let kept = by_visit.iter().all(|filter| filter.passes(tables, at));
+            verdicts[code] = if kept { Verdict::Kept } else { Verdict::Dropped };
+            if !kept {
+                continue;
+            }
+        }
+        if by_event.iter().all(|filter| filter.passes(tables, at)) {
+            each(at, visit);
         }
     }
     Some(())

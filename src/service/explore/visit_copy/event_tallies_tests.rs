@@ -7,7 +7,7 @@ use crate::service::explore::{
     counts::Key,
     query,
     visit_copy::{
-        events::{StoredEvent, tail_visitor_numbers},
+        events::{StoredEvent, VisitEvents, tail_visitor_numbers},
         table::{Table, Visit},
     },
 };
@@ -94,6 +94,7 @@ struct Held {
     visits: (Table, Table),
     events: (EventTable, EventTable),
     rows: Vec<u32>,
+    by_visit: VisitEvents,
     tail_visitors: Vec<u32>,
     goals: Vec<Goal>,
 }
@@ -104,7 +105,8 @@ impl Held {
         let events = (events(&COPIED), events(&TAIL));
         let rows = visit_rows(&events.0, &visits.0);
         let tail_visitors = tail_visitor_numbers(&events.0, &events.1);
-        Held { visits, events, rows, tail_visitors, goals: goals() }
+        let by_visit = VisitEvents::of(&events.0);
+        Held { visits, events, rows, by_visit, tail_visitors, goals: goals() }
     }
 
     fn tables(&self) -> Tables<'_> {
@@ -112,6 +114,7 @@ impl Held {
             events: [&self.events.0, &self.events.1],
             visits: [&self.visits.0, &self.visits.1],
             held_rows: &self.rows,
+            visit_events: &self.by_visit,
             tail_visitors: &self.tail_visitors,
             goals: &self.goals,
         }
@@ -337,10 +340,12 @@ fn an_event_whose_visit_is_not_held_is_left_to_the_rows() {
     let copied = events(&COPIED);
     let tail = events(&[]);
     let held_rows = visit_rows(&copied, &held);
+    let by_visit = VisitEvents::of(&copied);
     let tables = Tables {
         events: [&copied, &tail],
         visits: [&held, &empty],
         held_rows: &held_rows,
+        visit_events: &by_visit,
         tail_visitors: &[],
         goals: &[],
     };

@@ -168,6 +168,42 @@ impl EventTable {
     }
 }
 
+/// The rows of each visit's events in an event table, by the visit's code,
+/// each visit's in the order they happened: where a filter on the visit
+/// keeps a few of them, their events are read visit by visit rather than
+/// by walking every event of the span (`event_tallies::each_kept`).
+pub struct VisitEvents {
+    starts: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl VisitEvents {
+    /// Groups the table's rows by visit with a counting sort (rows stay in
+    /// time order within each visit).
+    pub fn of(table: &EventTable) -> VisitEvents {
+        let mut starts = vec![0u32; table.visit_count() + 1];
+        for visit in &table.visit {
+            starts[*visit as usize + 1] += 1;
+        }
+        for at in 1..starts.len() {
+            starts[at] += starts[at - 1];
+        }
+        let mut next = starts.clone();
+        let mut rows = vec![0u32; table.visit.len()];
+        for (row, visit) in table.visit.iter().enumerate() {
+            let slot = &mut next[*visit as usize];
+            rows[*slot as usize] = row as u32;
+            *slot += 1;
+        }
+        VisitEvents { starts, rows }
+    }
+
+    /// The rows of the events of the visit `code`, in time order.
+    pub fn rows(&self, code: usize) -> &[u32] {
+        &self.rows[self.starts[code] as usize..self.starts[code + 1] as usize]
+    }
+}
+
 /// Which of `goals` each distinct page reaches as a pageview, and each
 /// distinct name as a custom event (bit `k` for goal `k`, so at most 64),
 /// or `None` when a goal reads what the table does not hold (a property)

@@ -141,3 +141,18 @@ fn a_tails_visitors_are_numbered_by_the_copys_codes_or_after_them() {
         assert_eq!(tail_visitor_numbers(&held, &tail_table), expected, "{name}");
     }
 }
+
+#[test]
+fn each_visits_events_are_its_rows_in_time_order() {
+    // (at, visitor, visit): visits interleaved in time, one with a single event.
+    let events = [(1, 1, 10), (2, 2, 20), (3, 1, 10), (4, 3, 30), (5, 2, 20), (6, 1, 10)];
+    let table = table(&events.map(|(at, visitor, visit)| (at, visitor, visit, "pageview", "/")));
+    let by_visit = VisitEvents::of(&table);
+    for code in 0..table.visit_count() {
+        let visit = table.visit_id(code);
+        let expected: Vec<u32> =
+            events.iter().enumerate().filter(|(_, event)| event.2 == visit).map(|(row, _)| row as u32).collect();
+        assert_eq!(by_visit.rows(code), &expected[..], "visit {visit}");
+    }
+    assert!(VisitEvents::of(&EventTable::new()).rows.is_empty());
+}

@@ -46,7 +46,7 @@ use std::{
 use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 use tokio::sync::OnceCell;
 
-use events::EventTable;
+use events::{EventTable, VisitEvents};
 pub use flagged::Flagged;
 use held::{Copied, Held, Loading, Owner, fresh_tail};
 pub use held::{CopyLoads, Loader};
@@ -80,6 +80,8 @@ struct SiteCopy {
     event_tail: KeptTail<EventTable>,
     /// The row in `visits` of each visit of `events`.
     visit_rows: OnceCell<Arc<Vec<u32>>>,
+    /// The rows of each visit's events in `events`.
+    visit_events: OnceCell<Arc<VisitEvents>>,
     /// The number of each visitor of an event tail, and that tail.
     tail_visitors: Mutex<Option<NumberedTail>>,
 }
@@ -137,6 +139,7 @@ impl VisitCopies {
             events: Held::default(),
             event_tail: Mutex::default(),
             visit_rows: OnceCell::new(),
+            visit_events: OnceCell::new(),
             tail_visitors: Mutex::default(),
         });
         sites.insert(site.id, (tick, copy.clone()));

@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use super::{
     numbers::distinct_per_group,
     table::{Column, Lowering, Pieces, Table},
@@ -78,7 +80,9 @@ pub fn panels(
         kept.iter().for_each(|visit| add(&mut whole, visit));
         whole
     };
-    let groups = columns.iter().map(|column| panel(tables, &kept, visitors.len(), *column)).collect();
+    // Each panel is a walk of its own over the kept visits: on the counting
+    // threads (`counting`) they are shared out between the cores.
+    let groups = columns.par_iter().map(|column| panel(tables, &kept, visitors.len(), *column)).collect();
     Some(Panels { whole, visitors, groups })
 }
 
