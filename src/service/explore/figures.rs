@@ -6,7 +6,7 @@
 use sea_orm::ConnectionTrait;
 
 use super::{
-    active_hours,
+    active_hours, click_days,
     query::{Condition, Dimension, Filter, Metric},
     range::{Buckets, Span},
     revenue::{self, Currency, Revenue},
@@ -304,9 +304,30 @@ pub async fn groups(
         };
     }
     if metrics.contains(&Metric::Clicks) {
-        let resolved = resolve_patterns(db, scope, Source::Clicks, filters, &[span]).await?;
-        for (key, counts) in click_groups(db, scope, ask, span, buckets, &resolved).await? {
+        for (key, counts) in clicks(db, scope, ask, span, buckets).await? {
             all.entry(key).or_default().clicks = counts.clicks;
+        }
+    }
+    Ok(all)
+}
+
+/// The clicks of one span: its whole days from the daily rollup where it
+/// counts them (`click_days`), the rest from the clicks.
+async fn clicks(
+    db: &impl ConnectionTrait,
+    scope: &Scope<'_>,
+    ask: Ask<'_>,
+    span: Span,
+    buckets: Option<&Buckets>,
+) -> AppResult<Groups> {
+    let resolved = resolve_patterns(db, scope, Source::Clicks, ask.filters, &[span]).await?;
+    let Some((days, edges)) = click_days::plan(scope, ask, span, buckets) else {
+        return click_groups(db, scope, ask, span, buckets, &resolved).await;
+    };
+    let mut all = click_days::groups(db, scope.site_id, ask.dimensions, days).await?;
+    for (from, to) in edges {
+        for (key, counts) in click_groups(db, scope, ask, Span { from, to, ..span }, None, &resolved).await? {
+            all.entry(key).or_default().clicks += counts.clicks;
         }
     }
     Ok(all)

@@ -7,6 +7,7 @@
 mod active_hours;
 mod answer;
 mod breakdowns;
+mod click_days;
 mod conversion;
 mod counts;
 pub mod dashboard;
