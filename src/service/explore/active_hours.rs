@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, DbBackend};
 
 use super::{
     counts::{Counts, Groups, Key},
@@ -85,23 +85,7 @@ pub(super) async fn groups(
     let backend = db.get_database_backend();
     let mut counts: BTreeMap<i64, Counts> = BTreeMap::new();
     if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
-        let mut sql = Sql::new(backend);
-        sql.push(&format!(
-            "SELECT {} AS b, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM active_hour_visitors \
-             WHERE site_id = ",
-            bucket(buckets, "hour")
-        ))
-        .bind(scope.site_id)
-        .push(" AND hour >= ")
-        .bind(span.from)
-        .push(" AND hour < ")
-        .bind(span.to)
-        .push(" AND (previous_hour < ")
-        .bind(span.from);
-        if buckets.is_some() {
-            sql.push(&format!(" OR {} < {}", bucket(buckets, "previous_hour"), bucket(buckets, "hour")));
-        }
-        sql.push(") GROUP BY 1");
+        let sql = visitors_statement(backend, scope.site_id, span, buckets);
         for row in db.query_all_raw(sql.statement()).await? {
             counts.entry(row.try_get("", "b")?).or_default().visitors = row.try_get("", "visitors")?;
         }
@@ -141,6 +125,37 @@ pub(super) async fn groups(
         .map(|(bucket, group)| (if time { vec![Key::Bucket(bucket)] } else { Vec::new() }, group))
         .collect();
     Ok(Some(groups))
+}
+
+/// The visitors of each bucket (of the span without buckets): the rows of
+/// its hours whose previous active hour lies before the bucket's start,
+/// each bucket summed on its own stretch of the hour index. (One statement
+/// grouping every row of the span by its bucket sorted them first: at 1M
+/// events, 30 days of days read 60k rows in 33 ms, bucket by bucket 12.)
+fn visitors_statement(backend: DbBackend, site_id: i64, span: Span, buckets: Option<&Buckets>) -> Sql {
+    let spans = match buckets {
+        Some(buckets) => buckets.hour_spans(span),
+        None => vec![(0, span.from, span.to)],
+    };
+    let mut sql = Sql::new(backend);
+    if spans.is_empty() {
+        // As the statement below answers when no row counts.
+        sql.push("SELECT CAST(0 AS BIGINT) AS b, CAST(0 AS BIGINT) AS visitors");
+        return sql;
+    }
+    sql.push(
+        "SELECT CAST(b.column1 AS BIGINT) AS b, CAST(COALESCE((SELECT SUM(a.visitors) FROM active_hour_visitors a \
+         WHERE a.site_id = ",
+    )
+    .bind(site_id)
+    .push(
+        " AND a.hour >= b.column2 AND a.hour < b.column3 AND a.previous_hour < b.column2), 0) AS BIGINT) AS visitors \
+         FROM (VALUES ",
+    );
+    // Numbers computed here, not input: written into the statement as they are.
+    let rows: Vec<String> = spans.iter().map(|(bucket, from, to)| format!("({bucket}, {from}, {to})")).collect();
+    sql.push(&rows.join(", ")).push(") AS b");
+    sql
 }
 
 /// The visits, bounces and seconds of the span (per bucket with

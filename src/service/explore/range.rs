@@ -308,6 +308,23 @@ impl Buckets {
         buckets.dedup();
         buckets
     }
+
+    /// Each bucket of a span whose bucket edges are UTC hours
+    /// (`hour_aligned`, and `span.from` on an hour) with its own span:
+    /// `(bucket, from, to)`, in order, together covering the span once.
+    pub fn hour_spans(&self, span: Span) -> Vec<(i64, i64, i64)> {
+        let mut spans: Vec<(i64, i64, i64)> = Vec::new();
+        let mut at = span.from;
+        while at < span.to {
+            let bucket = self.of(at);
+            match spans.last_mut() {
+                Some(last) if last.0 == bucket => last.2 = (at + HOUR_MS).min(span.to),
+                _ => spans.push((bucket, at, (at + HOUR_MS).min(span.to))),
+            }
+            at += HOUR_MS;
+        }
+        spans
+    }
 }
 
 #[cfg(test)]
@@ -371,6 +388,56 @@ mod tests {
         let hours = Buckets::new(Grain::Hour, span, berlin);
         assert_eq!(hours.all(span).len(), 24 + 23 + 24);
         assert_eq!(hours.label(hours.of(ms("2024-03-31T01:30:00Z"))), "2024-03-31 03:00:00");
+    }
+
+    #[test]
+    fn each_bucket_has_its_own_hours() {
+        let berlin: Tz = "Europe/Berlin".parse().expect("zone");
+        // Three Berlin days around the spring change (23 hours on the 31st),
+        // and a span ending inside an hour.
+        let span = days_span(berlin, date("2024-03-30"), date("2024-04-01"));
+        let cut = Span { to: span.to - 30 * MINUTE_MS, ..span };
+        let days = Buckets::new(Grain::Day, span, berlin);
+        let weeks = Buckets::new(Grain::Week, span, berlin);
+        type Case<'a> = (&'a str, &'a Buckets, Span, Vec<(&'a str, &'a str, &'a str)>);
+        let cases: [Case<'_>; 3] = [
+            (
+                "days",
+                &days,
+                span,
+                vec![
+                    ("2024-03-30", "2024-03-29T23:00:00Z", "2024-03-30T23:00:00Z"),
+                    ("2024-03-31", "2024-03-30T23:00:00Z", "2024-03-31T22:00:00Z"),
+                    ("2024-04-01", "2024-03-31T22:00:00Z", "2024-04-01T22:00:00Z"),
+                ],
+            ),
+            (
+                "days, the last cut",
+                &days,
+                cut,
+                vec![
+                    ("2024-03-30", "2024-03-29T23:00:00Z", "2024-03-30T23:00:00Z"),
+                    ("2024-03-31", "2024-03-30T23:00:00Z", "2024-03-31T22:00:00Z"),
+                    ("2024-04-01", "2024-03-31T22:00:00Z", "2024-04-01T21:30:00Z"),
+                ],
+            ),
+            (
+                "weeks",
+                &weeks,
+                span,
+                vec![
+                    ("2024-03-30", "2024-03-29T23:00:00Z", "2024-03-31T22:00:00Z"),
+                    ("2024-04-01", "2024-03-31T22:00:00Z", "2024-04-01T22:00:00Z"),
+                ],
+            ),
+        ];
+        for (name, buckets, span, expected) in cases {
+            let spans: Vec<(String, i64, i64)> =
+                buckets.hour_spans(span).into_iter().map(|(b, from, to)| (buckets.label(b), from, to)).collect();
+            let expected: Vec<(String, i64, i64)> =
+                expected.into_iter().map(|(label, from, to)| (label.to_owned(), ms(from), ms(to))).collect();
+            assert_eq!(spans, expected, "{name}");
+        }
     }
 
     #[test]

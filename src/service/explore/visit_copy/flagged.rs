@@ -2,8 +2,6 @@
 //! looked up by id when they are few, else the site's flagged visitors
 //! read as two lists and kept if among them.
 
-use std::collections::HashSet;
-
 use sea_orm::{ConnectionTrait, DbBackend, DbErr};
 
 use crate::service::explore::sql::Sql;
@@ -23,14 +21,11 @@ pub struct Flagged {
 pub(super) const FLAGGED_BY_ID: usize = 2_000;
 
 impl Flagged {
-    /// Those of `visitors` (in order, each once) identified, and those hot.
-    pub(super) async fn of(
-        &self,
-        db: &impl ConnectionTrait,
-        visitors: Vec<i64>,
-    ) -> Result<(HashSet<i64>, HashSet<i64>), DbErr> {
+    /// Those of `visitors` (in order, each once) identified, and those
+    /// hot, each in order.
+    pub(super) async fn of(&self, db: &impl ConnectionTrait, visitors: Vec<i64>) -> Result<Flags, DbErr> {
         if visitors.is_empty() {
-            return Ok((HashSet::new(), HashSet::new()));
+            return Ok((Vec::new(), Vec::new()));
         }
         if visitors.len() <= FLAGGED_BY_ID {
             return self.by_id(db, visitors).await;
@@ -39,12 +34,8 @@ impl Flagged {
     }
 
     /// Those of `visitors` identified and hot, looked up by id.
-    async fn by_id(
-        &self,
-        db: &impl ConnectionTrait,
-        visitors: Vec<i64>,
-    ) -> Result<(HashSet<i64>, HashSet<i64>), DbErr> {
-        let (mut identified, mut hot) = (HashSet::new(), HashSet::new());
+    async fn by_id(&self, db: &impl ConnectionTrait, visitors: Vec<i64>) -> Result<Flags, DbErr> {
+        let (mut identified, mut hot) = (Vec::new(), Vec::new());
         // By id: `+` keeps the site's visitor index out.
         let mut sql = Sql::new(db.get_database_backend());
         sql.push(&format!(
@@ -57,12 +48,14 @@ impl Flagged {
         for row in db.query_all_raw(sql.statement()).await? {
             let id: i64 = row.try_get("", "id")?;
             if row.try_get::<i32>("", "identified")? == 1 {
-                identified.insert(id);
+                identified.push(id);
             }
             if row.try_get::<i32>("", "hot")? == 1 {
-                hot.insert(id);
+                hot.push(id);
             }
         }
+        identified.sort_unstable();
+        hot.sort_unstable();
         Ok((identified, hot))
     }
 
@@ -106,12 +99,19 @@ pub(super) struct SiteFlagged {
 }
 
 impl SiteFlagged {
-    /// Those of `visitors` (sorted) among them.
-    pub(super) fn among(&self, visitors: &[i64]) -> (HashSet<i64>, HashSet<i64>) {
-        let among = |ids: &[i64]| ids.iter().copied().filter(|id| visitors.binary_search(id).is_ok()).collect();
+    /// Those of `visitors` (sorted) among them, each in order.
+    pub(super) fn among(&self, visitors: &[i64]) -> Flags {
+        let among = |ids: &[i64]| {
+            let mut found: Vec<i64> = ids.iter().copied().filter(|id| visitors.binary_search(id).is_ok()).collect();
+            found.sort_unstable();
+            found
+        };
         (among(&self.identified), among(&self.hot))
     }
 }
+
+/// The identified visitors and the hot ones, each in order, once.
+pub(super) type Flags = (Vec<i64>, Vec<i64>);
 
 /// The site's partial index of identified visitors (migration m20261222_000001).
 const IDENTIFIED_INDEX: &str = "idx_visitors_identified";

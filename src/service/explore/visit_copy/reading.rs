@@ -14,6 +14,7 @@ use super::{
     SiteCopy, SiteKey, VisitCopies,
     event_tallies::KeptEvents,
     events::EventTable,
+    flagged::{Flagged, SiteFlagged},
     held_and_tail, load,
     load::TailPrint,
     table::{Pieces, Table},
@@ -56,6 +57,9 @@ pub(super) struct SiteTaken {
     /// The whole of a span under filters as the panels' pass counted it
     /// (without its identified and hot visitors).
     pub(super) wholes: Mutex<Vec<WholeOfSpan>>,
+    /// The site's identified and hot visitors, whoever they are: the tiles
+    /// and their previous period flag theirs from the same lists.
+    pub(super) site_flagged: OnceCell<Arc<SiteFlagged>>,
 }
 
 /// A span's bounds, the filters, and the whole the panels' pass counted.
@@ -77,6 +81,19 @@ impl Reading {
     pub(super) fn taken(&self, site_id: i64) -> Arc<SiteTaken> {
         let mut sites = self.sites.lock().unwrap_or_else(PoisonError::into_inner);
         sites.entry(site_id).or_default().clone()
+    }
+
+    /// The site's identified and hot visitors as `flagged` finds them,
+    /// read once per snapshot.
+    pub(super) async fn site_flagged(
+        &self,
+        db: &impl ConnectionTrait,
+        flagged: &Flagged,
+    ) -> Result<Arc<SiteFlagged>, DbErr> {
+        let taken = self.taken(flagged.site_id);
+        let found =
+            taken.site_flagged.get_or_try_init(|| async { Ok::<_, DbErr>(Arc::new(flagged.site_wide(db).await?)) });
+        Ok(found.await?.clone())
     }
 
     /// The site's copies valid on this snapshot, and its tail's print.

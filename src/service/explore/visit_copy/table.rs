@@ -4,7 +4,7 @@
 //! same conditions, decided once per distinct stored value instead of once
 //! per row. Free of I/O: `super` fills the table and the edge counts.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::numbers::{self, Numbers};
 use crate::service::{
@@ -459,8 +459,17 @@ impl Tallies {
         Some(())
     }
 
-    /// Every visitor of every group, once, in order.
-    pub fn visitors(&self) -> Vec<i64> {
+    /// Every visitor of every group, once, in order. Each group's own are
+    /// put in order here too, so `groups` finds them sorted (one group, the
+    /// tiles' whole, is then sorted once, not twice: 220k visits at 1M).
+    pub fn visitors(&mut self) -> Vec<i64> {
+        for tally in self.0.values_mut() {
+            tally.visitors.sort_unstable();
+            tally.visitors.dedup();
+        }
+        if let [only] = self.0.values().collect::<Vec<_>>().as_slice() {
+            return only.visitors.clone();
+        }
         let mut all: Vec<i64> = self.0.values().flat_map(|tally| tally.visitors.iter().copied()).collect();
         all.sort_unstable();
         all.dedup();
@@ -468,17 +477,19 @@ impl Tallies {
     }
 
     /// The groups, each with its distinct visitors counted, and of them
-    /// those in `identified` and `hot`. With no dimensions an empty span
-    /// has no group, as the statement's one row of zeros is dropped.
-    pub fn groups(self, (identified, hot): (&HashSet<i64>, &HashSet<i64>)) -> Groups {
+    /// those in `identified` and `hot` (each a few of the site's visitors,
+    /// looked up among the group's). With no dimensions an empty span has
+    /// no group, as the statement's one row of zeros is dropped.
+    pub fn groups(self, (identified, hot): (&[i64], &[i64])) -> Groups {
         let mut groups = Groups::new();
         for (key, mut tally) in self.0 {
+            // In order already after `visitors`: then a pass, not a sort.
             tally.visitors.sort_unstable();
             tally.visitors.dedup();
+            let among = |flagged: &[i64]| flagged.iter().filter(|id| tally.visitors.binary_search(id).is_ok()).count();
             tally.counts.visitors = tally.visitors.len() as i64;
-            tally.counts.identified =
-                tally.visitors.iter().filter(|visitor| identified.contains(visitor)).count() as i64;
-            tally.counts.hot = tally.visitors.iter().filter(|visitor| hot.contains(visitor)).count() as i64;
+            tally.counts.identified = among(identified) as i64;
+            tally.counts.hot = among(hot) as i64;
             groups.insert(key, tally.counts);
         }
         groups

@@ -3,10 +3,8 @@ use serde_json::json;
 
 use super::*;
 
-fn none() -> (&'static HashSet<i64>, &'static HashSet<i64>) {
-    static NONE: std::sync::OnceLock<HashSet<i64>> = std::sync::OnceLock::new();
-    let none = NONE.get_or_init(HashSet::new);
-    (none, none)
+fn none() -> (&'static [i64], &'static [i64]) {
+    (&[], &[])
 }
 use crate::service::explore::query;
 
@@ -152,9 +150,12 @@ fn a_span_counts_inside_visits_from_their_rows_and_cut_ones_from_their_events() 
     for table in [&table, &tail] {
         tallies.add(table, (span(from, to), None), (&[], &filters), &cut, Lowering::Ascii).expect("answered");
     }
-    let groups = tallies.groups(none());
+    assert_eq!(tallies.visitors(), vec![101, 105]);
+    // Of the flagged (in order), those among the group's visitors count.
+    let groups = tallies.groups((&[50, 101, 102], &[105, 200]));
     let whole = &groups[&Vec::new()];
     assert_eq!((whole.visitors, whole.visits, whole.events), (2, 4, 7));
+    assert_eq!((whole.identified, whole.hot), (1, 1));
 
     // Nothing in the span: no group at all, as the statement's empty row.
     let mut tallies = Tallies::default();

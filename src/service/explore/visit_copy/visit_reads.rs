@@ -1,7 +1,7 @@
 //! What the explorer reads from the visit copy: whole-visit groups, and
 //! the explorer page's visit panels in one pass.
 
-use std::{collections::HashSet, sync::PoisonError};
+use std::sync::PoisonError;
 
 use sea_orm::{ConnectionTrait, DbErr};
 
@@ -40,17 +40,29 @@ impl Reading {
             // As `Tallies` answers: no group when no visit is counted.
             return Ok(Some(if whole.visits > 0 { Groups::from([(Vec::new(), whole)]) } else { Groups::new() }));
         }
-        let Some(tallies) = self.tallies(db, site, (span, buckets), (dimensions, filters), now).await? else {
-            return Ok(None);
+        let tallies = self.tallies(db, site, (span, buckets), (dimensions, filters), now);
+        let Some(flagged) = flagged else {
+            let Some(tallies) = tallies.await? else { return Ok(None) };
+            return Ok(Some(tallies.groups((&[], &[]))));
         };
-        let groups = match flagged {
-            Some(flagged) => {
-                let (identified, hot) = flagged.of(db, tallies.visitors()).await?;
-                tallies.groups((&identified, &hot))
-            }
-            None => tallies.groups((&HashSet::new(), &HashSet::new())),
-        };
-        Ok(Some(groups))
+        // Likely too many visitors to look up by id: the site's flagged ones
+        // are read while the copy counts (as `panels` does).
+        if self.copy_rows(db, site, now).await? > FLAGGED_BY_ID {
+            let (tallies, site_wide) = tokio::join!(tallies, self.site_flagged(db, flagged));
+            let Some(mut tallies) = tallies? else { return Ok(None) };
+            let (identified, hot) = site_wide?.among(&tallies.visitors());
+            return Ok(Some(tallies.groups((&identified, &hot))));
+        }
+        let Some(mut tallies) = tallies.await? else { return Ok(None) };
+        let (identified, hot) = flagged.of(db, tallies.visitors()).await?;
+        Ok(Some(tallies.groups((&identified, &hot))))
+    }
+
+    /// The visits the site's copy and tail hold (none without a copy).
+    async fn copy_rows(&self, db: &impl ConnectionTrait, site: SiteKey, now: i64) -> Result<usize, DbErr> {
+        let Some(copies) = &self.copies else { return Ok(0) };
+        let found = self.copy_and_tail(db, copies, site, now).await?;
+        Ok(found.map_or(0, |(held, tail)| held.len() + tail.len()))
     }
 
     /// The explorer's visit panels over a span (`panels`): the whole under
@@ -84,7 +96,7 @@ impl Reading {
         let (mut found, (identified, hot)) = if many {
             // Likely too many visitors to look up by id: the site's flagged
             // ones are read while the pass counts.
-            let (site_wide, found) = tokio::join!(flagged.site_wide(db), count);
+            let (site_wide, found) = tokio::join!(self.site_flagged(db, flagged), count);
             let Some(mut found) = found? else { return Ok(None) };
             let flags = site_wide?.among(&std::mem::take(&mut found.visitors));
             (found, flags)
