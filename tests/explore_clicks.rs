@@ -28,9 +28,11 @@ use serde_json::{Value, json};
 
 const ZONE: &str = "Asia/Kolkata";
 
-/// Each round: how many days back its clicks are moved, and its clicks as
-/// (link, country, from a bot).
-fn rounds() -> Vec<(i64, Vec<(usize, &'static str, bool)>)> {
+/// A click: which link, the country it comes from, whether a bot's.
+type Click = (usize, &'static str, bool);
+
+/// Each round: how many days back its clicks are moved, and its clicks.
+fn rounds() -> Vec<(i64, Vec<Click>)> {
     vec![
         (9, vec![(0, "DE", false), (1, "DE", false)]),
         (5, vec![(0, "DE", false), (0, "FR", false), (1, "", false), (0, "DE", true)]),

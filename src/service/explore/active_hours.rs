@@ -87,7 +87,7 @@ pub(super) async fn groups(
     if ask.metrics.iter().any(|metric| metric.counts_visitors()) {
         let sql = visitors_statement(backend, scope.site_id, span, buckets);
         for row in db.query_all_raw(sql.statement()).await? {
-            counts.entry(row.try_get("", "b")?).or_default().visitors = row.try_get("", "visitors")?;
+            counts.entry(row.try_get("", "b")?).or_default().visitors += row.try_get::<i64>("", "visitors")?;
         }
     }
     if ask.metrics.iter().any(|metric| matches!(metric, Metric::Pageviews | Metric::Events | Metric::ViewsPerVisit)) {
@@ -133,6 +133,9 @@ pub(super) async fn groups(
 /// grouping every row of the span by its bucket sorted them first: at 1M
 /// events, 30 days of days read 60k rows in 33 ms, bucket by bucket 12.)
 fn visitors_statement(backend: DbBackend, site_id: i64, span: Span, buckets: Option<&Buckets>) -> Sql {
+    if buckets.is_some_and(|buckets| buckets.count(span) > OWN_STRETCHES) {
+        return grouped_visitors_statement(backend, site_id, span, buckets);
+    }
     let spans = match buckets {
         Some(buckets) => buckets.hour_spans(span),
         None => vec![(0, span.from, span.to)],
@@ -155,6 +158,35 @@ fn visitors_statement(backend: DbBackend, site_id: i64, span: Span, buckets: Opt
     // Numbers computed here, not input: written into the statement as they are.
     let rows: Vec<String> = spans.iter().map(|(bucket, from, to)| format!("({bucket}, {from}, {to})")).collect();
     sql.push(&rows.join(", ")).push(") AS b");
+    sql
+}
+
+/// Buckets up to which each is summed on its own stretch; more (a
+/// comparison's custom range of hours over years, where the range itself
+/// is held to `MAX_BUCKETS`) are grouped in one statement.
+const OWN_STRETCHES: i64 = 1_000;
+
+/// The visitors of each bucket in one statement over every row of the
+/// span: a row counts where its previous active hour lies in an earlier
+/// bucket, or before the span.
+fn grouped_visitors_statement(backend: DbBackend, site_id: i64, span: Span, buckets: Option<&Buckets>) -> Sql {
+    let mut sql = Sql::new(backend);
+    sql.push(&format!(
+        "SELECT {} AS b, CAST(COALESCE(SUM(visitors), 0) AS BIGINT) AS visitors FROM active_hour_visitors \
+         WHERE site_id = ",
+        bucket(buckets, "hour")
+    ))
+    .bind(site_id)
+    .push(" AND hour >= ")
+    .bind(span.from)
+    .push(" AND hour < ")
+    .bind(span.to)
+    .push(" AND (previous_hour < ")
+    .bind(span.from);
+    if buckets.is_some() {
+        sql.push(&format!(" OR {} < {}", bucket(buckets, "previous_hour"), bucket(buckets, "hour")));
+    }
+    sql.push(") GROUP BY 1");
     sql
 }
 

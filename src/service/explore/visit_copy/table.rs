@@ -486,7 +486,15 @@ impl Tallies {
             // In order already after `visitors`: then a pass, not a sort.
             tally.visitors.sort_unstable();
             tally.visitors.dedup();
-            let among = |flagged: &[i64]| flagged.iter().filter(|id| tally.visitors.binary_search(id).is_ok()).count();
+            // Each id of the shorter list looked up in the longer.
+            let among = |flagged: &[i64]| {
+                let (few, many) = if flagged.len() <= tally.visitors.len() {
+                    (flagged, tally.visitors.as_slice())
+                } else {
+                    (tally.visitors.as_slice(), flagged)
+                };
+                few.iter().filter(|id| many.binary_search(id).is_ok()).count()
+            };
             tally.counts.visitors = tally.visitors.len() as i64;
             tally.counts.identified = among(identified) as i64;
             tally.counts.hot = among(hot) as i64;

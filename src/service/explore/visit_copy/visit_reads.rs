@@ -40,6 +40,9 @@ impl Reading {
             // As `Tallies` answers: no group when no visit is counted.
             return Ok(Some(if whole.visits > 0 { Groups::from([(Vec::new(), whole)]) } else { Groups::new() }));
         }
+        if !answers(dimensions, filters) {
+            return Ok(None);
+        }
         let tallies = self.tallies(db, site, (span, buckets), (dimensions, filters), now);
         let Some(flagged) = flagged else {
             let Some(tallies) = tallies.await? else { return Ok(None) };
