@@ -125,7 +125,8 @@ fn waiting_copies(state: &AppState) -> std::sync::Arc<explore::visit_copy::Visit
     let config = &state.config;
     let pool = leadtrail::db::read_pool(&state.db, &config.database_url, config.sqlite_synchronous, 1)
         .expect("the copies' connection");
-    let loader = Loader { pool, wait: Duration::from_secs(3600), loads: Default::default() };
+    let loader =
+        Loader { pool, wait: Duration::from_secs(3600), loads: Default::default(), tail_reads: Default::default() };
     std::sync::Arc::new(VisitCopies::new(loader))
 }
 

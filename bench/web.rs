@@ -11,6 +11,8 @@
 //!                                                 e.g. on a kept 10M seed whose overview is slow)
 //! BENCH_ONLY=panels ...                          (the filtered explorer without its previous
 //!                                                 period, and each panel's full view alone)
+//! BENCH_ONLY=live ...                            (the explorer pages quiet, then while
+//!                                                 collect takes an event every 100 ms)
 // A test fails loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used)]
 
@@ -120,9 +122,14 @@ async fn main() {
         measure_panels(&http, &server).await;
         return;
     }
+    if std::env::var("BENCH_ONLY").is_ok_and(|only| only == "live") {
+        measure_live(&http, &server).await;
+        return;
+    }
     let desk_only = std::env::var("BENCH_ONLY").is_ok_and(|only| only == "desk");
     if !desk_only {
         measure_pages(&http, &server, &pages).await;
+        measure_live(&http, &server).await;
     }
     if !desk_only {
         measure_link_credit(&http, &server, site, link.id).await;
@@ -234,6 +241,48 @@ async fn measure_panels(http: &reqwest::Client, server: &common::Server) {
         println!("{name:<34} {p50:>10.2} {p95:>10.2}");
     }
 }
+
+/// The explorer pages on a live site: each quiet, then while collect takes
+/// a pageview every 100 ms (so most fetches find their copies' tails moved
+/// since the last), in the same run.
+async fn measure_live(http: &reqwest::Client, server: &common::Server) {
+    let pages =
+        [format!("/?range=30d&filters={FILTERED_BY_CHANNEL}"), "/?range=30d".to_owned(), "/?range=24h".to_owned()];
+    println!("\n{:<34} {:>16} {:>16} {:>8}", "explorer, quiet / live", "quiet p50 / p95", "live p50 / p95", "p50 x");
+    for page in pages {
+        let url = format!("{}{page}", server.base);
+        let (quiet50, quiet95, _) = measure(http, &url, &server.cookie).await;
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let trickle = tokio::spawn({
+            let (http, collect, site) = (http.clone(), format!("{}/api/collect", server.base), server.site);
+            async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                for n in 0u64.. {
+                    tokio::select! {
+                        _ = tick.tick() => {}
+                        _ = stopped.changed() => break,
+                    }
+                    let event = serde_json::json!({
+                        "site": site, "type": "pageview", "tracker_vid": format!("live-{}", n % 40),
+                        "url": format!("https://bench.example/live/{}?utm_source=live", n % 7),
+                        "referrer": "https://www.google.com/",
+                    });
+                    let sent = http.post(&collect).header("user-agent", LIVE_UA).json(&event).send().await;
+                    assert_eq!(sent.expect("collect").status(), 202, "the trickle's event");
+                }
+            }
+        });
+        let (live50, live95, _) = measure(http, &url, &server.cookie).await;
+        stop.send(true).ok();
+        trickle.await.expect("the trickle");
+        println!("{page:<34} {quiet50:>7.2} / {quiet95:>6.2} {live50:>7.2} / {live95:>6.2} {:>8.2}", live50 / quiet50);
+    }
+    println!("Load average: {}", load_average());
+}
+
+/// A desktop browser, for the live trickle's events.
+const LIVE_UA: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 
 /// What the overview's document is made of: each field alone, through /graphql.
 async fn measure_overview_fields(http: &reqwest::Client, server: &common::Server, site: i64) {

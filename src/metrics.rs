@@ -12,7 +12,11 @@ use prometheus_client::{
 };
 
 pub use self::exposition::Format;
-use crate::service::{alerts::worker::AlertMetrics, email::worker::EmailMetrics, explore::visit_copy::CopyLoads};
+use crate::service::{
+    alerts::worker::AlertMetrics,
+    email::worker::EmailMetrics,
+    explore::visit_copy::{CopyLoads, CopyTailReads},
+};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -85,6 +89,7 @@ pub struct Metrics {
     pub emails: EmailMetrics,
     /// Explore's in-memory copies loaded, by kind and outcome.
     pub copy_loads: CopyLoads,
+    pub copy_tail_reads: CopyTailReads,
 }
 
 impl Default for Metrics {
@@ -134,6 +139,13 @@ impl Default for Metrics {
              changed while it waited) or failed",
             copy_loads.0.clone(),
         );
+        let copy_tail_reads = CopyTailReads::default();
+        registry.register(
+            "explore_copy_tail_reads",
+            "Tails of Explore's copies (what began since the copy's end) read for a snapshot whose tail had moved, \
+             by how: read whole, or refreshed from what was written since",
+            copy_tail_reads.0.clone(),
+        );
         Self {
             registry,
             requests,
@@ -144,6 +156,7 @@ impl Default for Metrics {
             alerts,
             emails,
             copy_loads,
+            copy_tail_reads,
         }
     }
 }

@@ -103,6 +103,7 @@ impl AppState {
             pool: copy_loads,
             wait: std::time::Duration::from_millis(config.explore_copy_wait_ms),
             loads: metrics.copy_loads.clone(),
+            tail_reads: metrics.copy_tail_reads.clone(),
         }));
         let read_turns = (db.get_database_backend() == sea_orm::DatabaseBackend::Postgres).then(|| {
             let turns = usize::try_from(config.postgres_read_connections()).unwrap_or(1);

@@ -337,4 +337,72 @@ async fn a_write_through_another_instance_is_seen_by_the_next_query() {
     send(writer, site, "c", midnight + 95 * MINUTE_MS, "/", Some("https://www.bing.com/")).await;
     answers_equal_the_recount(reader, &client, site, days, "after the other instance's writes").await;
     assert_eq!(funnel_visitors(&client, site).await, [1, 1], "after the other instance's writes");
+
+    // Today's visits, the tail, written through the other instance between reads.
+    let (now, days) = (now_ms(), (day, day_ago(0).1));
+    send(writer, site, "d", now - 9 * MINUTE_MS, "/", Some("https://www.google.com/")).await;
+    answers_equal_the_recount(reader, &client, site, days, "a visit today").await;
+    send(writer, site, "d", now - 8 * MINUTE_MS, "/pricing", None).await;
+    send(writer, site, "e", now - 7 * MINUTE_MS, "/docs", Some("https://www.bing.com/")).await;
+    answers_equal_the_recount(reader, &client, site, days, "today's visit grows, another begins").await;
+    assert!(tail_reads(reader, "visits", "refreshed").await >= 1, "the reader refreshed its tail");
+}
+
+/// How many tails of `kind` (visits, events) were read `how` (`read` whole
+/// or `refreshed` from what was written since).
+async fn tail_reads(app: &TestApp, kind: &str, how: &str) -> u64 {
+    let metrics = app.client().get("/metrics").await.text;
+    let series = format!("leadtrail_explore_copy_tail_reads_total{{kind=\"{kind}\",how=\"{how}\"}} ");
+    metrics.lines().find_map(|line| line.strip_prefix(series.as_str())).map_or(0, |value| value.parse().unwrap())
+}
+
+/// A live site's tail (what began since the copy's end) moves with every
+/// event: each next query takes in what was written since, a new visit, a
+/// visit that grew, a bot's event, an event at the instant of another,
+/// without reading the tail whole again, and answers as the rows do.
+#[tokio::test]
+async fn a_live_sites_tail_takes_in_what_was_written_since() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Live", "copy.example").await;
+        let (midnight, day) = day_ago(3);
+        let today = day_ago(0).1;
+        let days = (day, today);
+        let google = Some("https://www.google.com/");
+        send(&app, site, "a", midnight + 60 * MINUTE_MS, "/", google).await;
+        send(&app, site, "a", midnight + 62 * MINUTE_MS, "/pricing", None).await;
+        let now = now_ms();
+        send(&app, site, "b", now - 20 * MINUTE_MS, "/", google).await;
+        send(&app, site, "c", now - 10 * MINUTE_MS, "/blog", Some("https://news.ycombinator.com/")).await;
+        answers_equal_the_recount(&app, &client, site, days, "first read").await;
+        wait_for_loads(&app, 1, "first read").await;
+        let read = (tail_reads(&app, "visits", "read").await, tail_reads(&app, "events", "read").await);
+
+        // (what is written, its label): each is followed by every query.
+        let steps: [(&str, i64, &str, Option<&str>, &str); 5] = [
+            ("d", now - 5 * MINUTE_MS, "/", Some("https://duckduckgo.com/"), "a new visit"),
+            ("b", now - 19 * MINUTE_MS, "/docs", None, "a visit grows: no longer a bounce"),
+            ("c", now - 10 * MINUTE_MS, "/pricing", None, "an event at the instant of another"),
+            ("e", now - 15 * MINUTE_MS, "/late", google, "a new visit begun before the last"),
+            ("d", now - 4 * MINUTE_MS, "/pricing", None, "a visit grows again"),
+        ];
+        for (vid, at, page, referrer, label) in steps {
+            send(&app, site, vid, at, page, referrer).await;
+            answers_equal_the_recount(&app, &client, site, days, label).await;
+        }
+        let bot = json!({ "site": site, "type": "pageview", "tracker_vid": "bot", "url": "https://copy.example/", "ts": now });
+        let reply = app.collect_with(json!({ "events": [bot] }), common::traffic::BOT_UA, &[]).await;
+        assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+        app.state.writer.flush().await;
+        send_signup(&app, site, "b", now - 18 * MINUTE_MS, "/docs").await;
+        answers_equal_the_recount(&app, &client, site, days, "a bot's event and a signup").await;
+
+        assert_eq!(
+            (tail_reads(&app, "visits", "read").await, tail_reads(&app, "events", "read").await),
+            read,
+            "no tail read whole again"
+        );
+        assert!(tail_reads(&app, "visits", "refreshed").await >= 6, "the visit tail refreshed after each write");
+        assert!(tail_reads(&app, "events", "refreshed").await >= 6, "the event tail refreshed after each write");
+        wait_for_loads(&app, 1, "the copies are not loaded again").await;
+    }
 }

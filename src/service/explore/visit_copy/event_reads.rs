@@ -101,14 +101,7 @@ impl Reading {
             .get_or_init(|| async { Arc::new(event_tallies::visit_rows(&events, &visits)) })
             .await
             .clone();
-        let by_visit = copy
-            .visit_events
-            .get_or_try_init(|| {
-                let events = events.clone();
-                async move { counted(move || Arc::new(events::VisitEvents::of(&events))).await }
-            })
-            .await?
-            .clone();
+        let by_visit = copy.held_visit_events(&events).await?;
         let tail_visitors = copy.tail_visitors(&events, &event_tail);
         let (goals, filters, lowering) = (goals.to_vec(), filters.to_vec(), lowering(db));
         // The longest list of filters found before that begins this one:

@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 
+use super::table::Pieces;
 use crate::service::{
+    explore::range::{Buckets, Span},
     funnels::compute::StepEvent,
     goals::{Goal, Target},
 };
@@ -49,7 +51,8 @@ struct Ids {
     ids: Vec<i64>,
     lookup: HashMap<i64, u32>,
     /// The codes in the order of their ids, once sealed: a third of the
-    /// lookup's size, walked to number a tail's visitors.
+    /// lookup's size, walked to number a tail's visitors and searched for
+    /// a visit's events.
     by_id: Vec<u32>,
 }
 
@@ -122,6 +125,9 @@ impl EventTable {
         let mut by_id: Vec<u32> = (0..self.visitors.ids.len() as u32).collect();
         by_id.sort_unstable_by_key(|code| self.visitors.ids[*code as usize]);
         self.visitors.by_id = by_id;
+        let mut by_id: Vec<u32> = (0..self.visits.ids.len() as u32).collect();
+        by_id.sort_unstable_by_key(|code| self.visits.ids[*code as usize]);
+        self.visits.by_id = by_id;
         self.visits.lookup = HashMap::new();
         self.pages.lookup = HashMap::new();
         self.names.lookup = HashMap::new();
@@ -150,6 +156,13 @@ impl EventTable {
     /// The id of the visit of `code`.
     pub(super) fn visit_id(&self, code: usize) -> i64 {
         self.visits.ids[code]
+    }
+
+    /// The code of the visit `id`, if the table holds events of it.
+    pub(super) fn visit_code_of(&self, id: i64) -> Option<usize> {
+        let (ids, by_id) = (&self.visits.ids, &self.visits.by_id);
+        let at = by_id.partition_point(|code| ids[*code as usize] < id);
+        by_id.get(at).map(|code| *code as usize).filter(|code| ids[*code] == id)
     }
 
     /// How many visitors the table's events are of.
@@ -202,6 +215,41 @@ impl VisitEvents {
     pub fn rows(&self, code: usize) -> &[u32] {
         &self.rows[self.starts[code] as usize..self.starts[code + 1] as usize]
     }
+}
+
+/// The human events and pageviews in `span`, per bucket, of each of the
+/// visits `ids` with events there, from the event copy and its tail (each
+/// with its rows by visit): what `load::cut_pieces` reads from the rows.
+pub(super) fn cut_pieces(
+    tables: [(&EventTable, &VisitEvents); 2],
+    (span, buckets): (Span, Option<&Buckets>),
+    ids: &[i64],
+) -> Pieces {
+    let mut pieces = Pieces::new();
+    for &id in ids {
+        let mut found: Vec<(i64, i64, i64)> = Vec::new();
+        for (table, by_visit) in tables {
+            let Some(code) = table.visit_code_of(id) else { continue };
+            for row in by_visit.rows(code).iter().map(|row| *row as usize) {
+                let at = table.at[row];
+                if at < span.from || at >= span.to {
+                    continue;
+                }
+                let bucket = buckets.map_or(0, |buckets| buckets.of(at));
+                let pageview = i64::from(table.kind[row] == Kind::Pageview);
+                // A zone's day can step back where its clocks go back at
+                // midnight: the pieces are found by bucket, not in order.
+                match found.iter_mut().find(|(piece, ..)| *piece == bucket) {
+                    Some((_, events, pageviews)) => (*events, *pageviews) = (*events + 1, *pageviews + pageview),
+                    None => found.push((bucket, 1, pageview)),
+                }
+            }
+        }
+        if !found.is_empty() {
+            pieces.insert(id, found);
+        }
+    }
+    pieces
 }
 
 /// Which of `goals` each distinct page reaches as a pageview, and each
@@ -305,6 +353,9 @@ pub fn step_events([held, tail]: [&EventTable; 2], span: (i64, i64), steps: &[Go
     }
     Some(grouped)
 }
+
+#[path = "events_refresh.rs"]
+mod refresh;
 
 #[cfg(test)]
 #[path = "events_tests.rs"]

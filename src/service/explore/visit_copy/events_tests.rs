@@ -156,3 +156,64 @@ fn each_visits_events_are_its_rows_in_time_order() {
     }
     assert!(VisitEvents::of(&EventTable::new()).rows.is_empty());
 }
+
+#[test]
+fn cut_pieces_count_each_visits_events_per_bucket_as_the_rows_do() {
+    use crate::service::explore::{query::Grain, range};
+    const H: i64 = 3_600_000;
+    // (at, visitor, visit, type, page or name): the copy's, then the tail's (from 10 h on).
+    let held = [
+        (H / 2, 1, 10, "pageview", "/"),
+        (H + 5, 1, 10, "custom_event", "signup"),
+        (2 * H - 1, 1, 10, "pageview", "/b"),
+        (3 * H, 2, 20, "pageview", "/"),
+        (9 * H + 1, 3, 30, "pageview", "/"),
+    ];
+    let tail = [(10 * H, 3, 30, "pageview", "/c"), (10 * H + 2, 3, 30, "other", "x"), (11 * H, 4, 40, "pageview", "/")];
+    let (held, tail) = (table(&held), table(&tail));
+    let (held_rows, tail_rows) = (VisitEvents::of(&held), VisitEvents::of(&tail));
+    let everything = [held.clone_rows(), tail.clone_rows()].concat();
+    let span_of = |from: i64, to: i64| range::Span {
+        from,
+        to,
+        first_day: chrono::NaiveDate::default(),
+        last_day: chrono::NaiveDate::default(),
+        whole_days: false,
+    };
+    // span, hourly buckets?, the visits asked for
+    let cases = [
+        ((0, 12 * H), true, vec![10, 20, 30, 40, 99]),
+        ((H, 10 * H + 1), true, vec![10, 30]),
+        ((H, 10 * H + 1), false, vec![10, 30, 40]),
+        ((4 * H, 5 * H), true, vec![20]),
+    ];
+    for ((from, to), hourly, ids) in cases {
+        let span = span_of(from, to);
+        let buckets = hourly.then(|| range::Buckets::new(Grain::Hour, span, chrono_tz::Tz::UTC));
+        let got = cut_pieces([(&held, &held_rows), (&tail, &tail_rows)], (span, buckets.as_ref()), &ids);
+        // The statement's grouping: by visit and bucket, over the events in the span.
+        let mut expected: std::collections::BTreeMap<(i64, i64), (i64, i64)> = Default::default();
+        for (at, visit, kind) in
+            everything.iter().filter(|(at, visit, _)| *at >= from && *at < to && ids.contains(visit))
+        {
+            let bucket = buckets.as_ref().map_or(0, |buckets| buckets.of(*at));
+            let entry = expected.entry((*visit, bucket)).or_default();
+            *entry = (entry.0 + 1, entry.1 + i64::from(*kind == Kind::Pageview));
+        }
+        let mut flat: Vec<((i64, i64), (i64, i64))> = got
+            .iter()
+            .flat_map(|(visit, pieces)| {
+                pieces.iter().map(|(bucket, events, views)| ((*visit, *bucket), (*events, *views)))
+            })
+            .collect();
+        flat.sort();
+        assert_eq!(flat, expected.into_iter().collect::<Vec<_>>(), "{from}..{to} hourly {hourly}");
+    }
+}
+
+impl EventTable {
+    /// (at, visit id, kind) of every event, for a recount.
+    fn clone_rows(&self) -> Vec<(i64, i64, Kind)> {
+        (0..self.at.len()).map(|at| (self.at[at], self.visit_id(self.visit_code(at)), self.kind[at])).collect()
+    }
+}

@@ -6,20 +6,14 @@
 //! as long, and no one's first query should wait that out. A small site's
 //! copy loads within the wait, so its first query already reads it.
 
-use std::{
-    future::Future,
-    panic::AssertUnwindSafe,
-    pin::Pin,
-    sync::{Arc, PoisonError},
-    time::Duration,
-};
+use std::{future::Future, panic::AssertUnwindSafe, pin::Pin, sync::Arc, time::Duration};
 
 use futures_util::FutureExt;
 use prometheus_client::metrics::{counter::Counter, family::Family};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, DbErr};
 use tokio::{sync::watch, time::Instant};
 
-use super::{KeptTail, events::EventTable, load, load::TailPrint, table::Table};
+use super::{events::EventTable, load, table::Table};
 use crate::{
     error::{AppError, AppResult},
     service::{analytics::snapshot, credit::cache},
@@ -72,13 +66,14 @@ pub struct Loader {
     /// How long after a load began a query waits for it.
     pub wait: Duration,
     pub loads: CopyLoads,
+    pub tail_reads: super::tails::CopyTailReads,
 }
 
 /// The instance's loader, and its one turn: one copy loads at a time (a
 /// site's visits at 10M events are 2.2M rows; two loads at once would take
 /// both cores).
 pub(super) struct Loading {
-    loader: Loader,
+    pub(super) loader: Loader,
     turn: tokio::sync::Mutex<()>,
 }
 
@@ -112,6 +107,16 @@ pub(super) struct Owner {
     pub site_id: i64,
     pub generation: i64,
     pub until: i64,
+}
+
+impl<T> Held<T> {
+    /// The held part if it is loaded, without waiting or starting a load.
+    pub fn ready(&self) -> Option<Arc<T>> {
+        match &*self.0.borrow() {
+            State::Ready(held) => Some(held.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl<T: Copied> Held<T> {
@@ -178,22 +183,4 @@ async fn load_held<T: Copied>(state: watch::Sender<State<T>>, loading: Arc<Loadi
     };
     loading.loader.loads.0.get_or_create(&CopyLoadLabels { kind: T::KIND, outcome }).inc();
     state.send_replace(now);
-}
-
-/// The tail as kept when its print is `print`, else read again and kept.
-pub(super) async fn fresh_tail<T, Read>(
-    kept: &KeptTail<T>,
-    print: TailPrint,
-    read: impl FnOnce() -> Read,
-) -> Result<Arc<T>, DbErr>
-where
-    Read: Future<Output = Result<T, DbErr>>,
-{
-    if let Some((_, tail)) = kept.lock().unwrap_or_else(PoisonError::into_inner).as_ref().filter(|(at, _)| *at == print)
-    {
-        return Ok(tail.clone());
-    }
-    let tail = Arc::new(read().await?);
-    *kept.lock().unwrap_or_else(PoisonError::into_inner) = Some((print, tail.clone()));
-    Ok(tail)
 }

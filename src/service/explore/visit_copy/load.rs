@@ -171,17 +171,12 @@ pub(super) async fn load_events(
     let mut after: Option<(i64, i64)> = None;
     loop {
         let mut sql = Sql::new(backend);
-        sql.push(
-            "SELECT e.id, e.timestamp, e.visitor_id, e.session_id, \
-             CAST(CASE e.event_type WHEN 'pageview' THEN 0 WHEN 'custom_event' THEN 1 ELSE 2 END AS INTEGER) AS kind, \
-             e.page, CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END AS name \
-             FROM events e WHERE e.site_id = ",
-        )
-        .bind(site_id)
-        .push(" AND e.is_bot = ")
-        .bind(false)
-        .push(" AND e.timestamp < ")
-        .bind(to);
+        sql.push(&format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.site_id = "))
+            .bind(site_id)
+            .push(" AND e.is_bot = ")
+            .bind(false)
+            .push(" AND e.timestamp < ")
+            .bind(to);
         match after {
             None => sql.push(" AND e.timestamp >= ").bind(from),
             // The bound on time alone lets both databases search the index.
@@ -198,18 +193,9 @@ pub(super) async fn load_events(
         let rows = db.query_all_raw(sql.statement()).await?;
         let read = rows.len() as u64;
         for row in &rows {
-            let id: i64 = row.try_get_by_index(0)?;
-            let at: i64 = row.try_get_by_index(1)?;
-            let kind = Kind::of_code(row.try_get_by_index(4)?);
-            table.push(StoredEvent {
-                at,
-                visitor: row.try_get_by_index(2)?,
-                visit: row.try_get_by_index(3)?,
-                kind,
-                page: row.try_get_by_index(5)?,
-                name: row.try_get_by_index(6)?,
-            });
-            after = Some((at, id));
+            let (id, event) = stored_event_of(row)?;
+            after = Some((event.at, id));
+            table.push(event);
         }
         if read < EVENT_CHUNK {
             break;
@@ -217,4 +203,104 @@ pub(super) async fn load_events(
     }
     table.seal();
     Ok(table)
+}
+
+/// What an event of the copies is read as, in the order `stored_event_of`
+/// takes it (`is_bot` last, which only the tail's refresh reads).
+const EVENT_COLUMNS: &str = "e.id, e.timestamp, e.visitor_id, e.session_id, \
+     CAST(CASE e.event_type WHEN 'pageview' THEN 0 WHEN 'custom_event' THEN 1 ELSE 2 END AS INTEGER) AS kind, \
+     e.page, CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END AS name, e.is_bot";
+
+/// An event row of `EVENT_COLUMNS`, and its id.
+fn stored_event_of(row: &QueryResult) -> Result<(i64, StoredEvent), DbErr> {
+    let event = StoredEvent {
+        at: row.try_get_by_index(1)?,
+        visitor: row.try_get_by_index(2)?,
+        visit: row.try_get_by_index(3)?,
+        kind: Kind::of_code(row.try_get_by_index(4)?),
+        page: row.try_get_by_index(5)?,
+        name: row.try_get_by_index(6)?,
+    };
+    Ok((row.try_get_by_index(0)?, event))
+}
+
+/// An event stored since a tail was read, bots' included: each names a
+/// visit it may have changed.
+pub(super) struct Written {
+    pub id: i64,
+    pub is_bot: bool,
+    pub event: StoredEvent,
+}
+
+/// Ids a tail's refresh may walk past its print's last event: every
+/// event stored since, of every site, is one id (or a gap), so this bounds
+/// its work; past it the tail is read again whole.
+pub(super) const REFRESH_SPAN: i64 = 50_000;
+
+impl TailPrint {
+    /// The events of the site begun since `until` that `self` counts and
+    /// `earlier` does not, in the order they happened, when those stored
+    /// under ids above `earlier`'s last are all of them: else (fewer events
+    /// than before, or one stored under a lower id after `earlier` was read,
+    /// as PostgreSQL's sequence can commit out of order) `None`, and the
+    /// tail is read again whole.
+    pub(super) async fn written_since(
+        &self,
+        earlier: TailPrint,
+        db: &impl ConnectionTrait,
+        (site_id, until): (i64, i64),
+    ) -> Result<Option<Vec<Written>>, DbErr> {
+        let ((count, last), (earlier_count, earlier_last)) = (self.events, earlier.events);
+        if count < earlier_count || last < earlier_last || last - earlier_last > REFRESH_SPAN {
+            return Ok(None);
+        }
+        let mut written = Vec::new();
+        if last > earlier_last {
+            let mut sql = Sql::new(db.get_database_backend());
+            // By id, within the ids since `earlier` (`+` keeps the site's
+            // indexes out: the site's time index would walk the whole tail).
+            sql.push(&format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.id > "))
+                .bind(earlier_last)
+                .push(" AND e.id <= ")
+                .bind(last)
+                .push(" AND +e.site_id = ")
+                .bind(site_id)
+                .push(" AND +e.timestamp >= ")
+                .bind(until)
+                .push(" ORDER BY e.timestamp, e.id");
+            for row in db.query_all_raw(sql.statement()).await? {
+                let (id, event) = stored_event_of(&row)?;
+                written.push(Written { id, is_bot: row.try_get_by_index(7)?, event });
+            }
+        }
+        let complete = earlier_count + written.len() as i64 == count
+            && written.iter().map(|written| written.id).max().unwrap_or(earlier_last) == last;
+        Ok(complete.then_some(written))
+    }
+
+    /// Whether `table` holds as many visits begun since `until` as the
+    /// print counts, up to its last id: what a refreshed tail must.
+    pub(super) fn counts_visits_of(&self, table: &Table) -> bool {
+        (table.len() as i64, table.last_id()) == self.visits
+    }
+}
+
+/// The site's visits of `ids` begun since `until`, as `load` reads them.
+pub(super) async fn visits_by_id(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    until: i64,
+    ids: &[i64],
+) -> Result<Vec<Visit>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(&format!("SELECT {COLUMNS} FROM tracked_sessions WHERE id IN "))
+        .in_ids(ids.to_vec())
+        .push(" AND +site_id = ")
+        .bind(site_id)
+        .push(" AND started_at >= ")
+        .bind(until);
+    db.query_all_raw(sql.statement()).await?.iter().map(visit_of).collect()
 }

@@ -36,6 +36,7 @@ mod numbers;
 mod panels;
 mod reading;
 mod table;
+mod tails;
 mod visit_reads;
 
 use std::{
@@ -48,13 +49,15 @@ use tokio::sync::OnceCell;
 
 use events::{EventTable, VisitEvents};
 pub use flagged::Flagged;
-use held::{Copied, Held, Loading, Owner, fresh_tail};
+use held::{Copied, Held, Loading, Owner};
 pub use held::{CopyLoads, Loader};
 use load::TailPrint;
 pub use panels::Panels;
 pub use reading::Reading;
 pub use table::answers;
 use table::{Lowering, Table};
+pub use tails::CopyTailReads;
+use tails::Tail;
 
 /// How many sites' copies an instance keeps; the least recently read goes.
 const SITES_KEPT: usize = 16;
@@ -84,6 +87,8 @@ struct SiteCopy {
     visit_events: OnceCell<Arc<VisitEvents>>,
     /// The number of each visitor of an event tail, and that tail.
     tail_visitors: Mutex<Option<NumberedTail>>,
+    /// The rows of each visit's events in an event tail, and that tail.
+    tail_visit_events: Mutex<Option<(Arc<EventTable>, Arc<VisitEvents>)>>,
 }
 
 /// An event tail, and the number of each of its visitors.
@@ -106,6 +111,28 @@ impl SiteCopy {
         let numbers = Arc::new(events::tail_visitor_numbers(held, tail));
         *kept = Some((tail.clone(), numbers.clone()));
         numbers
+    }
+
+    /// The rows of each visit's events in the event copy `held`, found once.
+    async fn held_visit_events(&self, held: &Arc<EventTable>) -> Result<Arc<VisitEvents>, DbErr> {
+        let found = self.visit_events.get_or_try_init(|| {
+            let held = held.clone();
+            async move { counting::counted(move || Arc::new(VisitEvents::of(&held))).await }
+        });
+        Ok(found.await?.clone())
+    }
+
+    /// The rows of each visit's events in the event tail `tail`, found once per tail.
+    async fn tail_visit_events(&self, tail: &Arc<EventTable>) -> Result<Arc<VisitEvents>, DbErr> {
+        if let Some((of, rows)) = self.tail_visit_events.lock().unwrap_or_else(PoisonError::into_inner).as_ref()
+            && Arc::ptr_eq(of, tail)
+        {
+            return Ok(rows.clone());
+        }
+        let counted_tail = tail.clone();
+        let rows = Arc::new(counting::counted(move || VisitEvents::of(&counted_tail)).await?);
+        *self.tail_visit_events.lock().unwrap_or_else(PoisonError::into_inner) = Some((tail.clone(), rows.clone()));
+        Ok(rows)
     }
 }
 
@@ -141,6 +168,7 @@ impl VisitCopies {
             visit_rows: OnceCell::new(),
             visit_events: OnceCell::new(),
             tail_visitors: Mutex::default(),
+            tail_visit_events: Mutex::default(),
         });
         sites.insert(site.id, (tick, copy.clone()));
         while sites.len() > SITES_KEPT {
@@ -164,19 +192,17 @@ fn lowering(db: &impl ConnectionTrait) -> Lowering {
 }
 
 /// The held part of a copy, if it is loaded (or loads within the wait),
-/// and its tail, read again when its print moves (`read`).
-async fn held_and_tail<T: Copied, Read>(
+/// and its tail at `print` (`tails::fresh_tail`).
+async fn held_and_tail<T: Copied + Tail>(
+    db: &impl ConnectionTrait,
     copies: &VisitCopies,
     (copy, site_id): (&SiteCopy, i64),
     (held, tail): (&Held<T>, &KeptTail<T>),
     print: TailPrint,
-    read: impl FnOnce() -> Read,
-) -> Result<Option<(Arc<T>, Arc<T>)>, DbErr>
-where
-    Read: Future<Output = Result<T, DbErr>>,
-{
+) -> Result<Option<(Arc<T>, Arc<T>)>, DbErr> {
     let owner = Owner { site_id, generation: copy.generation, until: copy.until };
     let Some(held) = held.get(&copies.loading, owner).await else { return Ok(None) };
-    let tail = fresh_tail(tail, print, read).await?;
+    let reads = &copies.loading.loader.tail_reads;
+    let tail = tails::fresh_tail(db, tail, (site_id, copy.until), print, reads).await?;
     Ok(Some((held, tail)))
 }

@@ -12,8 +12,9 @@ use tokio::sync::OnceCell;
 
 use super::{
     SiteCopy, SiteKey, VisitCopies,
+    counting::counted,
     event_tallies::KeptEvents,
-    events::EventTable,
+    events::{self, EventTable, VisitEvents},
     flagged::{Flagged, SiteFlagged},
     held_and_tail, load,
     load::TailPrint,
@@ -131,10 +132,7 @@ impl Reading {
             .visits
             .get_or_try_init(|| async {
                 let (copy, print) = self.site_copy(db, copies, site, now).await?;
-                held_and_tail(copies, (&copy, site.id), (&copy.visits, &copy.tail), print, || {
-                    load::load(db, site.id, copy.until, i64::MAX)
-                })
-                .await
+                held_and_tail(db, copies, (&copy, site.id), (&copy.visits, &copy.tail), print).await
             })
             .await?;
         Ok(found.clone())
@@ -153,10 +151,7 @@ impl Reading {
             .events
             .get_or_try_init(|| async {
                 let (copy, print) = self.site_copy(db, copies, site, now).await?;
-                held_and_tail(copies, (&copy, site.id), (&copy.events, &copy.event_tail), print, || {
-                    load::load_events(db, site.id, copy.until, i64::MAX)
-                })
-                .await
+                held_and_tail(db, copies, (&copy, site.id), (&copy.events, &copy.event_tail), print).await
             })
             .await?;
         Ok(found.clone())
@@ -174,32 +169,71 @@ impl Reading {
     ) -> Result<(), DbErr> {
         let Some(copies) = &self.copies else { return Ok(()) };
         if let Some((held, tail)) = self.copy_and_tail(db, copies, site, now).await? {
-            self.pieces(db, site.id, (span, buckets), [&*held, &*tail]).await?;
+            self.pieces(db, site, (span, buckets), [&*held, &*tail], now).await?;
         }
         Ok(())
     }
 
     /// The events and pageviews in `span`, per bucket, of each visit its
-    /// edges or a bucket's cut.
+    /// edges or a bucket's cut: counted over the event copy and its tail
+    /// when the copy is loaded (a day of hours cuts thousands of visits,
+    /// whose events took 31 ms to read at 1M events), else read by visit.
     pub(super) async fn pieces(
         &self,
         db: &impl ConnectionTrait,
-        site_id: i64,
+        site: SiteKey,
         (span, buckets): (Span, Option<&Buckets>),
         tables: [&Table; 2],
+        now: i64,
     ) -> Result<Arc<Pieces>, DbErr> {
         let key = (span.from, span.to, buckets.map(|buckets| buckets.grain));
         let cell = {
-            let taken = self.taken(site_id);
+            let taken = self.taken(site.id);
             let mut pieces = taken.pieces.lock().unwrap_or_else(PoisonError::into_inner);
             pieces.entry(key).or_default().clone()
         };
         let found = cell
             .get_or_try_init(|| async {
-                let ids = tables.iter().flat_map(|table| table.cut(span, buckets)).collect();
-                Ok::<_, DbErr>(Arc::new(load::cut_pieces(db, site_id, (span, buckets), ids).await?))
+                let ids: Vec<i64> = tables.iter().flat_map(|table| table.cut(span, buckets)).collect();
+                if ids.is_empty() {
+                    return Ok(Arc::new(Pieces::new()));
+                }
+                if let Some([held, tail]) = self.loaded_events(db, site, now).await? {
+                    let buckets = buckets.cloned();
+                    let count = move || events::cut_pieces([held.pair(), tail.pair()], (span, buckets.as_ref()), &ids);
+                    return Ok(Arc::new(counted(count).await?));
+                }
+                Ok::<_, DbErr>(Arc::new(load::cut_pieces(db, site.id, (span, buckets), ids).await?))
             })
             .await?;
         Ok(found.clone())
+    }
+
+    /// The event copy and its tail, each with its rows by visit, if the
+    /// copy is loaded already: none is loaded for this.
+    async fn loaded_events(
+        &self,
+        db: &impl ConnectionTrait,
+        site: SiteKey,
+        now: i64,
+    ) -> Result<Option<[ByVisit; 2]>, DbErr> {
+        let Some(copies) = &self.copies else { return Ok(None) };
+        let (copy, _) = self.site_copy(db, copies, site, now).await?;
+        if copy.events.ready().is_none() {
+            return Ok(None);
+        }
+        let Some((held, tail)) = self.events_and_tail(db, copies, site, now).await? else { return Ok(None) };
+        let held_rows = copy.held_visit_events(&held).await?;
+        let tail_rows = copy.tail_visit_events(&tail).await?;
+        Ok(Some([ByVisit(held, held_rows), ByVisit(tail, tail_rows)]))
+    }
+}
+
+/// An event table and the rows of each visit's events in it.
+struct ByVisit(Arc<EventTable>, Arc<VisitEvents>);
+
+impl ByVisit {
+    fn pair(&self) -> (&EventTable, &VisitEvents) {
+        (&self.0, &self.1)
     }
 }

@@ -504,6 +504,9 @@ impl Tallies {
     }
 }
 
+#[path = "table_refresh.rs"]
+mod refresh;
+
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;

@@ -89,7 +89,7 @@ impl Reading {
             return Ok(None);
         }
         let Some((held, tail)) = self.copy_and_tail(db, copies, site, now).await? else { return Ok(None) };
-        let pieces = self.pieces(db, site.id, (span, None), [&*held, &*tail]).await?;
+        let pieces = self.pieces(db, site, (span, None), [&*held, &*tail], now).await?;
         let many = held.len() + tail.len() > FLAGGED_BY_ID;
         let lowering = lowering(db);
         let counted_filters = filters.to_vec();
@@ -142,7 +142,7 @@ impl Reading {
             return Ok(None);
         }
         let Some((held, tail)) = self.copy_and_tail(db, copies, site, now).await? else { return Ok(None) };
-        let pieces = self.pieces(db, site.id, (span, buckets), [&*held, &*tail]).await?;
+        let pieces = self.pieces(db, site, (span, buckets), [&*held, &*tail], now).await?;
         let lowering = lowering(db);
         let (buckets, dimensions, filters) = (buckets.cloned(), dimensions.to_vec(), filters.to_vec());
         counted(move || {
