@@ -348,8 +348,18 @@ async fn a_write_through_another_instance_is_seen_by_the_next_query() {
     assert!(tail_reads(reader, "visits", "refreshed").await >= 1, "the reader refreshed its tail");
 }
 
-/// How many tails of `kind` (visits, events) were read `how` (`read` whole
-/// or `refreshed` from what was written since).
+/// An engagement ping of `vid`'s open visit at `ts`.
+async fn send_ping(app: &TestApp, site: i64, vid: &str, ts: i64) {
+    let ping = json!({
+        "site": site, "type": "ping", "tracker_vid": vid, "url": "https://copy.example/", "ts": ts, "engaged_ms": 30_000,
+    });
+    let reply = app.collect_with(json!({ "events": [ping] }), DESKTOP_UA, &[]).await;
+    assert_eq!(reply.status.as_u16(), 202, "{}", reply.text);
+    app.state.writer.flush().await;
+}
+
+/// How many tails of `kind` (visits, events) were read `how` (`read` whole,
+/// `refreshed` from what was written since, or `read_again` whole).
 async fn tail_reads(app: &TestApp, kind: &str, how: &str) -> u64 {
     let metrics = app.client().get("/metrics").await.text;
     let series = format!("leadtrail_explore_copy_tail_reads_total{{kind=\"{kind}\",how=\"{how}\"}} ");
@@ -395,14 +405,22 @@ async fn a_live_sites_tail_takes_in_what_was_written_since() {
         app.state.writer.flush().await;
         send_signup(&app, site, "b", now - 18 * MINUTE_MS, "/docs").await;
         answers_equal_the_recount(&app, &client, site, days, "a bot's event and a signup").await;
+        // An engagement ping stores no event: it moves its visit's end.
+        send_ping(&app, site, "c", now - MINUTE_MS).await;
+        answers_equal_the_recount(&app, &client, site, days, "a ping lengthens a visit").await;
+        send_ping(&app, site, "c", now).await;
+        send(&app, site, "f", now - 2 * MINUTE_MS, "/", google).await;
+        answers_equal_the_recount(&app, &client, site, days, "a ping and a new visit").await;
 
         assert_eq!(
             (tail_reads(&app, "visits", "read").await, tail_reads(&app, "events", "read").await),
             read,
             "no tail read whole again"
         );
-        assert!(tail_reads(&app, "visits", "refreshed").await >= 6, "the visit tail refreshed after each write");
-        assert!(tail_reads(&app, "events", "refreshed").await >= 6, "the event tail refreshed after each write");
+        assert_eq!(tail_reads(&app, "visits", "read_again").await, 0, "every visit tail refreshed");
+        assert_eq!(tail_reads(&app, "events", "read_again").await, 0, "every event tail refreshed");
+        assert!(tail_reads(&app, "visits", "refreshed").await >= 8, "the visit tail refreshed after each write");
+        assert!(tail_reads(&app, "events", "refreshed").await >= 7, "the event tail refreshed after each write");
         wait_for_loads(&app, 1, "the copies are not loaded again").await;
     }
 }

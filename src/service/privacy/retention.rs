@@ -182,27 +182,34 @@ async fn mark_purged(db: &DatabaseConnection, site_id: i64, cutoff: i64) -> AppR
 /// has lost its older events: its counts of human events and pageviews are
 /// taken again from the events left, so Explore, which reads a visit inside
 /// its range from these counts, stays equal to the rows. Only such visits
-/// are left before the cutoff once the older ones are deleted.
+/// are left before the cutoff once the older ones are deleted. A recount
+/// that changes a visit stores no event, so it moves the site's settled
+/// generation in its own transaction: Explore's copies of the visits then
+/// load again rather than keep the counts they read before it.
 async fn recount_cut_visits(db: &DatabaseConnection, site_id: i64, cutoff: i64) -> AppResult<()> {
     let backend = db.get_database_backend();
     let (site, before, human) = match backend {
         DbBackend::Postgres => ("$1", "$2", "$3"),
-        _ => ("?", "?", "?"),
+        _ => ("?1", "?2", "?3"),
     };
-    let sql = format!(
-        "UPDATE tracked_sessions SET \
-         human_event_count = (SELECT COUNT(*) FROM events e \
-           WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human}), \
-         human_pageview_count = (SELECT COUNT(*) FROM events e \
-           WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human} AND e.event_type = 'pageview') \
-         WHERE site_id = {site} AND started_at < {before}"
+    let events =
+        format!("(SELECT COUNT(*) FROM events e WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human})");
+    let pageviews = format!(
+        "(SELECT COUNT(*) FROM events e WHERE e.session_id = tracked_sessions.id AND e.is_bot = {human} \
+         AND e.event_type = 'pageview')"
     );
-    let values: Vec<Value> = match backend {
-        DbBackend::Postgres => vec![site_id.into(), cutoff.into(), false.into()],
-        // SQLite numbers its `?` in order of appearance.
-        _ => vec![false.into(), false.into(), site_id.into(), cutoff.into()],
-    };
-    db.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await?;
+    let sql = format!(
+        "UPDATE tracked_sessions SET human_event_count = {events}, human_pageview_count = {pageviews} \
+         WHERE site_id = {site} AND started_at < {before} \
+         AND (human_event_count <> {events} OR human_pageview_count <> {pageviews})"
+    );
+    let values: Vec<Value> = vec![site_id.into(), cutoff.into(), false.into()];
+    let txn = db.begin().await?;
+    let recounted = txn.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await?.rows_affected();
+    if recounted > 0 {
+        credit::cache::forget_all(&txn, site_id, now_ms()).await?;
+    }
+    txn.commit().await?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! What the copies read from the rows: a site's visits and events in
 //! order, the print of its tail, and the edge pieces of cut visits.
 
-use sea_orm::{ConnectionTrait, DbErr, QueryResult};
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, QueryResult};
 
 use super::{
     events::{EventTable, Kind, StoredEvent},
@@ -12,17 +12,23 @@ use crate::service::explore::{
     sql::Sql,
 };
 
-/// How many visits and events have begun since `until`, and the last id of
-/// each. Every write to a tail visit adds an event to it, at or after its
-/// start, under a new id, and every new visit a row; what removes rows (an
-/// erasure, retention) moves the settled generation, and with it the whole
-/// copy. So while the print stands, the tail is the one read. Both are
-/// read on their start and time indexes alone.
+/// What has begun since `until`: how many visits, their last id and the
+/// sums of their starts and ends (after `until`), and how many events and
+/// their last id. Every event is stored under a new id and never changed,
+/// and every write to a visit either stores an event of it or, an
+/// engagement ping's, moves its end or start (and its length with them);
+/// what removes rows or recounts a visit (an erasure, retention) moves the
+/// settled generation, and with it the whole copy. So while the print
+/// stands, the tail is the one read. Both are read on their start and time
+/// indexes alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TailPrint {
-    visits: (i64, i64),
+    visits: VisitsPrint,
     events: (i64, i64),
 }
+
+/// A tail's visits as its print counts them: (count, last id, starts, ends).
+type VisitsPrint = (i64, i64, i64, i64);
 
 /// Visits read per statement while a copy is loaded.
 const LOAD_CHUNK: u64 = 20_000;
@@ -31,21 +37,34 @@ const LOAD_CHUNK: u64 = 20_000;
 const EVENT_CHUNK: u64 = 50_000;
 
 pub(super) async fn tail_print(db: &impl ConnectionTrait, site_id: i64, until: i64) -> Result<TailPrint, DbErr> {
-    let mut print = [(0, 0); 2];
-    for (at, (table, start)) in [("tracked_sessions", "started_at"), ("events", "timestamp")].into_iter().enumerate() {
-        let mut sql = Sql::new(db.get_database_backend());
-        sql.push(&format!(
-            "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM {table} \
-             WHERE site_id = "
-        ))
+    let backend = db.get_database_backend();
+    let mut sql = Sql::new(backend);
+    // Offsets from `until` keep the sums small (two days of ms a visit).
+    sql.push("SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last, ")
+        .push("CAST(COALESCE(SUM(started_at - ")
+        .bind(until)
+        .push("), 0) AS BIGINT) AS starts, CAST(COALESCE(SUM(ended_at - ")
+        .bind(until)
+        .push("), 0) AS BIGINT) AS ends FROM tracked_sessions WHERE site_id = ")
         .bind(site_id)
-        .push(&format!(" AND {start} >= "))
+        .push(" AND started_at >= ")
         .bind(until);
-        if let Some(row) = db.query_one_raw(sql.statement()).await? {
-            print[at] = (row.try_get("", "n")?, row.try_get("", "last")?);
-        }
+    let mut visits = (0, 0, 0, 0);
+    if let Some(row) = db.query_one_raw(sql.statement()).await? {
+        visits =
+            (row.try_get("", "n")?, row.try_get("", "last")?, row.try_get("", "starts")?, row.try_get("", "ends")?);
     }
-    Ok(TailPrint { visits: print[0], events: print[1] })
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM events ")
+        .push("WHERE site_id = ")
+        .bind(site_id)
+        .push(" AND timestamp >= ")
+        .bind(until);
+    let mut events = (0, 0);
+    if let Some(row) = db.query_one_raw(sql.statement()).await? {
+        events = (row.try_get("", "n")?, row.try_get("", "last")?);
+    }
+    Ok(TailPrint { visits, events })
 }
 
 /// The stored columns a visit is copied from, in `Column` order after the
@@ -206,10 +225,10 @@ pub(super) async fn load_events(
 }
 
 /// What an event of the copies is read as, in the order `stored_event_of`
-/// takes it (`is_bot` last, which only the tail's refresh reads).
+/// takes it.
 const EVENT_COLUMNS: &str = "e.id, e.timestamp, e.visitor_id, e.session_id, \
      CAST(CASE e.event_type WHEN 'pageview' THEN 0 WHEN 'custom_event' THEN 1 ELSE 2 END AS INTEGER) AS kind, \
-     e.page, CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END AS name, e.is_bot";
+     e.page, CASE WHEN e.event_type = 'pageview' THEN 'pageview' ELSE e.event_name END AS name";
 
 /// An event row of `EVENT_COLUMNS`, and its id.
 fn stored_event_of(row: &QueryResult) -> Result<(i64, StoredEvent), DbErr> {
@@ -259,7 +278,7 @@ impl TailPrint {
             let mut sql = Sql::new(db.get_database_backend());
             // By id, within the ids since `earlier` (`+` keeps the site's
             // indexes out: the site's time index would walk the whole tail).
-            sql.push(&format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.id > "))
+            sql.push(&format!("SELECT {EVENT_COLUMNS}, e.is_bot FROM events e WHERE e.id > "))
                 .bind(earlier_last)
                 .push(" AND e.id <= ")
                 .bind(last)
@@ -278,11 +297,48 @@ impl TailPrint {
         Ok(complete.then_some(written))
     }
 
-    /// Whether `table` holds as many visits begun since `until` as the
-    /// print counts, up to its last id: what a refreshed tail must.
-    pub(super) fn counts_visits_of(&self, table: &Table) -> bool {
-        (table.len() as i64, table.last_id()) == self.visits
+    /// Whether this print counts more events than `other`: it was read on
+    /// a later snapshot (stored events are only removed with the copy).
+    pub(super) fn counts_more_than(&self, other: &TailPrint) -> bool {
+        self.events.0 > other.events.0
     }
+
+    /// Whether `table` holds the visits begun since `until` as the print
+    /// counts them (how many, the last id, the sums of starts and ends):
+    /// what a refreshed tail must.
+    pub(super) fn counts_visits_of(&self, table: &Table, until: i64) -> bool {
+        table.print(until) == self.visits
+    }
+}
+
+/// Each visit begun since `until` as its start index holds it: (id, start,
+/// end), read as one text (thousands of rows each handed over cost more
+/// than the statement). An engagement ping moves a visit's end or start
+/// without storing an event: a refresh finds those visits here.
+pub(super) async fn tail_keys(
+    db: &impl ConnectionTrait,
+    site_id: i64,
+    until: i64,
+) -> Result<Vec<(i64, i64, i64)>, DbErr> {
+    let backend = db.get_database_backend();
+    let key = "CAST(id AS TEXT) || ',' || CAST(started_at AS TEXT) || ',' || CAST(ended_at AS TEXT)";
+    let joined =
+        if backend == DbBackend::Postgres { format!("string_agg({key}, ',')") } else { format!("group_concat({key})") };
+    let mut sql = Sql::new(backend);
+    sql.push(&format!("SELECT {joined} AS keys FROM tracked_sessions WHERE site_id = "))
+        .bind(site_id)
+        .push(" AND started_at >= ")
+        .bind(until);
+    let joined: Option<String> = match db.query_one_raw(sql.statement()).await? {
+        Some(row) => row.try_get("", "keys")?,
+        None => None,
+    };
+    let numbers = joined
+        .iter()
+        .flat_map(|joined| joined.split(','))
+        .map(|number| number.parse::<i64>().map_err(|_| DbErr::Custom(format!("not a visit's key: {number}"))));
+    let numbers = numbers.collect::<Result<Vec<i64>, DbErr>>()?;
+    Ok(numbers.chunks_exact(3).map(|key| (key[0], key[1], key[2])).collect())
 }
 
 /// The site's visits of `ids` begun since `until`, as `load` reads them.

@@ -17,10 +17,50 @@ impl Values {
 }
 
 impl Table {
-    /// The largest id of its visits (0 when it has none), as a tail's
-    /// print counts it.
-    pub fn last_id(&self) -> i64 {
-        self.id.iter().copied().max().unwrap_or(0)
+    /// Its visits as a tail's print counts them: how many, the largest id
+    /// (0 when none), and the sums of their starts and ends after `until`.
+    pub fn print(&self, until: i64) -> (i64, i64, i64, i64) {
+        let sum = |instants: &[i64]| instants.iter().map(|instant| instant - until).sum();
+        (self.len() as i64, self.id.iter().copied().max().unwrap_or(0), sum(&self.started), sum(&self.ended))
+    }
+
+    /// The ids (sorted, once) of the visits a refresh must read again:
+    /// those `written` to, and those whose start or end in `keys` (every
+    /// visit now begun in the tail's range: id, start, end) is not this
+    /// table's, new ones and gone ones included.
+    pub fn changed(&self, mut keys: Vec<(i64, i64, i64)>, mut written: Vec<i64>) -> Vec<i64> {
+        let mut held: Vec<(i64, i64, i64)> =
+            (0..self.len()).map(|at| (self.id[at], self.started[at], self.ended[at])).collect();
+        held.sort_unstable();
+        keys.sort_unstable();
+        let (mut held, mut keys) = (held.into_iter().peekable(), keys.into_iter().peekable());
+        loop {
+            match (held.peek(), keys.peek()) {
+                (None, None) => break,
+                (Some(old), Some(now)) if old.0 == now.0 => {
+                    if old != now {
+                        written.push(now.0);
+                    }
+                    held.next();
+                    keys.next();
+                }
+                (Some(old), Some(now)) if old.0 < now.0 => {
+                    written.push(old.0);
+                    held.next();
+                }
+                (Some(old), None) => {
+                    written.push(old.0);
+                    held.next();
+                }
+                (_, Some(now)) => {
+                    written.push(now.0);
+                    keys.next();
+                }
+            }
+        }
+        written.sort_unstable();
+        written.dedup();
+        written
     }
 
     /// The visit at `at` in load order: by start, end, then id.
@@ -146,7 +186,33 @@ mod tests {
             now.extend(fresh.clone());
             let refreshed = before.refreshed(&touched, fresh);
             assert_eq!(rows(&refreshed), rows(&table_of(now.clone())), "{label}");
-            assert_eq!(refreshed.last_id(), now.iter().map(|visit| visit.id).max().unwrap_or(0), "{label}");
+            let print = |visits: &[Visit]| {
+                let sum = |of: fn(&Visit) -> i64| visits.iter().map(|visit| of(visit) - 40).sum::<i64>();
+                let last = visits.iter().map(|visit| visit.id).max().unwrap_or(0);
+                (visits.len() as i64, last, sum(|visit| visit.started), sum(|visit| visit.ended))
+            };
+            assert_eq!(refreshed.print(40), print(&now), "{label}");
+        }
+    }
+
+    #[test]
+    fn a_refresh_reads_again_every_visit_written_to_or_moved() {
+        let kept =
+            table_of([(1, 100, 200, 2, "/a"), (2, 150, 150, 1, "/b"), (3, 300, 400, 3, "/c")].map(visit).to_vec());
+        let keys = |keys: &[(i64, i64, i64)]| keys.to_vec();
+        // the tail's keys now, the visits events were written to -> read again
+        let cases = [
+            ("nothing moved", keys(&[(1, 100, 200), (2, 150, 150), (3, 300, 400)]), vec![], vec![]),
+            ("written to", keys(&[(1, 100, 200), (2, 150, 150), (3, 300, 400)]), vec![2, 2], vec![2]),
+            ("a ping moved an end", keys(&[(1, 100, 260), (2, 150, 150), (3, 300, 400)]), vec![], vec![1]),
+            ("a ping moved a start", keys(&[(1, 100, 200), (2, 120, 150), (3, 300, 400)]), vec![3], vec![2, 3]),
+            ("a new visit", keys(&[(1, 100, 200), (2, 150, 150), (3, 300, 400), (7, 500, 500)]), vec![], vec![7]),
+            ("a visit gone", keys(&[(1, 100, 200), (3, 300, 400)]), vec![], vec![2]),
+            ("the first and the last gone", keys(&[(2, 150, 150)]), vec![], vec![1, 3]),
+            ("all new", keys(&[(8, 1, 2), (9, 3, 4)]), vec![], vec![1, 2, 3, 8, 9]),
+        ];
+        for (label, keys, written, expected) in cases {
+            assert_eq!(kept.changed(keys, written), expected, "{label}");
         }
     }
 }

@@ -7,10 +7,12 @@
 //!
 //! A refresh is the tail a full read would give: every event is kept under
 //! a new id and never changed, and every write to a visit stores an event
-//! of it (`load::TailPrint`). It reads the events stored under ids above
-//! the print's last, and is taken only when they are all the events the new
-//! print counts and the visits it gives are as many as the print counts, up
-//! to the same last id; else the tail is read whole.
+//! of it or moves its start or end (`load::TailPrint`). It reads the events
+//! stored under ids above the print's last and every tail visit's start and
+//! end (from the start index alone), reads again the visits written to or
+//! moved, and is taken only when those events are all the new print counts
+//! and the visits it gives are what the print counts (how many, the last
+//! id, the sums of starts and ends); else the tail is read whole.
 
 use std::{
     future::Future,
@@ -28,8 +30,9 @@ use super::{
     table::Table,
 };
 
-/// Tails read by kind (visits, events) and how: `read` whole, or
-/// `refreshed` from what was written since the last read.
+/// Tails read by kind (visits, events) and how: `read` whole (none was
+/// kept), `refreshed` from what was written since the kept one, or
+/// `read_again` whole when the kept one could not be refreshed.
 #[derive(Clone, Default)]
 pub struct CopyTailReads(pub Family<CopyTailLabels, Counter>);
 
@@ -64,7 +67,8 @@ impl Tail for Table {
         load::load(db, site_id, until, i64::MAX)
     }
 
-    /// The visits the events were written to are read again.
+    /// The visits the events were written to, and those whose start or
+    /// end moved (an engagement ping's) or that came or went, are read again.
     async fn refresh(
         db: &impl ConnectionTrait,
         kept: Arc<Self>,
@@ -72,12 +76,12 @@ impl Tail for Table {
         (site_id, until): (i64, i64),
         print: TailPrint,
     ) -> Result<Option<Arc<Self>>, DbErr> {
-        let mut touched: Vec<i64> = written.iter().map(|written| written.event.visit).collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let fresh = load::visits_by_id(db, site_id, until, &touched).await?;
-        let table = counted(move || kept.refreshed(&touched, fresh)).await?;
-        Ok(print.counts_visits_of(&table).then(|| Arc::new(table)))
+        let keys = load::tail_keys(db, site_id, until).await?;
+        let written: Vec<i64> = written.iter().map(|written| written.event.visit).collect();
+        let (changed, kept) = counted(move || (kept.changed(keys, written), kept)).await?;
+        let fresh = load::visits_by_id(db, site_id, until, &changed).await?;
+        let table = counted(move || kept.refreshed(&changed, fresh)).await?;
+        Ok(print.counts_visits_of(&table, until).then(|| Arc::new(table)))
     }
 }
 
@@ -114,21 +118,28 @@ pub(super) async fn fresh_tail<T: Tail>(
     reads: &CopyTailReads,
 ) -> Result<Arc<T>, DbErr> {
     let earlier = kept.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    let mut refreshed = None;
+    let (mut refreshed, mut how) = (None, "read");
     if let Some((at, tail)) = earlier {
         if at == print {
             return Ok(tail);
         }
+        how = "read_again";
         if let Some(written) = print.written_since(at, db, (site_id, until)).await? {
             refreshed = T::refresh(db, tail, written, (site_id, until), print).await?;
         }
     }
-    let how = if refreshed.is_some() { "refreshed" } else { "read" };
     let tail = match refreshed {
-        Some(tail) => tail,
+        Some(tail) => {
+            how = "refreshed";
+            tail
+        }
         None => Arc::new(T::read(db, site_id, until).await?),
     };
     reads.0.get_or_create(&CopyTailLabels { kind: T::KIND, how }).inc();
-    *kept.lock().unwrap_or_else(PoisonError::into_inner) = Some((print, tail.clone()));
+    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    // A snapshot older than the one that kept its tail leaves that one be.
+    if kept.as_ref().is_none_or(|(at, _)| !at.counts_more_than(&print)) {
+        *kept = Some((print, tail.clone()));
+    }
     Ok(tail)
 }
