@@ -82,8 +82,11 @@ mod tests {
         table
     }
 
-    /// Every event as its columns read, codes named; and the visitors by id.
-    fn rows(table: &EventTable) -> (Vec<(i64, i64, i64, Kind, String, String)>, Vec<i64>) {
+    /// An event as its columns read, codes named: (at, visitor, visit, kind, page, name).
+    type Row = (i64, i64, i64, Kind, String, String);
+
+    /// Every event as its columns read; and the visitors by id.
+    fn rows(table: &EventTable) -> (Vec<Row>, Vec<i64>) {
         let events = (0..table.at.len())
             .map(|at| {
                 (
