@@ -89,6 +89,8 @@ struct SiteCopy {
     tail_visitors: Mutex<Option<NumberedTail>>,
     /// The rows of each visit's events in an event tail, and that tail.
     tail_visit_events: Mutex<Option<(Arc<EventTable>, Arc<VisitEvents>)>>,
+    /// The tail's print on the latest snapshot that read it.
+    last_print: Mutex<Option<TailPrint>>,
 }
 
 /// An event tail, and the number of each of its visitors.
@@ -111,6 +113,19 @@ impl SiteCopy {
         let numbers = Arc::new(events::tail_visitor_numbers(held, tail));
         *kept = Some((tail.clone(), numbers.clone()));
         numbers
+    }
+
+    /// The tail's print on the latest snapshot that read one.
+    fn last_print(&self) -> Option<TailPrint> {
+        *self.last_print.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `print` as the latest unless a later snapshot's is kept.
+    fn remember_print(&self, print: TailPrint) {
+        let mut last = self.last_print.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_none_or(|last| !last.counts_more_than(&print)) {
+            *last = Some(print);
+        }
     }
 
     /// The rows of each visit's events in the event copy `held`, found once.
@@ -169,6 +184,7 @@ impl VisitCopies {
             visit_events: OnceCell::new(),
             tail_visitors: Mutex::default(),
             tail_visit_events: Mutex::default(),
+            last_print: Mutex::default(),
         });
         sites.insert(site.id, (tick, copy.clone()));
         while sites.len() > SITES_KEPT {

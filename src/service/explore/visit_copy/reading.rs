@@ -112,7 +112,8 @@ impl Reading {
                 let generation = cache::settled_generation(db, site.id).await?;
                 let until = cache::closed_until(now) - SESSION_MAX_MS;
                 let copy = copies.valid(site, generation, until);
-                let print = load::tail_print(db, site.id, until).await?;
+                let print = load::tail_print(db, site.id, until, copy.last_print()).await?;
+                copy.remember_print(print);
                 Ok::<_, DbErr>((copy, print))
             })
             .await?;

@@ -31,7 +31,10 @@ impl Radix {
         Some(Radix { digits, slots })
     }
 
-    /// The slot of an event's values.
+    /// The slot of an event's values. Inlined: it runs once per event
+    /// counted, and a build that called it (a change elsewhere moved the
+    /// compiler's choice) made an event query at 10M 15% slower.
+    #[inline]
     pub fn slot(&self, parts: &[Part], tables: Tables<'_>, at: At, buckets: Option<&Buckets>) -> u64 {
         let mut slot = 0;
         for (part, (first, values)) in parts.iter().zip(&self.digits) {
