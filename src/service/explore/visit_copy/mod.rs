@@ -57,13 +57,10 @@ pub use reading::Reading;
 pub use table::answers;
 use table::{Lowering, Table};
 pub use tails::CopyTailReads;
-use tails::Tail;
+use tails::{KeptTail, Tail};
 
 /// How many sites' copies an instance keeps; the least recently read goes.
 const SITES_KEPT: usize = 16;
-
-/// A tail as last read, with the print it was read at.
-type KeptTail<T> = Mutex<Option<(TailPrint, Arc<T>)>>;
 
 /// A site's copies and what they are valid for. Each is loaded the first
 /// time a query needs it, in the background (`held`).

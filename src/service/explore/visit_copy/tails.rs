@@ -16,19 +16,21 @@
 
 use std::{
     future::Future,
-    sync::{Arc, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
 };
 
 use prometheus_client::metrics::{counter::Counter, family::Family};
 use sea_orm::{ConnectionTrait, DbErr};
 
 use super::{
-    KeptTail,
     counting::counted,
     events::EventTable,
     load::{self, TailPrint, Written},
     table::Table,
 };
+
+/// A tail as last read, with the print it was read at.
+pub(super) type KeptTail<T> = Mutex<Option<(TailPrint, Arc<T>)>>;
 
 /// Tails read by kind (visits, events) and how: `read` whole (none was
 /// kept), `refreshed` from what was written since the kept one, or
