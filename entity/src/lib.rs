@@ -30,6 +30,7 @@ pub mod page_hour;
 pub mod saved_view;
 pub mod session_hour;
 pub mod site;
+pub mod stored_event_day;
 pub mod tracked_session;
 pub mod user;
 pub mod value_day;

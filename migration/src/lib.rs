@@ -66,6 +66,7 @@ mod m20261220_000001_index_visits_by_start_with_end;
 mod m20261221_000001_add_settled_generation;
 mod m20261222_000001_index_identified_visitors;
 mod m20261223_000001_index_tails_with_id;
+mod m20261224_000001_create_stored_event_days;
 mod rescore;
 
 pub use m20261126_000001_add_visitor_account::backfill_visitor_accounts;
@@ -140,6 +141,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261221_000001_add_settled_generation::Migration),
             Box::new(m20261222_000001_index_identified_visitors::Migration),
             Box::new(m20261223_000001_index_tails_with_id::Migration),
+            Box::new(m20261224_000001_create_stored_event_days::Migration),
         ]
     }
 }

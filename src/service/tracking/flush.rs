@@ -17,7 +17,7 @@ use super::{
     quiet_sites::QuietSites,
     rollup_store,
     sessionize::{Batch, SessionIx, SessionSlot, SlotIndex, VisitorIx},
-    triggers, value_batch, visitor_links, visitor_pages,
+    stored_event_days, triggers, value_batch, visitor_links, visitor_pages,
     visitor_values::WrittenValues,
     writes::{self, Writes},
 };
@@ -193,6 +193,8 @@ fn activity_rows(
         })
         .collect();
     writes.add_models(rows, "");
+    let stored_events = batch.events.iter().map(|pending| pending.event).filter(|e| e.kind != EventKind::Ping);
+    stored_event_days::add(&mut writes, stored_events.map(|e| (e.site_id, e.timestamp)));
     add_to_page_hours(&mut writes, batch);
     visitor_pages::add(&mut writes, batch);
     rollup_store::add_visitor_moves(&mut writes, batch.visitor_moves());

@@ -25,6 +25,7 @@ pub mod salt_cache;
 pub(crate) mod sessionize;
 pub mod site_cache;
 mod slots;
+mod stored_event_days;
 mod triggers;
 mod value_batch;
 pub(crate) mod value_rollups;
