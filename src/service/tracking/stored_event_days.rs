@@ -43,9 +43,12 @@ mod tests {
 
     const DAY: i64 = 86_400_000;
 
+    /// Events as (site, time), and the counts by (site, day) they give.
+    type Case = (&'static [(i64, i64)], &'static [((i64, i64), i64)]);
+
     #[test]
     fn events_are_counted_by_site_and_utc_day() {
-        let cases: [(&[(i64, i64)], &[((i64, i64), i64)]); 4] = [
+        let cases: [Case; 4] = [
             (&[], &[]),
             (&[(1, 5)], &[((1, 0), 1)]),
             // The day's last millisecond and the next day's first.
