@@ -424,3 +424,44 @@ async fn a_live_sites_tail_takes_in_what_was_written_since() {
         wait_for_loads(&app, 1, "the copies are not loaded again").await;
     }
 }
+
+/// Every tail read of an instance, however it was read.
+async fn all_tail_reads(app: &TestApp) -> u64 {
+    let mut total = 0;
+    for kind in ["visits", "events"] {
+        for how in ["read", "refreshed", "read_again"] {
+            total += tail_reads(app, kind, how).await;
+        }
+    }
+    total
+}
+
+/// Another site's traffic leaves a quiet site's tail as it was kept: its
+/// print counts only its own events (on PostgreSQL the table's highest id
+/// moves with every site's).
+#[tokio::test]
+async fn another_sites_writes_leave_a_quiet_sites_tail_be() {
+    for app in apps().await {
+        let (client, site) = app.user_with_site("Quiet", "copy.example").await;
+        let busy = client.post("/api/sites", json!({ "domain": "busy.example" })).await.expect(200)["site"]["siteId"]
+            .as_i64()
+            .unwrap();
+        let (midnight, day) = day_ago(3);
+        let days = (day, day_ago(0).1);
+        let now = now_ms();
+        send(&app, site, "a", midnight + 60 * MINUTE_MS, "/", Some("https://www.google.com/")).await;
+        send(&app, site, "b", now - 20 * MINUTE_MS, "/", None).await;
+        answers_equal_the_recount(&app, &client, site, days, "first read").await;
+        wait_for_loads(&app, 1, "first read").await;
+        answers_equal_the_recount(&app, &client, site, days, "the tails kept").await;
+        let before = all_tail_reads(&app).await;
+        for (vid, minutes) in [("x", 9), ("y", 8), ("x", 7)] {
+            send(&app, busy, vid, now - minutes * MINUTE_MS, "/", None).await;
+        }
+        answers_equal_the_recount(&app, &client, site, days, "after the other site's writes").await;
+        assert_eq!(all_tail_reads(&app).await, before, "the quiet site's tails neither read nor refreshed");
+        send(&app, site, "b", now - 5 * MINUTE_MS, "/docs", None).await;
+        answers_equal_the_recount(&app, &client, site, days, "its own write").await;
+        assert!(all_tail_reads(&app).await > before, "its own write moves its tail");
+    }
+}

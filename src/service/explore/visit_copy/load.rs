@@ -69,7 +69,7 @@ pub(super) async fn tail_print(
         return Ok(TailPrint { visits, events });
     }
     if backend == DbBackend::Postgres && until == start_of_day(until) {
-        return Ok(TailPrint { visits, events: stored_since(db, site_id, until).await? });
+        return Ok(TailPrint { visits, events: stored_since(db, (site_id, until), earlier).await? });
     }
     let mut sql = Sql::new(backend);
     sql.push("SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(MAX(id), 0) AS BIGINT) AS last FROM events ")
@@ -128,23 +128,36 @@ async fn events_since(
 /// The events part of the print on PostgreSQL: the site's events stored
 /// with a time from `until` (a day's start) on, as the writer counts them
 /// by day in the transactions that store them (`stored_event_days`: two
-/// rows, where the tail holds 65k events at 1M and counting them took 7 ms
+/// rows, where the tail holds 75k events at 1M and counting them took 7 ms
 /// a query), and the table's highest id. The counts start when the table
 /// was made and nothing takes them out, so only two prints' difference
 /// means anything: the events stored between their snapshots, which
 /// `TailPrint::written_since` reads above the earlier's id. A sequence can
 /// commit out of order, so one of them may be under that id: then fewer
-/// are read than the difference, and the tail is read whole.
-async fn stored_since(db: &impl ConnectionTrait, site_id: i64, until: i64) -> Result<(i64, i64), DbErr> {
+/// are read than the difference, and the tail is read whole. When the
+/// count is `earlier`'s, nothing was stored for the tail since, and
+/// `earlier`'s id stands: other sites' writes move the table's highest id,
+/// and would otherwise move a quiet site's print with every one.
+async fn stored_since(
+    db: &impl ConnectionTrait,
+    (site_id, until): (i64, i64),
+    earlier: Option<TailPrint>,
+) -> Result<(i64, i64), DbErr> {
     let mut sql = Sql::new(DbBackend::Postgres);
     sql.push("SELECT CAST(COALESCE((SELECT SUM(events) FROM stored_event_days WHERE site_id = ")
         .bind(site_id)
         .push(" AND day >= ")
         .bind(until)
         .push("), 0) AS BIGINT) AS n, CAST(COALESCE((SELECT MAX(id) FROM events), 0) AS BIGINT) AS last");
-    match db.query_one_raw(sql.statement()).await? {
-        Some(row) => Ok((row.try_get("", "n")?, row.try_get("", "last")?)),
-        None => Ok((0, 0)),
+    let (count, last): (i64, i64) = match db.query_one_raw(sql.statement()).await? {
+        Some(row) => (row.try_get("", "n")?, row.try_get("", "last")?),
+        None => (0, 0),
+    };
+    match earlier {
+        Some(TailPrint { events: (earlier_count, earlier_last), .. }) if earlier_count == count => {
+            Ok((count, earlier_last))
+        }
+        _ => Ok((count, last)),
     }
 }
 
@@ -373,9 +386,9 @@ impl TailPrint {
                 written.push(Written { id, is_bot: row.try_get_by_index(7)?, event });
             }
         }
-        // Every event `self` counts and `earlier` does not is new since
-        // `earlier`'s snapshot, so above its last id; those read are all of
-        // them when there are as many.
+        // Every event `self` counts and `earlier` does not was stored since
+        // `earlier`'s snapshot, on SQLite above its last id, on PostgreSQL
+        // nearly always; those read are all of them when there are as many.
         Ok((earlier_count + written.len() as i64 == count).then_some(written))
     }
 
